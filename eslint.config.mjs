@@ -36,6 +36,7 @@ export default tseslint.config(
       "@typescript-eslint/unified-signatures": "off",
       "@typescript-eslint/no-dynamic-delete": "off",
       "@typescript-eslint/no-extraneous-class": "off",
+      "@typescript-eslint/no-this-alias": "off",
       "@effect/dprint": [
         "error",
         {

@@ -1,0 +1,756 @@
+/**
+ * The Reflector keeps a store (normally the informer's DeltaFifo) true to the API server: it lists, then
+ * watches from the list's resourceVersion, and recovers from every failure by re-watching, backing off or
+ * relisting. It is client-go's `Reflector.ListAndWatch` loop, with the faults client-go documents fixed:
+ * every error is observable, stop is immediate wherever the loop is, and `Retry-After` is honoured.
+ *
+ * The loop, in order:
+ * 1. **Sync.** With watch-list (default), a WATCH with `sendInitialEvents=true` streams the current state
+ *    into a temporary map until the bookmark annotated `k8s.io/initial-events-end: "true"`, then replaces
+ *    the store and keeps using the same stream as the watch. If the server rejects or ignores watch-list,
+ *    or the end bookmark does not come within `watchListTimeout`, the Reflector falls back to a paged LIST
+ *    (pages of 500 following `continue`; an expired continue token falls back to one full list) and
+ *    replaces the store with the list's resourceVersion.
+ * 2. **Watch** from the last resourceVersion with bookmarks and a `timeoutSeconds` drawn from
+ *    [5, 10] minutes. Every event and bookmark advances the resourceVersion. A normal close (timeout, EOF,
+ *    a connection reset after events) re-watches at once without relisting.
+ * 3. **Failures** go to the watch-error handler and are logged once, then:
+ *    - `Gone` or `ResourceVersionTooLarge` (list or watch): relist at once with a consistent read
+ *      (`resourceVersion=""`); a second one in a row without progress backs off first;
+ *    - `TooManyRequests` or a connection failure when opening a watch: back off, re-watch (no relist);
+ *    - anything else (5xx, decode errors, a watch that closes within 1 s without events, a failed
+ *      resync): back off, relist.
+ *
+ * Backoff is a `Schedule` (`defaultBackoff`: 800 ms doubling to a 30 s cap, each wait jittered into
+ * [base, 2·base), reset after 2 minutes without failures, never shorter than a 429's `Retry-After`). The
+ * resync timer is a `Schedule` too. Closing the Reflector's scope interrupts it wherever it is, in a LIST,
+ * a backoff wait or mid-stream, and interrupting the stream closes the request.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { KubeObject } from "./KubeObject.js"
+import { resourceVersion } from "./KubeObject.js"
+import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOptions } from "./ListerWatcher.js"
+import { isInitialEventsEnd, ListerWatcher } from "./ListerWatcher.js"
+import * as Metrics from "./Metrics.js"
+import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
+import * as Either from "effect/Either"
+
+// -------------------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A watch closed within a second without delivering any event: something is wrong (client-go's
+ * `VeryShortWatchError`); the Reflector backs off and relists.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class VeryShortWatchError extends Data.TaggedError("VeryShortWatchError")<{
+  readonly message: string
+}> {}
+
+/**
+ * A watch-list stream did not deliver its initial-events-end bookmark: it ended early (`EndedEarly`) or
+ * took longer than `watchListTimeout` (`Timeout`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WatchListError extends Data.TaggedError("WatchListError")<{
+  readonly reason: "Timeout" | "EndedEarly"
+  readonly message: string
+}> {}
+
+/**
+ * The store refused a write (a key or transform error on an event, a failed replace or resync).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly operation: "add" | "update" | "delete" | "replace" | "resync" | "bookmark"
+  readonly cause: unknown
+}> {
+  override get message(): string {
+    const cause = this.cause
+    const detail = typeof cause === "object" && cause !== null && "message" in cause ? cause.message : String(cause)
+    return `store ${this.operation} failed: ${String(detail)}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReflectorError = ListerWatcherError | VeryShortWatchError | WatchListError | StoreError
+
+/**
+ * Where in the loop an error happened.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Phase = "list" | "watch-list" | "watch" | "event" | "resync"
+
+/**
+ * What the watch-error handler receives with each error.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ErrorContext {
+  readonly phase: Phase
+  /** The resourceVersion the Reflector had when the error happened. */
+  readonly resourceVersion: string
+  readonly reflector: string
+}
+
+// -------------------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * What the Reflector writes to: the informer's DeltaFifo, or any store with these operations
+ * (an `Indexer` works too).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Store<A, E = unknown> {
+  readonly add: (obj: A) => Effect.Effect<void, E>
+  readonly update: (obj: A) => Effect.Effect<void, E>
+  readonly delete: (obj: A) => Effect.Effect<void, E>
+  readonly replace: (objects: ReadonlyArray<A>, resourceVersion: string) => Effect.Effect<void, E>
+  readonly resync: Effect.Effect<void, E>
+  readonly bookmark?: ((resourceVersion: string) => Effect.Effect<void, E>) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<A> {
+  /** For logs, spans and metrics. Defaults to the ListerWatcher's description. */
+  readonly name?: string | undefined
+  /** LIST page size. Defaults to client-go's policy: 500 for consistent and any-age lists. */
+  readonly pageSize?: number | undefined
+  /**
+   * First list: `"consistent"` (`resourceVersion=""`, default: never older than the server's state) or
+   * `"any"` (`resourceVersion="0"`, may be served stale from the watch cache).
+   */
+  readonly initialList?: "consistent" | "any" | undefined
+  /** Try watch-list (`sendInitialEvents`) first. Defaults to `true`. */
+  readonly watchList?: boolean | undefined
+  /** How long to wait for the initial-events-end bookmark. Defaults to 60 seconds. */
+  readonly watchListTimeout?: Duration.DurationInput | undefined
+  /** Resync period; zero or absent disables resync. */
+  readonly resyncPeriod?: Duration.DurationInput | undefined
+  /** Asked before each resync; resync happens only when it answers `true`. */
+  readonly shouldResync?: Effect.Effect<boolean> | undefined
+  /** Backoff between failed attempts. Defaults to `defaultBackoff`. */
+  readonly backoff?: Schedule.Schedule<unknown, ReflectorError> | undefined
+  /** Watch `timeoutSeconds` is drawn from [min, 2·min]; only values above 5 minutes raise it. */
+  readonly minWatchTimeout?: Duration.DurationInput | undefined
+  /** Receives every error, after it is logged. */
+  readonly onError?: ((error: ReflectorError, context: ErrorContext) => Effect.Effect<void>) | undefined
+  /**
+   * Called for each listed object; may return an equal object the caller already holds (same key, uid
+   * and resourceVersion) so that a relist of unchanged objects does not keep two copies alive.
+   */
+  readonly reuse?: ((obj: A) => A) | undefined
+}
+
+/**
+ * A running Reflector.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Reflector {
+  readonly name: string
+  /** The resourceVersion of the last list, event or bookmark the Reflector processed. */
+  readonly lastSyncResourceVersion: Effect.Effect<string>
+}
+
+// -------------------------------------------------------------------------------------------------
+// backoff
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Resets `self` to its initial state when more than `duration` passed since its previous step, i.e.
+ * after that long without failures. (`Schedule.resetAfter` resets on elapsed time since the *first*
+ * step, which would reset periodically during a long outage.)
+ *
+ * @since 0.1.0
+ * @category backoff
+ */
+export const resetAfterIdle = (duration: Duration.DurationInput) =>
+<Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> => {
+  const millis = Duration.toMillis(duration)
+  return Schedule.makeWithState<readonly [unknown, number | undefined], In, Out, R>(
+    [self.initial, undefined],
+    (now, input, [state, last]) =>
+      Effect.map(
+        self.step(now, input, last !== undefined && now - last > millis ? self.initial : state),
+        ([next, out, decision]) => [[next, now] as const, out, decision] as const
+      )
+  )
+}
+
+/**
+ * Never waits less than a `TooManyRequests` error's `Retry-After`.
+ *
+ * @since 0.1.0
+ * @category backoff
+ */
+export const honourRetryAfter = <Out, In, R>(
+  self: Schedule.Schedule<Out, In, R>
+): Schedule.Schedule<Out, In & ReflectorError, R> =>
+  Schedule.intersect(
+    self,
+    Schedule.identity<ReflectorError>().pipe(
+      Schedule.addDelay((error) =>
+        error._tag === "TooManyRequests" ? Option.getOrElse(error.retryAfter, () => Duration.zero) : Duration.zero
+      )
+    )
+  ).pipe(Schedule.map(([out]) => out))
+
+/**
+ * client-go's reflector backoff: 800 ms, doubling, capped at 30 s, each wait jittered into
+ * [base, 2·base) through the `Random` service, reset after 2 minutes without failures, and never shorter
+ * than a 429's `Retry-After`.
+ *
+ * @since 0.1.0
+ * @category backoff
+ */
+export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = Schedule.exponential("800 millis", 2).pipe(
+  Schedule.union(Schedule.spaced("30 seconds")),
+  Schedule.jitteredWith({ min: 1, max: 2 }),
+  resetAfterIdle("2 minutes"),
+  honourRetryAfter
+)
+
+// -------------------------------------------------------------------------------------------------
+// the loop
+// -------------------------------------------------------------------------------------------------
+
+/** How a list-and-watch session ended. */
+type SessionEnd = {
+  readonly immediate: boolean
+  readonly error?: ReflectorError | undefined
+}
+
+const minimumWatchTimeout = Duration.minutes(5)
+const shortWatch = 1000
+
+class ReflectorImpl<A, E> implements Reflector {
+  readonly name: string
+  private lastSyncRV = ""
+  /** Set by Gone / too-large: the next list or watch-list must be a consistent read. */
+  private forceConsistent = false
+  /** Set when the first any-age list came back paginated: keep paging relists. */
+  private paginatedResult = false
+  private watchListEnabled: boolean
+  /** Relists made at once because of Gone, without a watch delivering anything in between. */
+  private immediateRelists = 0
+  private readonly watchTimeoutMin: number
+  private readonly onStoreAdd: (e: E) => Effect.Effect<void>
+  private readonly onStoreUpdate: (e: E) => Effect.Effect<void>
+  private readonly onStoreDelete: (e: E) => Effect.Effect<void>
+  private readonly onStoreBookmark: (e: E) => Effect.Effect<void>
+  private readonly eventCounters: {
+    readonly ADDED: Metric.Metric.Counter<number>
+    readonly MODIFIED: Metric.Metric.Counter<number>
+    readonly DELETED: Metric.Metric.Counter<number>
+    readonly BOOKMARK: Metric.Metric.Counter<number>
+  }
+  private readonly listedCounter: Metric.Metric.Counter<number>
+
+  constructor(
+    readonly lw: ListerWatcher.Service<A>,
+    readonly store: Store<A, E>,
+    readonly options: Options<A>
+  ) {
+    this.name = options.name ?? lw.description ?? "reflector"
+    this.watchListEnabled = (options.watchList ?? true) && lw.supportsWatchList !== false
+    const min = options.minWatchTimeout === undefined ? minimumWatchTimeout : Duration.decode(options.minWatchTimeout)
+    this.watchTimeoutMin = Math.ceil(Duration.toSeconds(Duration.max(min, minimumWatchTimeout)))
+    const storeFailure = (operation: StoreError["operation"]) => (cause: E) =>
+      this.report(new StoreError({ operation, cause }), "event")
+    this.onStoreAdd = storeFailure("add")
+    this.onStoreUpdate = storeFailure("update")
+    this.onStoreDelete = storeFailure("delete")
+    this.onStoreBookmark = storeFailure("bookmark")
+    const counter = (type: string) => Metric.tagged(Metric.tagged(Metrics.watchEvents, "informer", this.name), "type", type)
+    this.eventCounters = {
+      ADDED: counter("ADDED"),
+      MODIFIED: counter("MODIFIED"),
+      DELETED: counter("DELETED"),
+      BOOKMARK: counter("BOOKMARK")
+    }
+    this.listedCounter = Metric.tagged(Metrics.listedObjects, "informer", this.name)
+  }
+
+  readonly lastSyncResourceVersion: Effect.Effect<string> = Effect.sync(() => this.lastSyncRV)
+
+  /** Logs an error once, counts it, and hands it to the user's handler. */
+  report(error: ReflectorError, phase: Phase): Effect.Effect<void> {
+    const context: ErrorContext = { phase, resourceVersion: this.lastSyncRV, reflector: this.name }
+    const log = error._tag === "Gone"
+      ? Effect.logInfo(`${this.name}: ${phase}: ${error.message}`)
+      : Effect.logWarning(`${this.name}: ${phase} failed: ${error._tag}: ${error.message}`)
+    const count = Metric.increment(
+      Metric.tagged(Metric.tagged(Metric.tagged(Metrics.errors, "informer", this.name), "phase", phase), "reason", error._tag)
+    )
+    const handler = this.options.onError === undefined
+      ? Effect.void
+      : this.options.onError(error, context).pipe(Effect.catchAllCause((cause) =>
+        Effect.logError(`${this.name}: watch-error handler failed`, cause)
+      ))
+    return Effect.zipRight(Effect.zipRight(log, count), handler).pipe(
+      Effect.annotateLogs({ reflector: this.name, phase, resourceVersion: context.resourceVersion })
+    )
+  }
+
+  private countRelist(cause: string): Effect.Effect<void> {
+    return Metric.increment(Metric.tagged(Metric.tagged(Metrics.relists, "informer", this.name), "cause", cause))
+  }
+
+  private watchTimeoutSeconds(): Effect.Effect<number> {
+    return Random.nextIntBetween(this.watchTimeoutMin, 2 * this.watchTimeoutMin + 1)
+  }
+
+  /** The resourceVersion for a (re)list or watch-list. */
+  private relistResourceVersion(): string {
+    if (this.forceConsistent) return ""
+    if (this.lastSyncRV !== "") return this.lastSyncRV
+    return this.options.initialList === "any" ? "0" : ""
+  }
+
+  private reuse(objects: ReadonlyArray<A>): ReadonlyArray<A> {
+    const reuse = this.options.reuse
+    if (reuse === undefined) return objects
+    const out: Array<A> = new Array(objects.length)
+    for (let i = 0; i < objects.length; i++) out[i] = reuse(objects[i])
+    return out
+  }
+
+  // --- LIST ------------------------------------------------------------------------------------
+
+  /** A paged LIST into the store. Gone and too-large versions retry at once with a consistent read. */
+  private list(): Effect.Effect<void, ReflectorError> {
+    const self = this
+    return Effect.gen(function*() {
+      const rv = self.relistResourceVersion()
+      const pageSize = self.options.pageSize ?? (rv === "" || rv === "0" || self.paginatedResult ? 500 : undefined)
+      const items: Array<A> = []
+      const first: ListOptions = { resourceVersion: rv, ...(pageSize === undefined ? {} : { limit: pageSize }) }
+      const firstPage = yield* self.lw.list(first).pipe(
+        Effect.catchTags({
+          Gone: (error) => self.retryConsistent(error),
+          ResourceVersionTooLarge: (error) => self.retryConsistent(error)
+        })
+      )
+      if (firstPage === undefined) return yield* self.list()
+      let page: ListPage<A> = firstPage
+      if (rv === "0" && page.continue !== undefined) self.paginatedResult = true
+      let listRV = page.resourceVersion
+      for (const item of page.items) items.push(item)
+      while (page.continue !== undefined) {
+        const next: Option.Option<ListPage<A>> = yield* self.lw.list({ continue: page.continue, limit: pageSize }).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("Gone", () => Effect.succeed(Option.none()))
+        )
+        if (Option.isNone(next)) {
+          // The continue token expired: list everything at once at the original version.
+          yield* Effect.logInfo(`${self.name}: continue token expired, listing without pagination`)
+          items.length = 0
+          page = yield* self.lw.list({ resourceVersion: rv })
+          listRV = page.resourceVersion
+          for (const item of page.items) items.push(item)
+          break
+        }
+        page = next.value
+        for (const item of page.items) items.push(item)
+      }
+      self.listedCounter.unsafeUpdate(items.length, [])
+      yield* self.store.replace(self.reuse(items), listRV).pipe(
+        Effect.mapError((cause) => new StoreError({ operation: "replace", cause }))
+      )
+      self.lastSyncRV = listRV
+      self.forceConsistent = false
+    }).pipe(Effect.withSpan("Reflector.list", { attributes: { reflector: this.name } }))
+  }
+
+  /** On Gone or too-large: retry the list at once with `resourceVersion=""`, unless it already was. */
+  private retryConsistent(error: ReflectorError): Effect.Effect<undefined, ReflectorError> {
+    if (this.forceConsistent || this.relistResourceVersion() === "") return Effect.fail(error)
+    this.forceConsistent = true
+    return Effect.as(Effect.zipRight(this.report(error, "list"), this.countRelist("gone")), undefined)
+  }
+
+  // --- WATCH -----------------------------------------------------------------------------------
+
+  /** Applies one watch event to the store and advances the resourceVersion. */
+  private applyEvent(event: WatchEvent<A>): Effect.Effect<void> {
+    switch (event.type) {
+      case "ADDED":
+        return this.track(event.object, Effect.catchAll(this.store.add(event.object), this.onStoreAdd))
+      case "MODIFIED":
+        return this.track(event.object, Effect.catchAll(this.store.update(event.object), this.onStoreUpdate))
+      case "DELETED":
+        return this.track(event.object, Effect.catchAll(this.store.delete(event.object), this.onStoreDelete))
+      case "BOOKMARK": {
+        const rv = event.object.metadata.resourceVersion
+        this.lastSyncRV = rv
+        return this.store.bookmark === undefined
+          ? Effect.void
+          : Effect.catchAll(this.store.bookmark(rv), this.onStoreBookmark)
+      }
+    }
+  }
+
+  private track(obj: A, effect: Effect.Effect<void>): Effect.Effect<void> {
+    const rv = resourceVersion(obj)
+    if (rv !== undefined) this.lastSyncRV = rv
+    return effect
+  }
+
+  private countEvents(chunk: Iterable<WatchEvent<A>>): number {
+    let added = 0, modified = 0, deleted = 0, bookmarks = 0
+    for (const event of chunk) {
+      switch (event.type) {
+        case "ADDED":
+          added++
+          break
+        case "MODIFIED":
+          modified++
+          break
+        case "DELETED":
+          deleted++
+          break
+        case "BOOKMARK":
+          bookmarks++
+      }
+    }
+    if (added > 0) this.eventCounters.ADDED.unsafeUpdate(added, [])
+    if (modified > 0) this.eventCounters.MODIFIED.unsafeUpdate(modified, [])
+    if (deleted > 0) this.eventCounters.DELETED.unsafeUpdate(deleted, [])
+    if (bookmarks > 0) this.eventCounters.BOOKMARK.unsafeUpdate(bookmarks, [])
+    return added + modified + deleted + bookmarks
+  }
+
+  /** Consumes a watch stream into the store; returns the number of events received. */
+  private consume(stream: Stream.Stream<WatchEvent<A>, ListerWatcherError>, counter: { events: number }) {
+    return Stream.runForEachChunk(stream, (chunk) => {
+      counter.events += this.countEvents(chunk)
+      return Effect.forEach(chunk, (event) => this.applyEvent(event), { discard: true })
+    })
+  }
+
+  private watchOptions(timeoutSeconds: number): WatchOptions {
+    return { resourceVersion: this.lastSyncRV, allowWatchBookmarks: true, timeoutSeconds }
+  }
+
+  /**
+   * Watches until a failure needs a relist. Normal closes re-watch at once; 429s and failures to connect
+   * back off (on the shared backoff) and re-watch.
+   */
+  private watchLoop(backoff: (error: ReflectorError) => Effect.Effect<void>): Effect.Effect<SessionEnd> {
+    const self = this
+    return Effect.gen(function*() {
+      while (true) {
+        const timeoutSeconds = yield* self.watchTimeoutSeconds()
+        const started = yield* Clock.currentTimeMillis
+        const counter = { events: 0 }
+        const result = yield* self.consume(self.lw.watch(self.watchOptions(timeoutSeconds)), counter).pipe(
+          Effect.withSpan("Reflector.watch", { attributes: { reflector: self.name, resourceVersion: self.lastSyncRV } }),
+          Effect.either
+        )
+        const elapsed = (yield* Clock.currentTimeMillis) - started
+        if (counter.events > 0) self.immediateRelists = 0
+        const connected = counter.events > 0 || elapsed >= shortWatch
+        if (Either.isRight(result)) {
+          if (connected) continue
+          const error = new VeryShortWatchError({ message: "very short watch: watch closed within 1s without events" })
+          yield* self.report(error, "watch")
+          yield* self.countRelist("very-short-watch")
+          return { immediate: false, error }
+        }
+        const error = result.left
+        yield* self.report(error, "watch")
+        switch (error._tag) {
+          case "Gone":
+          case "ResourceVersionTooLarge":
+            self.forceConsistent = true
+            yield* self.countRelist("gone")
+            return { immediate: self.immediateRelists++ === 0, error }
+          case "TooManyRequests":
+            yield* backoff(error)
+            continue
+          case "Transport":
+            if (!connected) yield* backoff(error)
+            continue
+          default:
+            yield* self.countRelist("error")
+            return { immediate: false, error }
+        }
+      }
+    })
+  }
+
+  // --- WATCH-LIST ------------------------------------------------------------------------------
+
+  /**
+   * Watch-list: collect the initial events into a temporary map until the end bookmark, replace the
+   * store, then keep the same stream as the watch. Returns how the session ended, or `undefined` to fall
+   * back to LIST+WATCH in this session.
+   */
+  private watchList(
+    backoff: (error: ReflectorError) => Effect.Effect<void>
+  ): Effect.Effect<SessionEnd | "fallback" | "synced-watching"> {
+    const self = this
+    return Effect.gen(function*() {
+      const timeoutSeconds = yield* self.watchTimeoutSeconds()
+      const started = yield* Clock.currentTimeMillis
+      const rv = self.relistResourceVersion()
+      let synced = false
+      const temp = new Map<string, A>()
+      const counter = { events: 0 }
+      const stream = self.lw.watch({
+        resourceVersion: rv,
+        resourceVersionMatch: "NotOlderThan",
+        sendInitialEvents: true,
+        allowWatchBookmarks: true,
+        timeoutSeconds
+      })
+      const initialPhase = (event: WatchEvent<A>): Effect.Effect<void, ReflectorError> => {
+        switch (event.type) {
+          case "ADDED":
+          case "MODIFIED": {
+            const key = deletionHandlingMetaNamespaceKey(event.object)
+            if (Either.isRight(key)) temp.set(key.right, event.object)
+            return Effect.void
+          }
+          case "DELETED": {
+            const key = deletionHandlingMetaNamespaceKey(event.object)
+            if (Either.isRight(key)) temp.delete(key.right)
+            return Effect.void
+          }
+          case "BOOKMARK": {
+            if (!isInitialEventsEnd(event.object)) return Effect.void
+            const bookmarkRV = event.object.metadata.resourceVersion
+            const objects = self.reuse(Array.from(temp.values()))
+            temp.clear()
+            self.listedCounter.unsafeUpdate(objects.length, [])
+            return self.store.replace(objects, bookmarkRV).pipe(
+              Effect.mapError((cause): ReflectorError => new StoreError({ operation: "replace", cause })),
+              Effect.tap(() =>
+                Effect.sync(() => {
+                  synced = true
+                  self.lastSyncRV = bookmarkRV
+                  self.forceConsistent = false
+                })
+              )
+            )
+          }
+        }
+      }
+      const consumed = Stream.runForEachChunk(stream, (chunk) => {
+        counter.events += self.countEvents(chunk)
+        return Effect.forEach(
+          chunk,
+          (event): Effect.Effect<void, ReflectorError> => synced ? self.applyEvent(event) : initialPhase(event),
+          { discard: true }
+        )
+      })
+      const timeout = Duration.decode(self.options.watchListTimeout ?? "60 seconds")
+      const timer = Effect.sleep(timeout).pipe(
+        Effect.zipRight(Effect.suspend(() =>
+          synced ? Effect.never : Effect.fail(
+            new WatchListError({
+              reason: "Timeout",
+              message: `no initial-events-end bookmark within ${Duration.format(timeout)}`
+            })
+          )
+        ))
+      )
+      const result = yield* Effect.raceFirst(consumed, timer).pipe(
+        Effect.withSpan("Reflector.watchList", { attributes: { reflector: self.name } }),
+        Effect.either
+      )
+      const elapsed = (yield* Clock.currentTimeMillis) - started
+      if (synced) {
+        // The watch part of the stream ended: classify as a watch would be.
+        if (Either.isRight(result)) return "synced-watching" as const
+        const error = result.left
+        yield* self.report(error, "watch")
+        switch (error._tag) {
+          case "Gone":
+          case "ResourceVersionTooLarge":
+            self.forceConsistent = true
+            yield* self.countRelist("gone")
+            return { immediate: true, error }
+          case "TooManyRequests":
+          case "Transport":
+            if (error._tag === "TooManyRequests") yield* backoff(error)
+            return "synced-watching" as const
+          default:
+            yield* self.countRelist("error")
+            return { immediate: false, error }
+        }
+      }
+      const error: ReflectorError = Either.isLeft(result)
+        ? result.left
+        : new WatchListError({ reason: "EndedEarly", message: "watch-list stream ended before the initial-events-end bookmark" })
+      yield* self.report(error, "watch-list")
+      switch (error._tag) {
+        case "Gone":
+        case "ResourceVersionTooLarge":
+          if (rv === "") break
+          self.forceConsistent = true
+          return { immediate: true, error }
+        case "TooManyRequests":
+          return { immediate: false, error }
+        case "Transport":
+          return { immediate: false, error }
+        case "WatchListError":
+          if (error.reason === "EndedEarly") return { immediate: elapsed >= shortWatch && counter.events > 0, error }
+          // No end bookmark in time: the server ignores watch-list. Stop asking.
+          self.watchListEnabled = false
+          break
+        case "ServerError":
+          if (error.code === 400 || error.code === 422 || error.code === 405) self.watchListEnabled = false
+          break
+      }
+      yield* self.countRelist("watch-list-fallback")
+      return "fallback" as const
+    })
+  }
+
+  // --- session and main loop -------------------------------------------------------------------
+
+  /** One list(-or-watch-list)-and-watch session. */
+  private session(backoff: (error: ReflectorError) => Effect.Effect<void>): Effect.Effect<SessionEnd> {
+    const self = this
+    const sync = Effect.gen(function*() {
+      if (self.watchListEnabled) {
+        const outcome = yield* self.watchList(backoff)
+        if (outcome === "synced-watching") return yield* self.watchLoop(backoff)
+        if (outcome !== "fallback") return outcome
+      }
+      const listed = yield* Effect.either(self.list())
+      if (Either.isLeft(listed)) {
+        const error = listed.left
+        yield* self.report(error, "list")
+        if ((error._tag === "Gone" || error._tag === "ResourceVersionTooLarge") && !self.forceConsistent) {
+          self.forceConsistent = true
+          yield* self.countRelist("gone")
+          return { immediate: true, error }
+        }
+        yield* self.countRelist("error")
+        return { immediate: false, error }
+      }
+      return yield* self.watchLoop(backoff)
+    })
+    const period = this.options.resyncPeriod === undefined ? Duration.zero : Duration.decode(this.options.resyncPeriod)
+    if (!Duration.greaterThan(period, Duration.zero)) return sync
+    const shouldResync = this.options.shouldResync ?? Effect.succeed(true)
+    const resync = Effect.gen(function*() {
+      if (!(yield* shouldResync)) return
+      yield* self.store.resync.pipe(Effect.mapError((cause) => new StoreError({ operation: "resync", cause })))
+    }).pipe(
+      Effect.repeat(Schedule.spaced(period)),
+      Effect.delay(period),
+      Effect.matchEffect({
+        onFailure: (error): Effect.Effect<SessionEnd> =>
+          Effect.zipRight(
+            Effect.zipRight(self.report(error, "resync"), self.countRelist("resync-error")),
+            Effect.succeed({ immediate: false, error })
+          ),
+        onSuccess: () => Effect.never
+      })
+    )
+    return Effect.raceFirst(sync, resync)
+  }
+
+  readonly run: Effect.Effect<never> = Effect.gen(this, function*() {
+    const self = this
+    const driver = yield* Schedule.driver(this.options.backoff ?? defaultBackoff)
+    const backoff = (error: ReflectorError): Effect.Effect<void> =>
+      driver.next(error).pipe(Effect.catchAll(() => driver.reset))
+    yield* self.countRelist("initial")
+    while (true) {
+      const end = yield* self.session(backoff)
+      if (!end.immediate && end.error !== undefined) yield* backoff(end.error)
+    }
+  }).pipe(Effect.annotateLogs({ module: "Reflector" }))
+}
+
+/**
+ * Starts a Reflector in the current scope: it runs until the scope closes.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { FakeListerWatcher, Indexer, Reflector } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const fake = yield* FakeListerWatcher.make()
+ *   yield* fake.add({ metadata: { namespace: "default", name: "web" } })
+ *   const store = yield* Indexer.make()
+ *   const reflector = yield* Reflector.make(fake, store, { watchList: false })
+ *   return reflector
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A, E>(
+  lw: ListerWatcher.Service<A>,
+  store: Store<A, E>,
+  options: Options<A> = {}
+): Effect.Effect<Reflector, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const reflector = new ReflectorImpl(lw, store, options)
+    yield* Effect.forkScoped(Effect.interruptible(reflector.run))
+    return reflector
+  })
+
+/**
+ * Like `make`, with the ListerWatcher taken from the context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFromContext = <E>(
+  store: Store<KubeObject, E>,
+  options: Options<KubeObject> = {}
+): Effect.Effect<Reflector, never, Scope.Scope | ListerWatcher> =>
+  Effect.flatMap(ListerWatcher, (lw) => make(lw, store, options))
+
+/**
+ * Runs a Reflector in the current fiber, forever (until interrupted). For callers that manage fibers
+ * themselves; `make` is the usual entry point.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = <A, E>(
+  lw: ListerWatcher.Service<A>,
+  store: Store<A, E>,
+  options: Options<A> = {}
+): Effect.Effect<never> => new ReflectorImpl(lw, store, options).run

@@ -1,0 +1,315 @@
+/**
+ * Resource descriptors: how a collection is addressed on the wire (group, version, plural resource,
+ * scope) and what its objects are typed as. The catalog covers the common built-in kinds with
+ * `@kubernetes/client-node` model types (as the JSON they are on the wire, see `KubeObject.Json`);
+ * `make` describes anything else, CRDs included, with plain JSON objects.
+ *
+ * @since 0.1.0
+ */
+import type {
+  CoreV1Event,
+  V1ConfigMap,
+  V1CronJob,
+  V1DaemonSet,
+  V1Deployment,
+  V1Endpoints,
+  V1EndpointSlice,
+  V1Ingress,
+  V1Job,
+  V1Lease,
+  V1Namespace,
+  V1Node,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1ReplicaSet,
+  V1Secret,
+  V1Service,
+  V1ServiceAccount,
+  V1StatefulSet
+} from "@kubernetes/client-node"
+import type { Json, KubeObject } from "./KubeObject.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-informers/Resource")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * Describes one resource type. `A` is the type of its objects (phantom: nothing is checked at runtime
+ * beyond the metadata).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Resource<out A = KubeObject> {
+  readonly [TypeId]: { readonly _A: (_: never) => A }
+  /** API group, `""` for the core group. */
+  readonly group: string
+  readonly version: string
+  /** Plural lower-case name used in paths, e.g. `"pods"`. */
+  readonly resource: string
+  readonly kind: string
+  readonly listKind: string
+  readonly singular: string
+  readonly namespaced: boolean
+  readonly shortNames: ReadonlyArray<string>
+  readonly verbs: ReadonlyArray<string>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface MakeOptions {
+  readonly group: string
+  readonly version: string
+  readonly resource: string
+  readonly kind: string
+  readonly namespaced: boolean
+  readonly listKind?: string | undefined
+  readonly singular?: string | undefined
+  readonly shortNames?: ReadonlyArray<string> | undefined
+  readonly verbs?: ReadonlyArray<string> | undefined
+}
+
+const defaultVerbs: ReadonlyArray<string> = [
+  "create",
+  "delete",
+  "deletecollection",
+  "get",
+  "list",
+  "patch",
+  "update",
+  "watch"
+]
+
+const variance = { _A: (_: never) => _ }
+
+/**
+ * Describes any resource, e.g. a custom resource.
+ *
+ * @example
+ * ```ts
+ * import { Resource } from "effect-informers"
+ *
+ * const certificates = Resource.make({
+ *   group: "cert-manager.io",
+ *   version: "v1",
+ *   resource: "certificates",
+ *   kind: "Certificate",
+ *   namespaced: true
+ * })
+ * console.log(Resource.collectionPath(certificates, "default")) // /apis/cert-manager.io/v1/namespaces/default/certificates
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A = KubeObject>(options: MakeOptions): Resource<A> => ({
+  [TypeId]: variance,
+  group: options.group,
+  version: options.version,
+  resource: options.resource,
+  kind: options.kind,
+  listKind: options.listKind ?? `${options.kind}List`,
+  singular: options.singular ?? options.kind.toLowerCase(),
+  namespaced: options.namespaced,
+  shortNames: options.shortNames ?? [],
+  verbs: options.verbs ?? defaultVerbs
+})
+
+/**
+ * `v1` for the core group, `group/version` otherwise.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const apiVersion = (self: Resource<unknown>): string =>
+  self.group === "" ? self.version : `${self.group}/${self.version}`
+
+/**
+ * `/api/v1` or `/apis/group/version`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const groupVersionPath = (self: Resource<unknown>): string =>
+  self.group === "" ? `/api/${self.version}` : `/apis/${self.group}/${self.version}`
+
+/**
+ * The collection path, in `namespace` when given and the resource is namespaced, across all namespaces
+ * otherwise.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const collectionPath = (self: Resource<unknown>, namespace?: string | undefined): string =>
+  self.namespaced && namespace !== undefined && namespace !== ""
+    ? `${groupVersionPath(self)}/namespaces/${encodeURIComponent(namespace)}/${self.resource}`
+    : `${groupVersionPath(self)}/${self.resource}`
+
+/**
+ * The path of one object.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const objectPath = (self: Resource<unknown>, namespace: string | undefined, name: string): string =>
+  `${collectionPath(self, namespace)}/${encodeURIComponent(name)}`
+
+/**
+ * `resource.group` (`pods`, `deployments.apps`): the name kubectl and RBAC use.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const groupResource = (self: Resource<unknown>): string =>
+  self.group === "" ? self.resource : `${self.resource}.${self.group}`
+
+const core = <A>(resource: string, kind: string, namespaced: boolean, shortNames: ReadonlyArray<string> = []) =>
+  make<A>({ group: "", version: "v1", resource, kind, namespaced, shortNames })
+
+/** @since 0.1.0 @category catalog */
+export const pods: Resource<Json<V1Pod>> = core("pods", "Pod", true, ["po"])
+/** @since 0.1.0 @category catalog */
+export const services: Resource<Json<V1Service>> = core("services", "Service", true, ["svc"])
+/** @since 0.1.0 @category catalog */
+export const endpoints: Resource<Json<V1Endpoints>> = core("endpoints", "Endpoints", true, ["ep"])
+/** @since 0.1.0 @category catalog */
+export const configMaps: Resource<Json<V1ConfigMap>> = core("configmaps", "ConfigMap", true, ["cm"])
+/** @since 0.1.0 @category catalog */
+export const secrets: Resource<Json<V1Secret>> = core("secrets", "Secret", true)
+/** @since 0.1.0 @category catalog */
+export const nodes: Resource<Json<V1Node>> = core("nodes", "Node", false, ["no"])
+/** @since 0.1.0 @category catalog */
+export const namespaces: Resource<Json<V1Namespace>> = core("namespaces", "Namespace", false, ["ns"])
+/** @since 0.1.0 @category catalog */
+export const events: Resource<Json<CoreV1Event>> = core("events", "Event", true, ["ev"])
+/** @since 0.1.0 @category catalog */
+export const persistentVolumes: Resource<Json<V1PersistentVolume>> = core(
+  "persistentvolumes",
+  "PersistentVolume",
+  false,
+  ["pv"]
+)
+/** @since 0.1.0 @category catalog */
+export const persistentVolumeClaims: Resource<Json<V1PersistentVolumeClaim>> = core(
+  "persistentvolumeclaims",
+  "PersistentVolumeClaim",
+  true,
+  ["pvc"]
+)
+/** @since 0.1.0 @category catalog */
+export const serviceAccounts: Resource<Json<V1ServiceAccount>> = core("serviceaccounts", "ServiceAccount", true, [
+  "sa"
+])
+
+const apps = <A>(resource: string, kind: string, shortNames: ReadonlyArray<string>) =>
+  make<A>({ group: "apps", version: "v1", resource, kind, namespaced: true, shortNames })
+
+/** @since 0.1.0 @category catalog */
+export const deployments: Resource<Json<V1Deployment>> = apps("deployments", "Deployment", ["deploy"])
+/** @since 0.1.0 @category catalog */
+export const replicaSets: Resource<Json<V1ReplicaSet>> = apps("replicasets", "ReplicaSet", ["rs"])
+/** @since 0.1.0 @category catalog */
+export const statefulSets: Resource<Json<V1StatefulSet>> = apps("statefulsets", "StatefulSet", ["sts"])
+/** @since 0.1.0 @category catalog */
+export const daemonSets: Resource<Json<V1DaemonSet>> = apps("daemonsets", "DaemonSet", ["ds"])
+
+/** @since 0.1.0 @category catalog */
+export const jobs: Resource<Json<V1Job>> = make({
+  group: "batch",
+  version: "v1",
+  resource: "jobs",
+  kind: "Job",
+  namespaced: true
+})
+/** @since 0.1.0 @category catalog */
+export const cronJobs: Resource<Json<V1CronJob>> = make({
+  group: "batch",
+  version: "v1",
+  resource: "cronjobs",
+  kind: "CronJob",
+  namespaced: true,
+  shortNames: ["cj"]
+})
+/** @since 0.1.0 @category catalog */
+export const ingresses: Resource<Json<V1Ingress>> = make({
+  group: "networking.k8s.io",
+  version: "v1",
+  resource: "ingresses",
+  kind: "Ingress",
+  namespaced: true,
+  shortNames: ["ing"]
+})
+/** @since 0.1.0 @category catalog */
+export const endpointSlices: Resource<Json<V1EndpointSlice>> = make({
+  group: "discovery.k8s.io",
+  version: "v1",
+  resource: "endpointslices",
+  kind: "EndpointSlice",
+  namespaced: true
+})
+/** @since 0.1.0 @category catalog */
+export const leases: Resource<Json<V1Lease>> = make({
+  group: "coordination.k8s.io",
+  version: "v1",
+  resource: "leases",
+  kind: "Lease",
+  namespaced: true
+})
+
+/**
+ * Every catalog entry.
+ *
+ * @since 0.1.0
+ * @category catalog
+ */
+export const catalog: ReadonlyArray<Resource<KubeObject>> = [
+  pods,
+  services,
+  endpoints,
+  configMaps,
+  secrets,
+  nodes,
+  namespaces,
+  events,
+  persistentVolumes,
+  persistentVolumeClaims,
+  serviceAccounts,
+  deployments,
+  replicaSets,
+  statefulSets,
+  daemonSets,
+  jobs,
+  cronJobs,
+  ingresses,
+  endpointSlices,
+  leases
+]
+
+/**
+ * Finds a catalog entry by plural name, singular name, kind, short name or `resource.group`
+ * (case-insensitive), as kubectl does.
+ *
+ * @since 0.1.0
+ * @category catalog
+ */
+export const find = (
+  name: string,
+  among: ReadonlyArray<Resource<KubeObject>> = catalog
+): Resource<KubeObject> | undefined => {
+  const wanted = name.toLowerCase()
+  return among.find((r) =>
+    r.resource === wanted || r.singular === wanted || r.kind.toLowerCase() === wanted ||
+    r.shortNames.includes(wanted) || groupResource(r) === wanted
+  )
+}

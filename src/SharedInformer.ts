@@ -1,0 +1,831 @@
+/**
+ * One cache shared by many handlers: client-go's `SharedIndexInformer`.
+ *
+ * Inside, events flow one way: Reflector -> DeltaFifo -> one processing fiber that, in one synchronous
+ * step per batch, updates the Indexer first and then distributes notifications -> one buffer and one
+ * fiber per handler. Distribution never waits for a handler, so a slow, failing or stuck handler never
+ * slows the cache or the other handlers.
+ *
+ * Guarantees:
+ * - Per handler, callbacks run one at a time, in the order the informer distributed them; per object,
+ *   notifications are never reordered (with the default in-order FIFO the global watch order is kept).
+ * - The cache is updated before a notification is distributed: a handler may see the cache ahead of the
+ *   notification it is handling. A delete handler finds the object gone.
+ * - Deletions seen only at a relist arrive as `DeletedFinalStateUnknown` tombstones.
+ * - An update whose old and new resourceVersions are equal is a resync: it reaches only the handlers due
+ *   for resync (each handler has its own period; see `addEventHandler`).
+ * - A handler added after start first receives a synthetic add (`isInInitialList: true`) for every
+ *   cached object, then every later event: no gap, no duplicate.
+ * - `hasSynced` (informer): one full list has been applied to the cache and handed to the handlers'
+ *   buffers. A registration's `hasSynced`: the informer has synced and every initial add has returned
+ *   from that handler — also when the handler failed on some of them.
+ * - A handler failure (typed error or defect) is logged with the handler's name and counted; the item is
+ *   skipped and the handler goes on.
+ * - Closing the informer's scope stops the controller (Reflector and processing loop, DeltaFifo closed)
+ *   strictly before the handlers' fibers; no fiber outlives the scope.
+ *
+ * Cached objects are shared and immutable: handlers and readers get the cached object itself. Mutating
+ * one corrupts the cache; `detectMutations: true` reports any handler that does.
+ *
+ * @since 0.1.0
+ */
+import type * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { Delta, Popped } from "./DeltaFifo.js"
+import * as DeltaFifo from "./DeltaFifo.js"
+import type { IndexConflictError, Indexers, IndexFunctionError } from "./Indexer.js"
+import * as Indexer from "./Indexer.js"
+import * as ListenerBuffer from "./internal/listenerBuffer.js"
+import type { KubeObject } from "./KubeObject.js"
+import { DeletedFinalStateUnknown, resourceVersion } from "./KubeObject.js"
+import { ListerWatcher } from "./ListerWatcher.js"
+import * as Metrics from "./Metrics.js"
+import type { ErrorContext, ReflectorError } from "./Reflector.js"
+import * as Reflector from "./Reflector.js"
+
+// -------------------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * What a handler is told.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Notification<A> =
+  | { readonly _tag: "Add"; readonly object: A; readonly isInInitialList: boolean }
+  | { readonly _tag: "Update"; readonly oldObject: A; readonly newObject: A }
+  | { readonly _tag: "Delete"; readonly object: A | DeletedFinalStateUnknown<A> }
+
+/**
+ * An event handler: Effect-returning callbacks, each optional.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Handler<A, E = never, R = never> {
+  /** For logs and metrics. Defaults to `handler-N`. */
+  readonly name?: string | undefined
+  readonly onAdd?: ((obj: A, isInInitialList: boolean) => Effect.Effect<void, E, R>) | undefined
+  readonly onUpdate?: ((oldObj: A, newObj: A) => Effect.Effect<void, E, R>) | undefined
+  readonly onDelete?: ((obj: A | DeletedFinalStateUnknown<A>) => Effect.Effect<void, E, R>) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface HandlerOptions {
+  /** Overrides `Handler.name`. */
+  readonly name?: string | undefined
+  /**
+   * This handler's resync period; defaults to the informer's. Zero disables resync for it. Values under
+   * 1 s are raised to 1 s; a handler added after start cannot go below the informer's resync check
+   * period (client-go's rules).
+   */
+  readonly resyncPeriod?: Duration.DurationInput | undefined
+}
+
+/**
+ * The handle `addEventHandler` returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Registration {
+  readonly name: string
+  /** The informer has synced and every initial add has returned from this handler. */
+  readonly hasSynced: Effect.Effect<boolean>
+  /** Waits until `hasSynced`. */
+  readonly synced: Effect.Effect<void>
+  /** Notifications buffered and not yet handled. */
+  readonly backlog: Effect.Effect<number>
+  /** Stops delivery, drops the backlog, and waits for the handler's fiber to end. Idempotent. */
+  readonly remove: Effect.Effect<void>
+}
+
+/**
+ * An error the Reflector reported, with where it happened.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface WatchError {
+  readonly error: ReflectorError
+  readonly context: ErrorContext
+}
+
+// -------------------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The informer has stopped: handlers and indexers can no longer be added.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InformerStoppedError extends Data.TaggedError("InformerStoppedError")<{
+  readonly informer: string
+}> {
+  override get message(): string {
+    return `handler was not added to shared informer ${this.informer} because it has stopped already`
+  }
+}
+
+/**
+ * A setting that must be made before start was changed after.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InformerStartedError extends Data.TaggedError("InformerStartedError")<{
+  readonly informer: string
+  readonly setting: string
+}> {
+  override get message(): string {
+    return `informer ${this.informer} has already started: ${this.setting} can no longer be changed`
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// service
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace SharedInformer {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service<A> {
+    readonly name: string
+    /**
+     * Registers a handler. Its callbacks run in their own fiber, which inherits this Effect's context
+     * (so `R` is provided here). Fails once the informer has stopped.
+     */
+    readonly addEventHandler: <E, R>(
+      handler: Handler<A, E, R>,
+      options?: HandlerOptions
+    ) => Effect.Effect<Registration, InformerStoppedError, R>
+    /** Removes a registration of this informer; a registration of another informer is ignored. */
+    readonly removeEventHandler: (registration: Registration) => Effect.Effect<void>
+    /** Starts the Reflector and the processing loop. A second call does nothing. */
+    readonly start: Effect.Effect<void, InformerStoppedError>
+    readonly hasSynced: Effect.Effect<boolean>
+    /** Waits until `hasSynced`. */
+    readonly synced: Effect.Effect<void>
+    readonly isStarted: Effect.Effect<boolean>
+    readonly isStopped: Effect.Effect<boolean>
+    /** The cache (client-go's `GetStore`/`GetIndexer`). Read only: objects are shared. */
+    readonly indexer: Indexer.Indexer.Service<A>
+    /** Adds indexes, before or after start; existing objects are indexed at once. */
+    readonly addIndexers: (
+      indexers: Indexers<A>
+    ) => Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError>
+    readonly setTransform: (transform: (obj: A) => A) => Effect.Effect<void, InformerStartedError>
+    readonly setWatchErrorHandler: (
+      handler: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
+    ) => Effect.Effect<void, InformerStartedError>
+    readonly lastSyncResourceVersion: Effect.Effect<string>
+    /** Every notification, as a Stream (a handler registered while the stream runs). */
+    readonly notifications: Stream.Stream<Notification<A>>
+    /** Every error the Reflector reports, as a Stream (subscribed while the stream runs). */
+    readonly errors: Stream.Stream<WatchError>
+  }
+
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Options<A> {
+    /** Object description for logs and metrics, e.g. `"pods"`. Defaults to the ListerWatcher's. */
+    readonly name?: string | undefined
+    /** Default resync period of handlers. Zero or absent: no resync. */
+    readonly resyncPeriod?: Duration.DurationInput | undefined
+    /** Indexes besides the namespace index every informer has. */
+    readonly indexers?: Indexers<A> | undefined
+    /** Defaults to `"inOrder"` (client-go's RealFIFO, atomic). */
+    readonly fifo?: DeltaFifo.Mode | undefined
+    /** Applied once to every object before it is queued and cached; must not mutate its input. */
+    readonly transform?: ((obj: A) => A) | undefined
+    readonly onWatchError?: ((error: ReflectorError, context: ErrorContext) => Effect.Effect<void>) | undefined
+    /** Reflector settings (backoff, watch-list, page size, ...). */
+    readonly reflector?: Omit<Reflector.Options<A>, "name" | "resyncPeriod" | "shouldResync" | "onError" | "reuse">
+    /** Compares each notified object before and after every callback and reports handlers that mutate it. */
+    readonly detectMutations?: boolean | undefined
+    /** Deltas processed per step. Defaults to 1000. */
+    readonly batchSize?: number | undefined
+  }
+}
+
+/**
+ * The SharedInformer tag, for apps that provide one informer of `KubeObject`s through a Layer. Typed
+ * per-resource informers come from `InformerFactory` and `Layer.ts`.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class SharedInformer extends Context.Tag("effect-informers/SharedInformer")<
+  SharedInformer,
+  SharedInformer.Service<KubeObject>
+>() {}
+
+// -------------------------------------------------------------------------------------------------
+// listeners
+// -------------------------------------------------------------------------------------------------
+
+const minimumResyncPeriod = 1000
+
+/** client-go's determineResyncPeriod. */
+const effectiveResync = (desired: number, check: number): number =>
+  desired === 0 || check === 0 ? 0 : Math.max(desired, check)
+
+class Listener<A> {
+  /** Initial-list adds queued for this handler and not yet handled. */
+  initialPending = 0
+  nextResync = 0
+  resyncPeriod = 0
+  removed = false
+  fiber: Fiber.RuntimeFiber<void> | undefined = undefined
+  readonly syncedSignal = Deferred.unsafeMake<void>(undefined as never)
+
+  constructor(
+    readonly id: number,
+    readonly name: string,
+    readonly requestedResync: number,
+    readonly buffer: ListenerBuffer.ListenerBuffer<Notification<A>>
+  ) {}
+
+  offer(notification: Notification<A>): void {
+    if (notification._tag === "Add" && notification.isInInitialList) this.initialPending++
+    this.buffer.offer(notification)
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// the informer
+// -------------------------------------------------------------------------------------------------
+
+class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
+  readonly name: string
+  readonly indexer: Indexer.Indexer.Service<A>
+  private readonly listeners = new Map<number, Listener<A>>()
+  private syncing = new Set<Listener<A>>()
+  private nextListenerId = 0
+  private started = false
+  private stopped = false
+  private synced_ = false
+  private readonly syncedSignal = Deferred.unsafeMake<void>(undefined as never)
+  private resyncCheckPeriod: number
+  private readonly defaultResync: number
+  private transform: ((obj: A) => A) | undefined
+  private watchErrorHandler: ((error: ReflectorError, context: ErrorContext) => Effect.Effect<void>) | undefined
+  private reflector: Reflector.Reflector | undefined = undefined
+  private readonly notificationCounters: {
+    readonly add: Metric.Metric.Counter<number>
+    readonly update: Metric.Metric.Counter<number>
+    readonly delete: Metric.Metric.Counter<number>
+  }
+  private readonly fifoGauge: Metric.Metric.Gauge<number>
+  private counts = { add: 0, update: 0, delete: 0 }
+
+  constructor(
+    readonly lw: ListerWatcher.Service<A>,
+    readonly options: SharedInformer.Options<A>,
+    private readonly processorScope: Scope.Scope,
+    private readonly controllerScope: Scope.Scope,
+    private readonly clock: Clock.Clock,
+    private readonly errorHub: PubSub.PubSub<WatchError>
+  ) {
+    this.name = options.name ?? lw.description ?? "informer"
+    this.indexer = Indexer.unsafeMake<A>({
+      indexers: {
+        [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction as Indexer.IndexFunction<A>,
+        ...options.indexers
+      }
+    })
+    this.defaultResync = toResync(options.resyncPeriod)
+    this.resyncCheckPeriod = this.defaultResync
+    this.transform = options.transform
+    this.watchErrorHandler = options.onWatchError
+    const counter = (type: string) =>
+      Metric.tagged(Metric.tagged(Metrics.notifications, "informer", this.name), "type", type)
+    this.notificationCounters = { add: counter("add"), update: counter("update"), delete: counter("delete") }
+    this.fifoGauge = Metric.tagged(Metrics.fifoDepth, "informer", this.name)
+  }
+
+  // --- distribution (runs inside the synchronous processing step) -------------------------------
+
+  private distribute(notification: Notification<A>, isSync: boolean): void {
+    const targets = isSync ? this.syncing : this.listeners.values()
+    for (const listener of targets) listener.offer(notification)
+  }
+
+  private notifyAdd(object: A, isInInitialList: boolean): void {
+    this.counts.add++
+    this.distribute({ _tag: "Add", object, isInInitialList }, false)
+  }
+
+  private notifyUpdate(oldObject: A, newObject: A): void {
+    this.counts.update++
+    const isSync = oldObject === newObject || resourceVersion(oldObject) === resourceVersion(newObject)
+    this.distribute({ _tag: "Update", oldObject, newObject }, isSync)
+  }
+
+  private notifyDelete(object: A | DeletedFinalStateUnknown<A>): void {
+    this.counts.delete++
+    this.distribute({ _tag: "Delete", object }, false)
+  }
+
+  /**
+   * Applies a popped batch to the cache and distributes its notifications: one synchronous step, so
+   * late joins and removals (also synchronous) see either all of it or none. Returns the write errors.
+   */
+  private applyBatch(popped: Popped<A>): Array<Indexer.WriteError> {
+    const errors: Array<Indexer.WriteError> = []
+    const indexer = this.indexer
+    for (const delta of popped.deltas) this.applyDelta(delta, popped.isInInitialList, indexer, errors)
+    return errors
+  }
+
+  private applyDelta(
+    delta: Delta<A>,
+    isInInitialList: boolean,
+    indexer: Indexer.Indexer.Service<A>,
+    errors: Array<Indexer.WriteError>
+  ): void {
+    switch (delta._tag) {
+      case "Added":
+      case "Updated":
+      case "Replaced":
+      case "Sync": {
+        const old = indexer.unsafeGetByKey(delta.key)
+        const error = indexer.unsafeAdd(delta.key, delta.object)
+        if (error !== undefined) {
+          errors.push(error)
+          return
+        }
+        if (old === undefined) this.notifyAdd(delta.object, isInInitialList)
+        else this.notifyUpdate(old, delta.object)
+        return
+      }
+      case "Deleted": {
+        indexer.unsafeDelete(delta.key, delta.object)
+        this.notifyDelete(delta.object)
+        return
+      }
+      case "ReplacedAll": {
+        const listed = new Set(delta.keys)
+        const deleted: Array<DeletedFinalStateUnknown<A>> = []
+        for (const key of indexer.unsafeKeys()) {
+          if (!listed.has(key)) deleted.push(new DeletedFinalStateUnknown({ key, obj: indexer.unsafeGetByKey(key) }))
+        }
+        const olds: Array<A | undefined> = new Array(delta.keys.length)
+        for (let i = 0; i < delta.keys.length; i++) olds[i] = indexer.unsafeGetByKey(delta.keys[i])
+        const error = indexer.unsafeReplace(delta.objects, delta.resourceVersion)
+        if (error !== undefined) {
+          errors.push(error)
+          return
+        }
+        for (const tombstone of deleted) this.notifyDelete(tombstone)
+        for (let i = 0; i < delta.objects.length; i++) {
+          const old = olds[i]
+          if (old === undefined) this.notifyAdd(delta.objects[i], isInInitialList)
+          else this.notifyUpdate(old, delta.objects[i])
+        }
+        return
+      }
+      case "SyncAll": {
+        for (const obj of indexer.unsafeValues()) this.notifyUpdate(obj, obj)
+        return
+      }
+      case "Bookmark": {
+        indexer.unsafeBookmark(delta.resourceVersion)
+        return
+      }
+    }
+  }
+
+  private readonly process = (popped: Popped<A>): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const errors = this.applyBatch(popped)
+      return errors.length === 0 ? Effect.void : Effect.forEach(
+        errors,
+        (error) => Effect.logError(`${this.name}: cache update failed: ${error.message}`, error),
+        { discard: true }
+      )
+    })
+
+  /** After each batch: publish metrics, and mark the informer synced once the FIFO is. */
+  private afterBatch(fifo: DeltaFifo.DeltaFifo.Service<A>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.fifoGauge.unsafeUpdate(fifo.unsafeLength(), [])
+      const counts = this.counts
+      if (counts.add > 0) this.notificationCounters.add.unsafeUpdate(counts.add, [])
+      if (counts.update > 0) this.notificationCounters.update.unsafeUpdate(counts.update, [])
+      if (counts.delete > 0) this.notificationCounters.delete.unsafeUpdate(counts.delete, [])
+      counts.add = counts.update = counts.delete = 0
+      if (this.synced_) return Effect.void
+      return Effect.flatMap(fifo.hasSynced, (synced) => {
+        if (!synced) return Effect.void
+        this.synced_ = true
+        Deferred.unsafeDone(this.syncedSignal, Exit.void)
+        for (const listener of this.listeners.values()) this.checkListenerSynced(listener)
+        return Effect.void
+      })
+    })
+  }
+
+  private checkListenerSynced(listener: Listener<A>): void {
+    if (this.synced_ && listener.initialPending === 0) Deferred.unsafeDone(listener.syncedSignal, Exit.void)
+  }
+
+  // --- resync -------------------------------------------------------------------------------------
+
+  /** Asked by the Reflector's resync timer: marks the handlers due for resync. */
+  private readonly shouldResync: Effect.Effect<boolean> = Effect.sync(() => {
+    const now = this.clock.unsafeCurrentTimeMillis()
+    const due = new Set<Listener<A>>()
+    for (const listener of this.listeners.values()) {
+      if (listener.resyncPeriod > 0 && now >= listener.nextResync) {
+        due.add(listener)
+        listener.nextResync = now + listener.resyncPeriod
+      }
+    }
+    this.syncing = due
+    return due.size > 0
+  })
+
+  // --- handlers -----------------------------------------------------------------------------------
+
+  readonly addEventHandler = <E, R>(
+    handler: Handler<A, E, R>,
+    options: HandlerOptions = {}
+  ): Effect.Effect<Registration, InformerStoppedError, R> => {
+    const self = this
+    return Effect.gen(function*() {
+      if (self.stopped) return yield* new InformerStoppedError({ informer: self.name })
+      const id = self.nextListenerId++
+      const name = options.name ?? handler.name ?? `handler-${id}`
+      let requested = options.resyncPeriod === undefined ? self.defaultResync : toResync(options.resyncPeriod)
+      if (requested > 0 && requested < minimumResyncPeriod) {
+        yield* Effect.logWarning(`${self.name}: resync period of handler ${name} raised to 1s`)
+        requested = minimumResyncPeriod
+      }
+      if (requested > 0) {
+        if (requested < self.resyncCheckPeriod) {
+          if (self.started) {
+            yield* Effect.logWarning(
+              `${self.name}: resync period of handler ${name} raised to the informer's check period`
+            )
+            requested = self.resyncCheckPeriod
+          } else {
+            self.resyncCheckPeriod = requested
+            for (const listener of self.listeners.values()) {
+              listener.resyncPeriod = effectiveResync(listener.requestedResync, requested)
+            }
+          }
+        }
+      }
+      const buffer = yield* ListenerBuffer.unbounded<Notification<A>>()
+      const listener = new Listener<A>(id, name, requested, buffer)
+      listener.resyncPeriod = effectiveResync(requested, self.resyncCheckPeriod)
+      listener.nextResync = self.clock.unsafeCurrentTimeMillis() + listener.resyncPeriod
+      listener.fiber = yield* self.runListener(listener, handler).pipe(
+        Effect.interruptible,
+        Effect.forkIn(self.processorScope)
+      )
+      // Join: one synchronous step, serialised with the processing step.
+      yield* Effect.sync(() => {
+        if (self.started) {
+          for (const obj of self.indexer.unsafeValues()) {
+            listener.offer({ _tag: "Add", object: obj, isInInitialList: true })
+          }
+        }
+        self.listeners.set(id, listener)
+        self.syncing.add(listener)
+        self.checkListenerSynced(listener)
+      })
+      return self.registration(listener)
+    })
+  }
+
+  private registration(listener: Listener<A>): Registration {
+    const remove = this.removeListener(listener)
+    const registration: Registration = {
+      name: listener.name,
+      hasSynced: Effect.sync(() => this.synced_ && listener.initialPending === 0),
+      synced: Deferred.await(listener.syncedSignal),
+      backlog: Effect.sync(() => listener.buffer.size()),
+      remove
+    }
+    this.registrations.set(registration, listener)
+    return registration
+  }
+
+  private readonly registrations = new WeakMap<Registration, Listener<A>>()
+
+  private removeListener(listener: Listener<A>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (listener.removed) return Effect.void
+      listener.removed = true
+      this.listeners.delete(listener.id)
+      this.syncing.delete(listener)
+      const fiber = listener.fiber
+      return Effect.zipRight(
+        fiber === undefined ? Effect.void : Fiber.interrupt(fiber),
+        listener.buffer.shutdown
+      )
+    })
+  }
+
+  readonly removeEventHandler = (registration: Registration): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const listener = this.registrations.get(registration)
+      return listener === undefined ? Effect.void : this.removeListener(listener)
+    })
+
+  /** The handler's fiber: takes batches from its buffer and runs the callbacks one by one. */
+  private runListener<E, R>(listener: Listener<A>, handler: Handler<A, E, R>): Effect.Effect<void, never, R> {
+    const self = this
+    const backlog = Metric.tagged(
+      Metric.tagged(Metrics.handlerBacklog, "informer", this.name),
+      "handler",
+      listener.name
+    )
+    const duration = Metric.tagged(
+      Metric.tagged(Metrics.handlerDuration, "informer", this.name),
+      "handler",
+      listener.name
+    )
+    const failures = Metric.tagged(
+      Metric.tagged(Metrics.handlerFailures, "informer", this.name),
+      "handler",
+      listener.name
+    )
+    const detectMutations = this.options.detectMutations === true
+    const onFailure = (notification: Notification<A>) => (cause: Cause.Cause<E>) =>
+      Effect.zipRight(
+        Effect.sync(() => failures.unsafeUpdate(1, [])),
+        Effect.logError(`${self.name}: handler ${listener.name} failed on ${describe(notification)}`, cause)
+      )
+    const call = (notification: Notification<A>): Effect.Effect<void, E, R> | undefined => {
+      switch (notification._tag) {
+        case "Add":
+          return handler.onAdd?.(notification.object, notification.isInInitialList)
+        case "Update":
+          return handler.onUpdate?.(notification.oldObject, notification.newObject)
+        case "Delete":
+          return handler.onDelete?.(notification.object)
+      }
+    }
+    const handle = (notification: Notification<A>): Effect.Effect<void, never, R> => {
+      const effect = call(notification)
+      const done = Effect.sync(() => {
+        if (notification._tag === "Add" && notification.isInInitialList) {
+          listener.initialPending--
+          self.checkListenerSynced(listener)
+        }
+      })
+      if (effect === undefined) return done
+      const before = detectMutations ? snapshot(notification) : undefined
+      const start = self.clock.unsafeCurrentTimeNanos()
+      return effect.pipe(
+        Effect.catchAllCause(onFailure(notification)),
+        Effect.zipRight(Effect.sync(() => {
+          duration.unsafeUpdate(Number(self.clock.unsafeCurrentTimeNanos() - start) / 1e9, [])
+        })),
+        Effect.zipRight(
+          before === undefined ? Effect.void : Effect.suspend(() => {
+            const after = snapshot(notification)
+            return after === before ? Effect.void : Effect.logError(
+              `${self.name}: handler ${listener.name} mutated a cached object (${describe(notification)}); ` +
+                "cached objects are shared and must be treated as immutable"
+            )
+          })
+        ),
+        Effect.ensuring(done)
+      )
+    }
+    return Effect.gen(function*() {
+      while (true) {
+        const batch = yield* listener.buffer.take(1024)
+        backlog.unsafeUpdate(listener.buffer.size(), [])
+        for (const notification of batch) yield* handle(notification)
+      }
+    }).pipe(Effect.annotateLogs({ informer: this.name, handler: listener.name }))
+  }
+
+  // --- lifecycle ----------------------------------------------------------------------------------
+
+  readonly start: Effect.Effect<void, InformerStoppedError> = Effect.suspend(() => {
+    if (this.stopped) return Effect.fail(new InformerStoppedError({ informer: this.name }))
+    if (this.started) return Effect.logWarning(`${this.name}: informer already started`)
+    this.started = true
+    const self = this
+    return Effect.gen(function*() {
+      const fifo = DeltaFifo.unsafeMake<A>({
+        mode: self.options.fifo ?? "inOrder",
+        knownObjects: self.indexer,
+        transform: self.transform
+      })
+      const scope = self.controllerScope
+      // Closing order within the controller scope: Reflector, then processing loop, then the FIFO.
+      yield* Scope.addFinalizer(scope, fifo.close)
+      const batchSize = self.options.batchSize ?? 1000
+      yield* fifo.popBatch(batchSize, self.process).pipe(
+        Effect.zipRight(self.afterBatch(fifo)),
+        Effect.forever,
+        Effect.catchTag("FifoClosedError", () => Effect.void),
+        Effect.annotateLogs({ informer: self.name, fiber: "processor" }),
+        Effect.interruptible,
+        Effect.forkIn(scope)
+      )
+      const onError = (error: ReflectorError, context: ErrorContext): Effect.Effect<void> =>
+        Effect.zipRight(
+          PubSub.publish(self.errorHub, { error, context }),
+          self.watchErrorHandler === undefined ? Effect.void : self.watchErrorHandler(error, context)
+        )
+      self.reflector = yield* Reflector.make(self.lw, fifo, {
+        ...self.options.reflector,
+        name: self.name,
+        resyncPeriod: self.resyncCheckPeriod,
+        shouldResync: self.shouldResync,
+        onError,
+        reuse: self.reuseUnchanged
+      }).pipe(Scope.extend(scope))
+    })
+  })
+
+  /** A listed object equal to the cached one (same key, uid and resourceVersion) is the cached one. */
+  private readonly reuseUnchanged = (obj: A): A => {
+    const key = Indexer.metaNamespaceKey(obj)
+    if (Either.isLeft(key)) return obj
+    const cached = this.indexer.unsafeGetByKey(key.right)
+    if (cached === undefined) return obj
+    const rv = resourceVersion(obj)
+    return rv !== undefined && rv === resourceVersion(cached) && cached.metadata?.uid === obj.metadata?.uid
+      ? cached
+      : obj
+  }
+
+  /** Called by the scope between stopping the controller and stopping the handlers. */
+  markStopped(): void {
+    this.stopped = true
+  }
+
+  readonly hasSynced: Effect.Effect<boolean> = Effect.sync(() => this.synced_)
+  readonly synced: Effect.Effect<void> = Deferred.await(this.syncedSignal)
+  readonly isStarted: Effect.Effect<boolean> = Effect.sync(() => this.started)
+  readonly isStopped: Effect.Effect<boolean> = Effect.sync(() => this.stopped)
+
+  readonly lastSyncResourceVersion: Effect.Effect<string> = Effect.suspend(() =>
+    this.reflector === undefined ? Effect.succeed("") : this.reflector.lastSyncResourceVersion
+  )
+
+  readonly addIndexers = (
+    indexers: Indexers<A>
+  ): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
+    Effect.suspend((): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
+      this.stopped ? Effect.fail(new InformerStoppedError({ informer: this.name })) : this.indexer.addIndexers(indexers)
+    )
+
+  readonly setTransform = (transform: (obj: A) => A): Effect.Effect<void, InformerStartedError> =>
+    Effect.suspend(() => {
+      if (this.started) return Effect.fail(new InformerStartedError({ informer: this.name, setting: "transform" }))
+      this.transform = transform
+      return Effect.void
+    })
+
+  readonly setWatchErrorHandler = (
+    handler: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
+  ): Effect.Effect<void, InformerStartedError> =>
+    Effect.suspend(() => {
+      if (this.started) {
+        return Effect.fail(new InformerStartedError({ informer: this.name, setting: "watch error handler" }))
+      }
+      this.watchErrorHandler = handler
+      return Effect.void
+    })
+
+  readonly notifications: Stream.Stream<Notification<A>> = Stream.unwrapScoped(
+    Effect.gen(this, function*() {
+      const queue = yield* Effect.acquireRelease(Queue.unbounded<Notification<A>>(), Queue.shutdown)
+      const registration = yield* this.addEventHandler({
+        name: "notifications-stream",
+        onAdd: (object, isInInitialList) => Queue.offer(queue, { _tag: "Add", object, isInInitialList }),
+        onUpdate: (oldObject, newObject) => Queue.offer(queue, { _tag: "Update", oldObject, newObject }),
+        onDelete: (object) => Queue.offer(queue, { _tag: "Delete", object })
+      }).pipe(Effect.orDie)
+      yield* Effect.addFinalizer(() => registration.remove)
+      return Stream.fromQueue(queue)
+    }).pipe(Effect.catchAllCause(() => Effect.succeed(Stream.empty)))
+  )
+
+  readonly errors: Stream.Stream<WatchError> = Stream.unwrap(Effect.sync(() => Stream.fromPubSub(this.errorHub)))
+}
+
+const toResync = (input: Duration.DurationInput | undefined): number =>
+  input === undefined ? 0 : Math.max(0, Duration.toMillis(Duration.decode(input)))
+
+const describe = <A>(notification: Notification<A>): string => {
+  const obj = notification._tag === "Update" ? notification.newObject : notification.object
+  const key = Indexer.deletionHandlingMetaNamespaceKey(obj)
+  return `${notification._tag.toLowerCase()} of ${Either.getOrElse(key, () => "<unknown>")}`
+}
+
+const snapshot = <A>(notification: Notification<A>): string =>
+  notification._tag === "Update"
+    ? JSON.stringify([notification.oldObject, notification.newObject])
+    : JSON.stringify(notification.object)
+
+// -------------------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Builds an informer in the current scope. Add handlers, then `start` it; closing the scope stops it:
+ * first the controller (Reflector, processing loop, DeltaFifo), then the handlers' fibers.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { FakeListerWatcher, SharedInformer } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const fake = yield* FakeListerWatcher.make()
+ *   const informer = yield* SharedInformer.make(fake, { name: "pods" })
+ *   yield* informer.addEventHandler({
+ *     name: "logger",
+ *     onAdd: (pod) => Effect.log(`added ${pod.metadata?.name}`)
+ *   })
+ *   yield* informer.start
+ *   yield* informer.synced
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A extends KubeObject>(
+  lw: ListerWatcher.Service<A>,
+  options: SharedInformer.Options<A> = {}
+): Effect.Effect<SharedInformer.Service<A>, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    // Opened first, closed last: the handlers' fibers.
+    const processorScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const stopped = { informer: undefined as InformerImpl<A> | undefined }
+    yield* Scope.addFinalizer(scope, Effect.sync(() => stopped.informer?.markStopped()))
+    // Opened last, closed first: the Reflector, the processing loop and the FIFO.
+    const controllerScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const clock = yield* Effect.clock
+    const errorHub = yield* PubSub.unbounded<WatchError>()
+    const informer = new InformerImpl(lw, options, processorScope, controllerScope, clock, errorHub)
+    stopped.informer = informer
+    return informer
+  })
+
+/**
+ * Like `make`, with the ListerWatcher taken from the context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFromContext = (
+  options: SharedInformer.Options<KubeObject> = {}
+): Effect.Effect<SharedInformer.Service<KubeObject>, never, Scope.Scope | ListerWatcher> =>
+  Effect.flatMap(ListerWatcher, (lw) => make(lw, options))
+
+/**
+ * A Layer providing a started `SharedInformer` over the context's `ListerWatcher`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (
+  options: SharedInformer.Options<KubeObject> = {}
+): Layer.Layer<SharedInformer, never, ListerWatcher> =>
+  Layer.scoped(
+    SharedInformer,
+    Effect.tap(makeFromContext(options), (informer) => Effect.orDie(informer.start))
+  )
