@@ -15,6 +15,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Stream from "effect/Stream"
 import type { KubeObject } from "./KubeObject.js"
+import type { Resource } from "./Resource.js"
 import type { BookmarkObject, Status } from "./Wire.js"
 import { initialEventsEndAnnotation } from "./Wire.js"
 
@@ -324,4 +325,43 @@ export declare namespace ListerWatcher {
 export class ListerWatcher extends Context.Tag("effect-informers/ListerWatcher")<
   ListerWatcher,
   ListerWatcher.Service<KubeObject>
+>() {}
+
+/**
+ * Which objects of a resource a ListerWatcher covers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Scope {
+  /** Absent or `""`: all namespaces (and cluster-scoped resources). */
+  readonly namespace?: string | undefined
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace ListerWatcherSource {
+  /**
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** A ListerWatcher for `resource` objects in `scope`. */
+    readonly listerWatcher: <A>(resource: Resource<A>, scope: Scope) => ListerWatcher.Service<A>
+  }
+}
+
+/**
+ * Makes a ListerWatcher for any resource and scope: the informer factory's only way to reach a server.
+ * `HttpListerWatcher.layerSource` talks to a cluster; `FakeListerWatcher.layerSource` serves fakes.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class ListerWatcherSource extends Context.Tag("effect-informers/ListerWatcherSource")<
+  ListerWatcherSource,
+  ListerWatcherSource.Service
 >() {}

@@ -32,19 +32,19 @@ import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
 import type { KubeObject } from "./KubeObject.js"
 import { resourceVersion } from "./KubeObject.js"
 import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOptions } from "./ListerWatcher.js"
 import { isInitialEventsEnd, ListerWatcher } from "./ListerWatcher.js"
 import * as Metrics from "./Metrics.js"
-import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
-import * as Either from "effect/Either"
 
 // -------------------------------------------------------------------------------------------------
 // errors
@@ -196,18 +196,19 @@ export interface Reflector {
  * @since 0.1.0
  * @category backoff
  */
-export const resetAfterIdle = (duration: Duration.DurationInput) =>
-<Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> => {
-  const millis = Duration.toMillis(duration)
-  return Schedule.makeWithState<readonly [unknown, number | undefined], In, Out, R>(
-    [self.initial, undefined],
-    (now, input, [state, last]) =>
-      Effect.map(
-        self.step(now, input, last !== undefined && now - last > millis ? self.initial : state),
-        ([next, out, decision]) => [[next, now] as const, out, decision] as const
-      )
-  )
-}
+export const resetAfterIdle =
+  (duration: Duration.DurationInput) =>
+  <Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> => {
+    const millis = Duration.toMillis(duration)
+    return Schedule.makeWithState<readonly [unknown, number | undefined], In, Out, R>(
+      [self.initial, undefined],
+      (now, input, [state, last]) =>
+        Effect.map(
+          self.step(now, input, last !== undefined && now - last > millis ? self.initial : state),
+          ([next, out, decision]) => [[next, now] as const, out, decision] as const
+        )
+    )
+  }
 
 /**
  * Never waits less than a `TooManyRequests` error's `Retry-After`.
@@ -293,7 +294,8 @@ class ReflectorImpl<A, E> implements Reflector {
     this.onStoreUpdate = storeFailure("update")
     this.onStoreDelete = storeFailure("delete")
     this.onStoreBookmark = storeFailure("bookmark")
-    const counter = (type: string) => Metric.tagged(Metric.tagged(Metrics.watchEvents, "informer", this.name), "type", type)
+    const counter = (type: string) =>
+      Metric.tagged(Metric.tagged(Metrics.watchEvents, "informer", this.name), "type", type)
     this.eventCounters = {
       ADDED: counter("ADDED"),
       MODIFIED: counter("MODIFIED"),
@@ -312,13 +314,17 @@ class ReflectorImpl<A, E> implements Reflector {
       ? Effect.logInfo(`${this.name}: ${phase}: ${error.message}`)
       : Effect.logWarning(`${this.name}: ${phase} failed: ${error._tag}: ${error.message}`)
     const count = Metric.increment(
-      Metric.tagged(Metric.tagged(Metric.tagged(Metrics.errors, "informer", this.name), "phase", phase), "reason", error._tag)
+      Metric.tagged(
+        Metric.tagged(Metric.tagged(Metrics.errors, "informer", this.name), "phase", phase),
+        "reason",
+        error._tag
+      )
     )
     const handler = this.options.onError === undefined
       ? Effect.void
-      : this.options.onError(error, context).pipe(Effect.catchAllCause((cause) =>
-        Effect.logError(`${this.name}: watch-error handler failed`, cause)
-      ))
+      : this.options.onError(error, context).pipe(
+        Effect.catchAllCause((cause) => Effect.logError(`${this.name}: watch-error handler failed`, cause))
+      )
     return Effect.zipRight(Effect.zipRight(log, count), handler).pipe(
       Effect.annotateLogs({ reflector: this.name, phase, resourceVersion: context.resourceVersion })
     )
@@ -476,7 +482,9 @@ class ReflectorImpl<A, E> implements Reflector {
         const started = yield* Clock.currentTimeMillis
         const counter = { events: 0 }
         const result = yield* self.consume(self.lw.watch(self.watchOptions(timeoutSeconds)), counter).pipe(
-          Effect.withSpan("Reflector.watch", { attributes: { reflector: self.name, resourceVersion: self.lastSyncRV } }),
+          Effect.withSpan("Reflector.watch", {
+            attributes: { reflector: self.name, resourceVersion: self.lastSyncRV }
+          }),
           Effect.either
         )
         const elapsed = (yield* Clock.currentTimeMillis) - started
@@ -568,11 +576,17 @@ class ReflectorImpl<A, E> implements Reflector {
           }
         }
       }
+      /** Events after the end bookmark: the watch part of the stream made progress. */
+      let eventsAfterSync = 0
       const consumed = Stream.runForEachChunk(stream, (chunk) => {
         counter.events += self.countEvents(chunk)
         return Effect.forEach(
           chunk,
-          (event): Effect.Effect<void, ReflectorError> => synced ? self.applyEvent(event) : initialPhase(event),
+          (event): Effect.Effect<void, ReflectorError> => {
+            if (!synced) return initialPhase(event)
+            eventsAfterSync++
+            return self.applyEvent(event)
+          },
           { discard: true }
         )
       })
@@ -594,15 +608,17 @@ class ReflectorImpl<A, E> implements Reflector {
       const elapsed = (yield* Clock.currentTimeMillis) - started
       if (synced) {
         // The watch part of the stream ended: classify as a watch would be.
+        if (eventsAfterSync > 0) self.immediateRelists = 0
         if (Either.isRight(result)) return "synced-watching" as const
         const error = result.left
         yield* self.report(error, "watch")
         switch (error._tag) {
           case "Gone":
           case "ResourceVersionTooLarge":
+            // As in `watchLoop`: a second one in a row without progress backs off (no relist hot loop).
             self.forceConsistent = true
             yield* self.countRelist("gone")
-            return { immediate: true, error }
+            return { immediate: self.immediateRelists++ === 0, error }
           case "TooManyRequests":
           case "Transport":
             if (error._tag === "TooManyRequests") yield* backoff(error)
@@ -614,7 +630,10 @@ class ReflectorImpl<A, E> implements Reflector {
       }
       const error: ReflectorError = Either.isLeft(result)
         ? result.left
-        : new WatchListError({ reason: "EndedEarly", message: "watch-list stream ended before the initial-events-end bookmark" })
+        : new WatchListError({
+          reason: "EndedEarly",
+          message: "watch-list stream ended before the initial-events-end bookmark"
+        })
       yield* self.report(error, "watch-list")
       switch (error._tag) {
         case "Gone":

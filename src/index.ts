@@ -1,4 +1,6 @@
 /**
+ * effect-informers: Kubernetes client-go's informer machinery for Effect.
+ *
  * @since 0.1.0
  */
 
@@ -10,9 +12,64 @@ export * as DeltaFifo from "./DeltaFifo.js"
 /**
  * @since 0.1.0
  */
+export * as FakeListerWatcher from "./FakeListerWatcher.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as FieldSelector from "./FieldSelector.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Indexer from "./Indexer.js"
 
 /**
  * @since 0.1.0
  */
+export * as InformerFactory from "./InformerFactory.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as KubeObject from "./KubeObject.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as LabelSelector from "./LabelSelector.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Lister from "./Lister.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as ListerWatcher from "./ListerWatcher.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Metrics from "./Metrics.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Reflector from "./Reflector.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Resource from "./Resource.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as SharedInformer from "./SharedInformer.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as Wire from "./Wire.js"

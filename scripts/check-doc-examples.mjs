@@ -1,0 +1,31 @@
+// Extracts every ```ts example from the JSDoc of src/**/*.ts into doc-examples/ and typechecks them against
+// the sources (tsconfig.examples.json maps "effect-informers" to src/index.ts). Run by `npm run typecheck`.
+import { execFileSync } from "node:child_process"
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { join, relative } from "node:path"
+
+const root = new URL("..", import.meta.url).pathname
+const out = join(root, "doc-examples")
+rmSync(out, { recursive: true, force: true })
+mkdirSync(out, { recursive: true })
+
+const files = (dir) =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? (name === "internal" ? [] : files(path)) : path.endsWith(".ts") ? [path] : []
+  })
+
+let count = 0
+for (const file of files(join(root, "src"))) {
+  const text = readFileSync(file, "utf8")
+  const blocks = text.matchAll(/```ts\n([\s\S]*?)```/g)
+  let n = 0
+  for (const match of blocks) {
+    const code = match[1].split("\n").map((line) => line.replace(/^\s*\* ?/, "")).join("\n")
+    const name = relative(join(root, "src"), file).replace(/[/.]/g, "_") + `_${n++}.ts`
+    writeFileSync(join(out, name), `// from ${relative(root, file)}\nexport {}\n${code}`)
+    count++
+  }
+}
+console.log(`checking ${count} documentation examples`)
+execFileSync(join(root, "node_modules/.bin/tsc"), ["-p", join(root, "tsconfig.examples.json")], { stdio: "inherit" })
