@@ -8,7 +8,7 @@
  * 1. **Sync.** With watch-list (default), a WATCH with `sendInitialEvents=true` streams the current state
  *    into a temporary map until the bookmark annotated `k8s.io/initial-events-end: "true"`, then replaces
  *    the store and keeps using the same stream as the watch. If the server rejects or ignores watch-list,
- *    or the end bookmark does not come within `watchListTimeout`, the Reflector falls back to a paged LIST
+ *    or the stream stalls (no event for `watchListTimeout`) before the end bookmark, the Reflector falls back to a paged LIST
  *    (pages of 500 following `continue`; an expired continue token falls back to one full list) and
  *    replaces the store with the list's resourceVersion.
  * 2. **Watch** from the last resourceVersion with bookmarks and a `timeoutSeconds` drawn from
@@ -19,7 +19,7 @@
  *      (`resourceVersion=""`); a second one in a row without progress backs off first;
  *    - `TooManyRequests` or a connection failure when opening a watch: back off, re-watch (no relist);
  *    - anything else (5xx, decode errors, a watch that closes within 1 s without events, a failed
- *      resync): back off, relist.
+ *      resync, even a defect — reported as `UnexpectedError`): back off, relist. The loop never dies.
  *
  * Backoff is a `Schedule` (`defaultBackoff`: 800 ms doubling to a 30 s cap, each wait jittered into
  * [base, 2·base), reset after 2 minutes without failures, never shorter than a 429's `Retry-After`). The
@@ -28,11 +28,14 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
@@ -63,7 +66,7 @@ export class VeryShortWatchError extends Data.TaggedError("VeryShortWatchError")
 
 /**
  * A watch-list stream did not deliver its initial-events-end bookmark: it ended early (`EndedEarly`) or
- * took longer than `watchListTimeout` (`Timeout`).
+ * stalled, with no event for `watchListTimeout` (`Timeout`).
  *
  * @since 0.1.0
  * @category errors
@@ -91,10 +94,25 @@ export class StoreError extends Data.TaggedError("StoreError")<{
 }
 
 /**
+ * A defect (a bug: something threw) in the ListerWatcher, the store or a hook. The Reflector reports it,
+ * backs off and relists: it never dies.
+ *
  * @since 0.1.0
  * @category errors
  */
-export type ReflectorError = ListerWatcherError | VeryShortWatchError | WatchListError | StoreError
+export class UnexpectedError extends Data.TaggedError("UnexpectedError")<{
+  readonly cause: Cause.Cause<unknown>
+}> {
+  override get message(): string {
+    return `unexpected failure: ${Cause.pretty(this.cause)}`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type ReflectorError = ListerWatcherError | VeryShortWatchError | WatchListError | StoreError | UnexpectedError
 
 /**
  * Where in the loop an error happened.
@@ -153,7 +171,10 @@ export interface Options<A> {
   readonly initialList?: "consistent" | "any" | undefined
   /** Try watch-list (`sendInitialEvents`) first. Defaults to `true`. */
   readonly watchList?: boolean | undefined
-  /** How long to wait for the initial-events-end bookmark. Defaults to 60 seconds. */
+  /**
+   * How long the initial events may stall (no event at all) before the initial-events-end bookmark.
+   * Defaults to 60 seconds. A stall disables watch-list for this Reflector (the server ignores it).
+   */
   readonly watchListTimeout?: Duration.DurationInput | undefined
   /** Resync period; zero or absent disables resync. */
   readonly resyncPeriod?: Duration.DurationInput | undefined
@@ -267,6 +288,9 @@ class ReflectorImpl<A, E> implements Reflector {
   /** Relists made at once because of Gone, without a watch delivering anything in between. */
   private immediateRelists = 0
   private readonly watchTimeoutMin: number
+  /** Completed when the current session's list or watch-list has replaced the store. */
+  private sessionSynced: Deferred.Deferred<void> | undefined = undefined
+  private clock: Clock.Clock = undefined as never
   private readonly onStoreAdd: (e: E) => Effect.Effect<void>
   private readonly onStoreUpdate: (e: E) => Effect.Effect<void>
   private readonly onStoreDelete: (e: E) => Effect.Effect<void>
@@ -294,15 +318,14 @@ class ReflectorImpl<A, E> implements Reflector {
     this.onStoreUpdate = storeFailure("update")
     this.onStoreDelete = storeFailure("delete")
     this.onStoreBookmark = storeFailure("bookmark")
-    const counter = (type: string) =>
-      Metric.tagged(Metric.tagged(Metrics.watchEvents, "informer", this.name), "type", type)
+    const counter = (type: string) => Metrics.withTags(Metrics.watchEvents, [["informer", this.name], ["type", type]])
     this.eventCounters = {
       ADDED: counter("ADDED"),
       MODIFIED: counter("MODIFIED"),
       DELETED: counter("DELETED"),
       BOOKMARK: counter("BOOKMARK")
     }
-    this.listedCounter = Metric.tagged(Metrics.listedObjects, "informer", this.name)
+    this.listedCounter = Metrics.withTags(Metrics.listedObjects, [["informer", this.name]])
   }
 
   readonly lastSyncResourceVersion: Effect.Effect<string> = Effect.sync(() => this.lastSyncRV)
@@ -338,6 +361,10 @@ class ReflectorImpl<A, E> implements Reflector {
     return Random.nextIntBetween(this.watchTimeoutMin, 2 * this.watchTimeoutMin + 1)
   }
 
+  private markSynced(): void {
+    if (this.sessionSynced !== undefined) Deferred.unsafeDone(this.sessionSynced, Exit.void)
+  }
+
   /** The resourceVersion for a (re)list or watch-list. */
   private relistResourceVersion(): string {
     if (this.forceConsistent) return ""
@@ -345,12 +372,14 @@ class ReflectorImpl<A, E> implements Reflector {
     return this.options.initialList === "any" ? "0" : ""
   }
 
-  private reuse(objects: ReadonlyArray<A>): ReadonlyArray<A> {
+  /**
+   * Collects listed objects, swapping each for the equal object the caller already holds (`reuse`), page
+   * by page: a relist of unchanged objects then never keeps two copies of the whole collection alive.
+   */
+  private collect(into: Array<A>, objects: Iterable<A>): void {
     const reuse = this.options.reuse
-    if (reuse === undefined) return objects
-    const out: Array<A> = new Array(objects.length)
-    for (let i = 0; i < objects.length; i++) out[i] = reuse(objects[i])
-    return out
+    if (reuse === undefined) { for (const obj of objects) into.push(obj) }
+    else for (const obj of objects) into.push(reuse(obj))
   }
 
   // --- LIST ------------------------------------------------------------------------------------
@@ -373,7 +402,7 @@ class ReflectorImpl<A, E> implements Reflector {
       let page: ListPage<A> = firstPage
       if (rv === "0" && page.continue !== undefined) self.paginatedResult = true
       let listRV = page.resourceVersion
-      for (const item of page.items) items.push(item)
+      self.collect(items, page.items)
       while (page.continue !== undefined) {
         const next: Option.Option<ListPage<A>> = yield* self.lw.list({ continue: page.continue, limit: pageSize }).pipe(
           Effect.map(Option.some),
@@ -385,18 +414,19 @@ class ReflectorImpl<A, E> implements Reflector {
           items.length = 0
           page = yield* self.lw.list({ resourceVersion: rv })
           listRV = page.resourceVersion
-          for (const item of page.items) items.push(item)
+          self.collect(items, page.items)
           break
         }
         page = next.value
-        for (const item of page.items) items.push(item)
+        self.collect(items, page.items)
       }
       self.listedCounter.unsafeUpdate(items.length, [])
-      yield* self.store.replace(self.reuse(items), listRV).pipe(
+      yield* self.store.replace(items, listRV).pipe(
         Effect.mapError((cause) => new StoreError({ operation: "replace", cause }))
       )
       self.lastSyncRV = listRV
       self.forceConsistent = false
+      self.markSynced()
     }).pipe(Effect.withSpan("Reflector.list", { attributes: { reflector: this.name } }))
   }
 
@@ -532,7 +562,7 @@ class ReflectorImpl<A, E> implements Reflector {
     const self = this
     return Effect.gen(function*() {
       const timeoutSeconds = yield* self.watchTimeoutSeconds()
-      const started = yield* Clock.currentTimeMillis
+      const started = self.clock.unsafeCurrentTimeMillis()
       const rv = self.relistResourceVersion()
       let synced = false
       const temp = new Map<string, A>()
@@ -549,18 +579,23 @@ class ReflectorImpl<A, E> implements Reflector {
           case "ADDED":
           case "MODIFIED": {
             const key = deletionHandlingMetaNamespaceKey(event.object)
-            if (Either.isRight(key)) temp.set(key.right, event.object)
+            if (Either.isLeft(key)) return self.report(new StoreError({ operation: "add", cause: key.left }), "event")
+            const reuse = self.options.reuse
+            temp.set(key.right, reuse === undefined ? event.object : reuse(event.object))
             return Effect.void
           }
           case "DELETED": {
             const key = deletionHandlingMetaNamespaceKey(event.object)
-            if (Either.isRight(key)) temp.delete(key.right)
+            if (Either.isLeft(key)) {
+              return self.report(new StoreError({ operation: "delete", cause: key.left }), "event")
+            }
+            temp.delete(key.right)
             return Effect.void
           }
           case "BOOKMARK": {
             if (!isInitialEventsEnd(event.object)) return Effect.void
             const bookmarkRV = event.object.metadata.resourceVersion
-            const objects = self.reuse(Array.from(temp.values()))
+            const objects = Array.from(temp.values())
             temp.clear()
             self.listedCounter.unsafeUpdate(objects.length, [])
             return self.store.replace(objects, bookmarkRV).pipe(
@@ -570,6 +605,7 @@ class ReflectorImpl<A, E> implements Reflector {
                   synced = true
                   self.lastSyncRV = bookmarkRV
                   self.forceConsistent = false
+                  self.markSynced()
                 })
               )
             )
@@ -578,7 +614,9 @@ class ReflectorImpl<A, E> implements Reflector {
       }
       /** Events after the end bookmark: the watch part of the stream made progress. */
       let eventsAfterSync = 0
+      let lastProgress = started
       const consumed = Stream.runForEachChunk(stream, (chunk) => {
+        lastProgress = self.clock.unsafeCurrentTimeMillis()
         counter.events += self.countEvents(chunk)
         return Effect.forEach(
           chunk,
@@ -590,17 +628,22 @@ class ReflectorImpl<A, E> implements Reflector {
           { discard: true }
         )
       })
-      const timeout = Duration.decode(self.options.watchListTimeout ?? "60 seconds")
-      const timer = Effect.sleep(timeout).pipe(
-        Effect.zipRight(Effect.suspend(() =>
-          synced ? Effect.never : Effect.fail(
+      // Until the end bookmark: fail when no event arrived for `watchListTimeout`. A large initial stream
+      // that keeps delivering is never cut; a server that stops short (or ignores watch-list) is.
+      const timeout = Duration.toMillis(Duration.decode(self.options.watchListTimeout ?? "60 seconds"))
+      const timer: Effect.Effect<never, ReflectorError> = Effect.suspend(() => {
+        if (synced) return Effect.never
+        const idle = self.clock.unsafeCurrentTimeMillis() - lastProgress
+        if (idle >= timeout) {
+          return Effect.fail(
             new WatchListError({
               reason: "Timeout",
-              message: `no initial-events-end bookmark within ${Duration.format(timeout)}`
+              message: `no initial-events-end bookmark: no event for ${Duration.format(Duration.millis(idle))}`
             })
           )
-        ))
-      )
+        }
+        return Effect.zipRight(Effect.sleep(Duration.millis(timeout - idle)), timer)
+      })
       const result = yield* Effect.raceFirst(consumed, timer).pipe(
         Effect.withSpan("Reflector.watchList", { attributes: { reflector: self.name } }),
         Effect.either
@@ -664,6 +707,8 @@ class ReflectorImpl<A, E> implements Reflector {
   /** One list(-or-watch-list)-and-watch session. */
   private session(backoff: (error: ReflectorError) => Effect.Effect<void>): Effect.Effect<SessionEnd> {
     const self = this
+    const synced = Deferred.unsafeMake<void>(undefined as never)
+    this.sessionSynced = synced
     const sync = Effect.gen(function*() {
       if (self.watchListEnabled) {
         const outcome = yield* self.watchList(backoff)
@@ -687,12 +732,13 @@ class ReflectorImpl<A, E> implements Reflector {
     const period = this.options.resyncPeriod === undefined ? Duration.zero : Duration.decode(this.options.resyncPeriod)
     if (!Duration.greaterThan(period, Duration.zero)) return sync
     const shouldResync = this.options.shouldResync ?? Effect.succeed(true)
-    const resync = Effect.gen(function*() {
+    // The resync timer starts once this session has synced (its list or watch-list replaced the store).
+    const resyncOnce = Effect.gen(function*() {
       if (!(yield* shouldResync)) return
       yield* self.store.resync.pipe(Effect.mapError((cause) => new StoreError({ operation: "resync", cause })))
-    }).pipe(
-      Effect.repeat(Schedule.spaced(period)),
-      Effect.delay(period),
+    })
+    const resync = Deferred.await(synced).pipe(
+      Effect.zipRight(resyncOnce.pipe(Effect.repeat(Schedule.spaced(period)), Effect.delay(period))),
       Effect.matchEffect({
         onFailure: (error): Effect.Effect<SessionEnd> =>
           Effect.zipRight(
@@ -707,12 +753,22 @@ class ReflectorImpl<A, E> implements Reflector {
 
   readonly run: Effect.Effect<never> = Effect.gen(this, function*() {
     const self = this
-    const driver = yield* Schedule.driver(this.options.backoff ?? defaultBackoff)
+    this.clock = yield* Effect.clock
+    const driver = yield* Schedule.driver(honourRetryAfter(this.options.backoff ?? defaultBackoff))
+    // A schedule that stops (a custom one with a limit) starts over, with its first wait.
     const backoff = (error: ReflectorError): Effect.Effect<void> =>
-      driver.next(error).pipe(Effect.catchAll(() => driver.reset))
+      driver.next(error).pipe(
+        Effect.catchAll(() => Effect.zipRight(driver.reset, Effect.ignore(driver.next(error))))
+      )
     yield* self.countRelist("initial")
     while (true) {
-      const end = yield* self.session(backoff)
+      const end = yield* self.session(backoff).pipe(
+        Effect.catchAllCause((cause): Effect.Effect<SessionEnd> => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause) as never
+          const error = new UnexpectedError({ cause })
+          return Effect.as(self.report(error, "watch"), { immediate: false, error })
+        })
+      )
       if (!end.immediate && end.error !== undefined) yield* backoff(end.error)
     }
   }).pipe(Effect.annotateLogs({ module: "Reflector" }))
