@@ -22,6 +22,11 @@ export * as FieldSelector from "./FieldSelector.js"
 /**
  * @since 0.1.0
  */
+export * as HttpListerWatcher from "./HttpListerWatcher.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Indexer from "./Indexer.js"
 
 /**
@@ -33,6 +38,11 @@ export * as InformerFactory from "./InformerFactory.js"
  * @since 0.1.0
  */
 export * as KubeObject from "./KubeObject.js"
+
+/**
+ * @since 0.1.0
+ */
+export * as KubeConfig from "./KubeConfig.js"
 
 /**
  * @since 0.1.0
