@@ -52,6 +52,11 @@ export * as LabelSelector from "./LabelSelector.js"
 /**
  * @since 0.1.0
  */
+export * as Layer from "./Layer.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as Lister from "./Lister.js"
 
 /**

@@ -1,0 +1,149 @@
+/**
+ * Typed read access to an informer's cache (client-go's generated listers): `list(selector)`,
+ * `get(name)`, and the same per namespace through the namespace index. Reads are cheap and never copy
+ * objects: what a lister returns is the cached object itself, shared and immutable.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type { Indexer } from "./Indexer.js"
+import { IndexNotFoundError, namespaceIndex } from "./Indexer.js"
+import type { KubeObject } from "./KubeObject.js"
+import type { LabelSelectorParseError } from "./LabelSelector.js"
+import * as LabelSelector from "./LabelSelector.js"
+import type { Resource } from "./Resource.js"
+import { groupResource } from "./Resource.js"
+
+/**
+ * The object is not in the cache. The message reads like the API server's:
+ * `pods "web" not found` / `deployments.apps "api" not found`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFoundError extends Data.TaggedError("ListerNotFoundError")<{
+  /** `resource.group`, e.g. `pods` or `deployments.apps`. */
+  readonly resource: string
+  readonly name: string
+  readonly namespace?: string | undefined
+}> {
+  override get message(): string {
+    const where = this.namespace === undefined ? "" : ` in namespace "${this.namespace}"`
+    return `${this.resource} "${this.name}" not found${where}`
+  }
+}
+
+/**
+ * A label selector: a `LabelSelector`, or its string form (parsed like the API server does).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Selector = LabelSelector.LabelSelector | string
+
+/**
+ * Reads of one namespace.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NamespaceLister<A> {
+  readonly list: (selector?: Selector) => Effect.Effect<ReadonlyArray<A>, LabelSelectorParseError>
+  readonly get: (name: string) => Effect.Effect<A, NotFoundError>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Lister<A> extends NamespaceLister<A> {
+  /** Reads limited to one namespace, served by the namespace index. */
+  readonly byNamespace: (namespace: string) => NamespaceLister<A>
+}
+
+const toSelector = (
+  selector: Selector | undefined
+): Either.Either<LabelSelector.LabelSelector, LabelSelectorParseError> =>
+  selector === undefined
+    ? Either.right(LabelSelector.everything)
+    : typeof selector === "string"
+    ? LabelSelector.parse(selector)
+    : Either.right(selector)
+
+const filter = <A extends KubeObject>(
+  objects: Iterable<A>,
+  selector: LabelSelector.LabelSelector
+): ReadonlyArray<A> => {
+  if (LabelSelector.isNothing(selector)) return []
+  const everything = LabelSelector.isEverything(selector)
+  const out: Array<A> = []
+  for (const obj of objects) {
+    if (everything || LabelSelector.matches(selector, obj.metadata?.labels)) out.push(obj)
+  }
+  return out
+}
+
+const list = <A extends KubeObject>(
+  objects: () => Iterable<A>,
+  selector: Selector | undefined
+): Effect.Effect<ReadonlyArray<A>, LabelSelectorParseError> =>
+  Effect.suspend(() => {
+    const parsed = toSelector(selector)
+    return Either.isLeft(parsed) ? Effect.fail(parsed.left) : Effect.succeed(filter(objects(), parsed.right))
+  })
+
+/**
+ * A lister over an indexer of `resource` objects. Without the namespace index, namespace reads scan the
+ * whole cache.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Indexer, Lister, Resource } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const indexer = yield* Indexer.make({ indexers: { [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction } })
+ *   yield* indexer.add({ metadata: { namespace: "default", name: "web", labels: { app: "web" } } })
+ *   const pods = Lister.make(indexer, Resource.pods)
+ *   const web = yield* pods.byNamespace("default").list("app=web")
+ *   const missing = yield* Effect.flip(pods.byNamespace("default").get("api"))
+ *   console.log(web.length, missing.message) // 1 'pods "api" not found in namespace "default"'
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <A extends KubeObject>(
+  indexer: Indexer.Service<A>,
+  resource: Resource<unknown>
+): Lister<A> => {
+  const name = groupResource(resource)
+  const notFound = (objectName: string, namespace?: string) =>
+    new NotFoundError({ resource: name, name: objectName, ...(namespace === undefined ? {} : { namespace }) })
+  const inNamespace = (namespace: string): Iterable<A> => {
+    const indexed = indexer.unsafeByIndex(namespaceIndex, namespace)
+    if (!(indexed instanceof IndexNotFoundError)) return indexed
+    return filter(indexer.unsafeValues(), LabelSelector.everything).filter((obj) =>
+      (obj.metadata?.namespace ?? "") === namespace
+    )
+  }
+  return {
+    list: (selector) => list(() => indexer.unsafeValues(), selector),
+    get: (objectName) =>
+      Effect.suspend(() => {
+        const obj = indexer.unsafeGetByKey(objectName)
+        return obj === undefined ? Effect.fail(notFound(objectName)) : Effect.succeed(obj)
+      }),
+    byNamespace: (namespace) => ({
+      list: (selector) => list(() => inNamespace(namespace), selector),
+      get: (objectName) =>
+        Effect.suspend(() => {
+          const obj = indexer.unsafeGetByKey(namespace === "" ? objectName : `${namespace}/${objectName}`)
+          return obj === undefined ? Effect.fail(notFound(objectName, namespace)) : Effect.succeed(obj)
+        })
+    })
+  }
+}
