@@ -12,7 +12,7 @@
  *
  * **`"coalescing"` (client-go's `DeltaFIFO`).** Deltas accumulate per key, oldest to newest; a key is queued
  * once, in first-enqueue order (re-adding a queued key does not move it; a popped key that comes back goes
- * to the back). Of two consecutive deletes only the more informative is kept. A delete of a key that is
+ * to the back). Of two consecutive deletes only one is kept: the older, unless it is a tombstone. A delete of a key that is
  * neither queued nor known is ignored. `replace` appends `Replaced` (or `Sync`) for each listed object,
  * then a `DeletedFinalStateUnknown` tombstone for every queued or known key missing from the list.
  * `resync` appends `Sync` for known keys with nothing queued.
@@ -430,7 +430,10 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
     max: number,
     process: (popped: Popped<A>) => Effect.Effect<B, E, R>
   ): Effect.Effect<B, E | FifoClosedError, R> =>
-    Effect.flatMap(this.awaitItem, () => {
+    Effect.flatMap(this.awaitItem, (): Effect.Effect<B, E | FifoClosedError, R> => {
+      // The wait and the take are two steps: the fiber may yield in between and another popper may empty the
+      // queue, so check again in the step that takes.
+      if (this.unsafeLength() === 0) return this.popBatch(max, process)
       const isInInitialList = !this.synced()
       const pending = this.initialPopulationCount
       const limit = pending > 0 ? Math.min(Math.max(1, max), pending) : Math.max(1, max)
@@ -491,11 +494,12 @@ class CoalescingFifo<A> extends BaseFifo<A> {
       return
     }
     deltas.push(delta)
-    // Of two consecutive deletes keep the newer, unless it is a tombstone and the older a real object.
+    // Of two consecutive deletes keep one (client-go's isDeletionDup): the older, unless the older is a
+    // tombstone, so that a real final state is never replaced by an inferred one.
     const n = deltas.length
     if (n >= 2 && deltas[n - 1]._tag === "Deleted" && deltas[n - 2]._tag === "Deleted") {
-      if (deltas[n - 1].object instanceof DeletedFinalStateUnknown) deltas.pop()
-      else deltas.splice(n - 2, 1)
+      if (deltas[n - 2].object instanceof DeletedFinalStateUnknown) deltas.splice(n - 2, 1)
+      else deltas.pop()
     }
   }
 

@@ -460,9 +460,11 @@ class Store<A> implements Indexer.Service<A> {
     return undefined
   }
 
+  /** Objects with metadata set the store's version (`""` when they have none); other values do not. */
   private trackResourceVersion(obj: A): void {
-    const rv = resourceVersion(obj)
-    if (rv !== undefined) this.rv = rv
+    const metadata = typeof obj === "object" && obj !== null ? (obj as KubeObject).metadata : undefined
+    if (typeof metadata !== "object" || metadata === null) return
+    this.rv = resourceVersion(obj) ?? ""
   }
 
   private write(obj: A): Effect.Effect<void, WriteError> {
