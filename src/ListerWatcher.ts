@@ -266,7 +266,7 @@ export const fromStatus = (
   const message = status.message ?? (reason === "" ? `status ${code}` : reason)
   const fields = { message, status }
   const causes = status.details?.causes ?? []
-  if (causes.some((cause) => cause.type === "ResourceVersionTooLarge") || tooLargeMessage.test(message)) {
+  if (causes.some((cause) => cause.reason === "ResourceVersionTooLarge") || tooLargeMessage.test(message)) {
     return new ResourceVersionTooLarge(fields)
   }
   if (code === 410 || reason === "Expired" || reason === "Gone") return new Gone(fields)

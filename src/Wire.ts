@@ -14,13 +14,14 @@ import { guard } from "./internal/schemaGuard.js"
 import type { KubeObject } from "./KubeObject.js"
 
 /**
- * A cause in a `Status`'s details.
+ * A cause in a `Status`'s details (`metav1.StatusCause`).
  *
  * @since 0.1.0
  * @category schemas
  */
 export const StatusCause = Schema.Struct({
-  type: Schema.optional(Schema.String),
+  /** The cause's type (`metav1.CauseType`), which the API sends under the JSON key `reason`. */
+  reason: Schema.optional(Schema.String),
   message: Schema.optional(Schema.String),
   field: Schema.optional(Schema.String)
 })

@@ -356,7 +356,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
           json(
             504,
             Wire.failureStatus(504, "Timeout", "Timeout: request did not complete", {
-              causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }],
+              causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
               retryAfterSeconds: 1
             })
           ),

@@ -549,7 +549,7 @@ describe("Reflector", () => {
       Effect.gen(function*() {
         const formats = [
           Wire.failureStatus(504, "Timeout", "The server was unable to return a response in the time allotted", {
-            causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }]
+            causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }]
           }),
           Wire.failureStatus(
             504,
