@@ -1,0 +1,763 @@
+/**
+ * An embedded Kubernetes API server for demos, tests, benchmarks and fault campaigns: a real HTTP server
+ * on 127.0.0.1 that keeps any resource in memory and speaks enough of the API for informers,
+ * `@kubernetes/client-node` and kubectl.
+ *
+ * - One global, strictly increasing resourceVersion; a bounded history of events (the watch cache) from
+ *   which older states are reconstructed, so `resourceVersionMatch=Exact` lists and every page of a
+ *   paginated list are consistent snapshots.
+ * - LIST with label/field selectors, `limit`/`continue`, the resourceVersion semantics of the real server
+ *   and its errors (`410 Expired`, `504 Too large resource version`, `422 Invalid` list options).
+ * - GET/POST/PUT/PATCH/DELETE with generateName, optimistic concurrency, finalizers and `Status` errors.
+ * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
+ *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
+ *   once and the bytes are shared by every watcher; pending events are written as one chunk.
+ * - Discovery, `/version` and minimal OpenAPI documents so that kubectl (1.20 to 1.32) works unchanged.
+ * - Fault injection (`Fault`, `parseFault`) and counters (`stats`).
+ *
+ * @since 0.1.0
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Http from "node:http"
+import type { Socket } from "node:net"
+import type { ArmedFault, ServerState } from "./internal/apiServerHttp.js"
+import {
+  applyPatch,
+  applyStreamFault,
+  FaultState,
+  list as listObjects,
+  makeApp,
+  makeDiscovery,
+  patchObject,
+  writeContext
+} from "./internal/apiServerHttp.js"
+import type { Entry, JsonObject, Result } from "./internal/apiServerStore.js"
+import { badRequest, notFound, objectKey, resourceNotFound, Store } from "./internal/apiServerStore.js"
+import type { KubeObject } from "./KubeObject.js"
+import type { ListOptions as ListerWatcherListOptions, ListPage } from "./ListerWatcher.js"
+import * as Resource from "./Resource.js"
+import type { Status } from "./Wire.js"
+
+// -------------------------------------------------------------------------------------------------
+// faults
+// -------------------------------------------------------------------------------------------------
+
+const FaultTarget = Schema.Literal("any", "list", "watch")
+
+/**
+ * A fault to inject, as a serialisable value (see `parseFault` for the string form).
+ *
+ * - `DropWatches`: destroy the socket of every open watch, mid-stream.
+ * - `CloseWatches`: end every open watch cleanly (as a server-side timeout does).
+ * - `WatchGone`: the next `count` (1) watch requests get 410 Expired, as an `ERROR` event (`mode: "event"`,
+ *   the watch cache's way) or as the HTTP status (`mode: "http"`).
+ * - `ServerError`: the next `count` (1) requests (`on`: `"any"` resource request, `"list"` or `"watch"`)
+ *   get HTTP `status` (500).
+ * - `TooManyRequests`: the next `count` (1) requests get 429 with `Retry-After: retryAfterSeconds` (1).
+ * - `StallWatches`: every open watch goes silent (the connection stays open, no byte is sent, not even at
+ *   its timeout), and so do the next `count` (0) watches opened.
+ * - `Delay`: the next `count` (1) requests are answered `millis` later.
+ * - `MalformedLine`, `PartialLine` (then the watch ends), `MissingMetadata` (an ADDED event whose object
+ *   has no metadata): written on every open watch, or on the next watch opened when none is open.
+ * - `Restart`: every connection is dropped; with `rejectMillis` the server also stops listening for that
+ *   long (connections are refused), then listens again on the same port. The data is kept.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const Fault = Schema.Union(
+  Schema.TaggedStruct("DropWatches", {}),
+  Schema.TaggedStruct("CloseWatches", {}),
+  Schema.TaggedStruct("WatchGone", {
+    count: Schema.optional(Schema.Int),
+    mode: Schema.optional(Schema.Literal("event", "http"))
+  }),
+  Schema.TaggedStruct("ServerError", {
+    count: Schema.optional(Schema.Int),
+    status: Schema.optional(Schema.Int),
+    on: Schema.optional(FaultTarget)
+  }),
+  Schema.TaggedStruct("TooManyRequests", {
+    count: Schema.optional(Schema.Int),
+    retryAfterSeconds: Schema.optional(Schema.Int),
+    on: Schema.optional(FaultTarget)
+  }),
+  Schema.TaggedStruct("StallWatches", {
+    count: Schema.optional(Schema.Int)
+  }),
+  Schema.TaggedStruct("Delay", {
+    millis: Schema.Int,
+    count: Schema.optional(Schema.Int),
+    on: Schema.optional(FaultTarget)
+  }),
+  Schema.TaggedStruct("MalformedLine", {}),
+  Schema.TaggedStruct("PartialLine", {}),
+  Schema.TaggedStruct("MissingMetadata", {}),
+  Schema.TaggedStruct("Restart", {
+    rejectMillis: Schema.optional(Schema.Int)
+  })
+)
+
+/**
+ * @since 0.1.0
+ * @category faults
+ */
+export type Fault = typeof Fault.Type
+
+/**
+ * The class of a fault.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export type FaultTag = Fault["_tag"]
+
+/**
+ * Every fault class.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const faultTags: ReadonlyArray<FaultTag> = [
+  "DropWatches",
+  "CloseWatches",
+  "WatchGone",
+  "ServerError",
+  "TooManyRequests",
+  "StallWatches",
+  "Delay",
+  "MalformedLine",
+  "PartialLine",
+  "MissingMetadata",
+  "Restart"
+]
+
+/**
+ * A fault string could not be parsed.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export class FaultParseError extends Data.TaggedError("FaultParseError")<{
+  readonly input: string
+  readonly message: string
+}> {}
+
+const faultNames: { readonly [name: string]: FaultTag } = {
+  "drop-watches": "DropWatches",
+  "close-watches": "CloseWatches",
+  "watch-gone": "WatchGone",
+  "gone": "WatchGone",
+  "error": "ServerError",
+  "server-error": "ServerError",
+  "throttle": "TooManyRequests",
+  "too-many-requests": "TooManyRequests",
+  "stall": "StallWatches",
+  "stall-watches": "StallWatches",
+  "delay": "Delay",
+  "malformed-line": "MalformedLine",
+  "partial-line": "PartialLine",
+  "no-metadata": "MissingMetadata",
+  "missing-metadata": "MissingMetadata",
+  "restart": "Restart"
+}
+
+const canonicalNames: { readonly [tag in FaultTag]: string } = {
+  DropWatches: "drop-watches",
+  CloseWatches: "close-watches",
+  WatchGone: "watch-gone",
+  ServerError: "error",
+  TooManyRequests: "throttle",
+  StallWatches: "stall",
+  Delay: "delay",
+  MalformedLine: "malformed-line",
+  PartialLine: "partial-line",
+  MissingMetadata: "no-metadata",
+  Restart: "restart"
+}
+
+/** Parameter name in the string form -> field of the fault, per fault class. */
+const faultParams: { readonly [tag in FaultTag]: { readonly [param: string]: string } } = {
+  DropWatches: {},
+  CloseWatches: {},
+  WatchGone: { count: "count", mode: "mode" },
+  ServerError: { count: "count", status: "status", on: "on" },
+  TooManyRequests: { count: "count", "retry-after": "retryAfterSeconds", on: "on" },
+  StallWatches: { count: "count" },
+  Delay: { ms: "millis", count: "count", on: "on" },
+  MalformedLine: {},
+  PartialLine: {},
+  MissingMetadata: {},
+  Restart: { "reject-ms": "rejectMillis" }
+}
+
+const decodeFault = Schema.decodeUnknownEither(Fault)
+
+/**
+ * Parses the string form of a fault: `NAME[:PARAM=VALUE[,PARAM=VALUE...]]`.
+ *
+ * | string | fault |
+ * |---|---|
+ * | `drop-watches` | `DropWatches` |
+ * | `close-watches` | `CloseWatches` |
+ * | `watch-gone[:count=N][,mode=event\|http]` (alias `gone`) | `WatchGone` |
+ * | `error[:count=N][,status=CODE][,on=any\|list\|watch]` (alias `server-error`) | `ServerError` |
+ * | `throttle[:count=N][,retry-after=SECONDS][,on=...]` (alias `too-many-requests`) | `TooManyRequests` |
+ * | `stall[:count=N]` (alias `stall-watches`) | `StallWatches` |
+ * | `delay:ms=MILLIS[,count=N][,on=...]` | `Delay` |
+ * | `malformed-line`, `partial-line`, `no-metadata` (alias `missing-metadata`) | stream faults |
+ * | `restart[:reject-ms=MILLIS]` | `Restart` |
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { ApiServer } from "effect-informers/testing"
+ *
+ * const fault = ApiServer.parseFault("error:count=3,status=503,on=list")
+ * console.log(Either.getOrThrow(fault)) // { _tag: "ServerError", count: 3, status: 503, on: "list" }
+ * ```
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const parseFault = (input: string): Either.Either<Fault, FaultParseError> => {
+  const text = input.trim()
+  const colon = text.indexOf(":")
+  const name = (colon < 0 ? text : text.slice(0, colon)).trim().toLowerCase()
+  const tag = faultNames[name]
+  if (tag === undefined) {
+    return Either.left(
+      new FaultParseError({
+        input,
+        message: `unknown fault "${name}"; known faults: ${Object.values(canonicalNames).join(", ")}`
+      })
+    )
+  }
+  const fault: Record<string, unknown> = { _tag: tag }
+  const rest = colon < 0 ? "" : text.slice(colon + 1)
+  for (const part of rest.split(",")) {
+    if (part.trim() === "") continue
+    const eq = part.indexOf("=")
+    const key = (eq < 0 ? part : part.slice(0, eq)).trim().toLowerCase()
+    const value = eq < 0 ? "" : part.slice(eq + 1).trim()
+    const field = faultParams[tag][key]
+    if (field === undefined) {
+      const known = Object.keys(faultParams[tag])
+      return Either.left(
+        new FaultParseError({
+          input,
+          message: `fault "${canonicalNames[tag]}" has no parameter "${key}"${
+            known.length === 0 ? "" : `; parameters: ${known.join(", ")}`
+          }`
+        })
+      )
+    }
+    if (field === "mode" || field === "on") fault[field] = value
+    else if (/^\d+$/.test(value)) fault[field] = Number(value)
+    else {return Either.left(
+        new FaultParseError({ input, message: `${key} must be a non-negative integer: "${value}"` })
+      )}
+  }
+  return Either.mapLeft(
+    decodeFault(fault),
+    (error) => new FaultParseError({ input, message: `invalid fault "${input}": ${error.message}` })
+  )
+}
+
+/**
+ * The string form of a fault (`parseFault(formatFault(f))` is `f`).
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const formatFault = (fault: Fault): string => {
+  const params: Array<string> = []
+  for (const [param, field] of Object.entries(faultParams[fault._tag])) {
+    const value = (fault as Record<string, unknown>)[field]
+    if (value !== undefined) params.push(`${param}=${String(value)}`)
+  }
+  return canonicalNames[fault._tag] + (params.length === 0 ? "" : `:${params.join(",")}`)
+}
+
+// -------------------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A request of the programmatic API failed the way the HTTP API would have: `status` is the `Status` the
+ * server would have answered.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApiError extends Data.TaggedError("ApiServerError")<{
+  readonly status: Status
+}> {
+  /** The HTTP status code. */
+  get code(): number {
+    return this.status.code ?? 500
+  }
+
+  /** The `Status` reason, e.g. `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`. */
+  get reason(): string {
+    return this.status.reason ?? ""
+  }
+
+  override get message(): string {
+    return this.status.message ?? this.reason
+  }
+}
+
+/**
+ * Construction options.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** `0` (the default) picks a free port; `url` tells which. */
+  readonly port?: number | undefined
+  /** Defaults to `127.0.0.1`. */
+  readonly host?: string | undefined
+  /** Served in addition to `Resource.catalog` (CRDs, other versions). */
+  readonly resources?: ReadonlyArray<Resource.Resource> | undefined
+  /** Events kept for watch resumption, Exact lists and continuation pages. Defaults to 10,000. */
+  readonly historySize?: number | undefined
+  /** Period of BOOKMARK events for watches with `allowWatchBookmarks`. Defaults to 10 seconds. */
+  readonly bookmarkInterval?: Duration.DurationInput | undefined
+  /** Upper bound (and default) of a watch's `timeoutSeconds`. Defaults to 1800. */
+  readonly maxTimeoutSeconds?: number | undefined
+  /** A watcher this many bytes behind is disconnected. Defaults to 256 MiB. */
+  readonly watchBufferBytes?: number | undefined
+  /** Objects created at start, each with `apiVersion` and `kind` of a served resource. */
+  readonly objects?: ReadonlyArray<KubeObject> | undefined
+}
+
+/**
+ * Counters since the server started.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stats {
+  readonly resourceVersion: string
+  /** Requests to resource and group-version paths (`/api/...`, `/apis/...`). */
+  readonly requests: number
+  /** Resource requests by verb: `list`, `watch`, `get`, `create`, `update`, `patch`, `delete`, ... */
+  readonly requestsByVerb: { readonly [verb: string]: number }
+  readonly watchesOpen: number
+  /** Watch streams ever started (including those ended at once by an ERROR event). */
+  readonly watchesTotal: number
+  /** Watch events queued for clients (object events, bookmarks, errors, injected lines). */
+  readonly eventsSent: number
+  /** Watch bytes handed to sockets. */
+  readonly bytesSent: number
+  /** Events currently retained for resumption. */
+  readonly historySize: number
+  /** Faults that took effect, by class (a request answered, a connection dropped, a line written...). */
+  readonly faults: { readonly [tag in FaultTag]: number }
+}
+
+/**
+ * Names one object.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ObjectRef {
+  readonly name: string
+  /** Required for namespaced resources. */
+  readonly namespace?: string | undefined
+}
+
+/**
+ * The content type of a patch: `merge` (RFC 7386), `strategic` (treated as a merge patch that merges the
+ * well-known lists by key) or `json` (RFC 6902).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PatchType = "merge" | "strategic" | "json"
+
+/**
+ * Options of the programmatic `list`: the LIST options plus the namespace (all namespaces when absent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListOptions extends ListerWatcherListOptions {
+  readonly namespace?: string | undefined
+}
+
+/**
+ * @since 0.1.0
+ */
+export declare namespace ApiServer {
+  /**
+   * The running server. Objects passed in are kept as they are (nested values are not copied: do not
+   * mutate them afterwards) and objects handed out are the stored ones (treat them as immutable).
+   *
+   * @since 0.1.0
+   * @category models
+   */
+  export interface Service {
+    /** `http://HOST:PORT`, without a trailing slash. */
+    readonly url: string
+    readonly port: number
+    /** Every served resource. */
+    readonly resources: ReadonlyArray<Resource.Resource>
+    /** The resourceVersion of the last write. */
+    readonly resourceVersion: Effect.Effect<string>
+    /** Creates an object (the namespace comes from `options` or from the object). */
+    readonly create: <A>(
+      resource: Resource.Resource<A>,
+      object: A,
+      options?: { readonly namespace?: string | undefined }
+    ) => Effect.Effect<A, ApiError>
+    /** Replaces an object; a `metadata.resourceVersion` on it must be the current one (409 otherwise). */
+    readonly update: <A>(resource: Resource.Resource<A>, object: A) => Effect.Effect<A, ApiError>
+    readonly patch: <A>(
+      resource: Resource.Resource<A>,
+      ref: ObjectRef,
+      patch: unknown,
+      type?: PatchType
+    ) => Effect.Effect<A, ApiError>
+    /** Deletes an object (or marks it deleting while it has finalizers); returns its last state. */
+    readonly delete: <A>(
+      resource: Resource.Resource<A>,
+      ref: ObjectRef,
+      preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
+    ) => Effect.Effect<A, ApiError>
+    readonly get: <A>(resource: Resource.Resource<A>, ref: ObjectRef) => Effect.Effect<A, ApiError>
+    /** A LIST with the HTTP API's semantics (selectors, limit/continue, resourceVersion). */
+    readonly list: <A>(resource: Resource.Resource<A>, options?: ListOptions) => Effect.Effect<ListPage<A>, ApiError>
+    /** The current objects, sorted by namespace/name: what a synced cache must equal. */
+    readonly snapshot: <A>(
+      resource: Resource.Resource<A>,
+      namespace?: string | undefined
+    ) => Effect.Effect<ReadonlyArray<A>>
+    /** Forgets the history: older resourceVersions and continue tokens now get 410 Expired. */
+    readonly compact: Effect.Effect<void>
+    readonly stats: Effect.Effect<Stats>
+    readonly inject: (fault: Fault) => Effect.Effect<void>
+  }
+}
+
+/**
+ * The ApiServer service tag.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class ApiServer extends Context.Tag("effect-informers/ApiServer")<ApiServer, ApiServer.Service>() {}
+
+// -------------------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------------------
+
+const resourceKey = (r: Resource.Resource<unknown>) => `${r.group}/${r.version}/${r.resource}`
+
+const findByTypeMeta = (
+  resources: ReadonlyArray<Resource.Resource>,
+  object: KubeObject
+): Resource.Resource | undefined =>
+  resources.find((r) => Resource.apiVersion(r) === object.apiVersion && r.kind === object.kind)
+
+const toEffect = <A>(result: Result<Entry>): Effect.Effect<A, ApiError> =>
+  result.ok ? Effect.succeed(result.value.obj as A) : Effect.fail(new ApiError({ status: result.status }))
+
+/**
+ * Starts the server; it stops when the scope closes (open watches are ended and every connection is
+ * closed first).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Resource } from "effect-informers"
+ * import { ApiServer } from "effect-informers/testing"
+ *
+ * const program = Effect.gen(function*() {
+ *   const server = yield* ApiServer.make({ historySize: 1000 })
+ *   yield* server.create(Resource.pods, { metadata: { name: "web", namespace: "default" } })
+ *   const response = yield* Effect.promise(() => fetch(`${server.url}/api/v1/namespaces/default/pods`))
+ *   console.log(response.status) // 200
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, ServeError | ApiError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const resources: Array<Resource.Resource> = []
+    const byPath = new Map<string, Resource.Resource>()
+    for (const r of [...Resource.catalog, ...(options.resources ?? [])]) {
+      if (byPath.has(resourceKey(r))) continue
+      byPath.set(resourceKey(r), r)
+      resources.push(r)
+    }
+    const store = new Store(Math.max(1, options.historySize ?? 10_000), resources)
+    const faults = new FaultState()
+    const state: ServerState = {
+      store,
+      resources,
+      byPath,
+      watchers: new Set(),
+      faults,
+      stats: { requests: 0, byVerb: {}, watchesOpen: 0, watchesTotal: 0 },
+      bookmarkInterval: Duration.decode(options.bookmarkInterval ?? Duration.seconds(10)),
+      maxTimeoutSeconds: options.maxTimeoutSeconds ?? 1800,
+      watchBufferBytes: options.watchBufferBytes ?? 256 * 1024 * 1024,
+      discovery: makeDiscovery(resources)
+    }
+
+    const startedAt = yield* Clock.currentTimeMillis
+    for (const object of options.objects ?? []) {
+      const resource = findByTypeMeta(resources, object)
+      if (resource === undefined) {
+        return yield* new ApiError({
+          status: badRequest(`no served resource has apiVersion ${object.apiVersion} and kind ${object.kind}`)
+        })
+      }
+      yield* toEffect(
+        store.create(store.storeOf(resource)!, object, object.metadata?.namespace, writeContext(startedAt))
+      )
+    }
+
+    // the HTTP server, with its connections tracked for restarts and shutdown
+    const scope = yield* Effect.scope
+    const host = options.host ?? "127.0.0.1"
+    const sockets = new Set<Socket>()
+    const nodeServer = Http.createServer()
+    nodeServer.on("connection", (socket: Socket) => {
+      sockets.add(socket)
+      socket.once("close", () => sockets.delete(socket))
+    })
+    const dropConnections = () => {
+      for (const watcher of state.watchers) watcher.end("connection dropped")
+      for (const socket of sockets) socket.destroy()
+      sockets.clear()
+    }
+    const server = yield* NodeHttpServer.make(() => nodeServer, { port: options.port ?? 0, host })
+    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
+    const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`
+    yield* Effect.addFinalizer(() => Effect.sync(dropConnections))
+    yield* HttpServer.serveEffect(makeApp(state, () => authority)).pipe(
+      Effect.provideService(HttpServer.HttpServer, server)
+    )
+
+    const listen = Effect.async<void, Error>((resume) => {
+      const onError = (error: Error) => resume(Effect.fail(error))
+      nodeServer.once("error", onError)
+      nodeServer.listen(port, host, () => {
+        nodeServer.off("error", onError)
+        resume(Effect.void)
+      })
+    })
+
+    const restart = (rejectMillis: number) =>
+      Effect.gen(function*() {
+        faults.count("Restart")
+        if (rejectMillis <= 0 || !nodeServer.listening) {
+          dropConnections()
+          return
+        }
+        // stop listening now (new connections are refused), listen again later on the same port
+        const closed = yield* Deferred.make<void>()
+        nodeServer.close(() => Deferred.unsafeDone(closed, Exit.void))
+        dropConnections()
+        yield* Deferred.await(closed).pipe(
+          Effect.zipRight(Effect.sleep(Duration.millis(rejectMillis))),
+          Effect.zipRight(Effect.retry(listen, Schedule.spaced(Duration.millis(100)))),
+          Effect.catchAllCause((cause) => Effect.logWarning("ApiServer: could not listen again after restart", cause)),
+          Effect.interruptible,
+          Effect.forkIn(scope)
+        )
+      })
+
+    const inject = (fault: Fault): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const arm = (armed: ArmedFault) => {
+          if (armed.remaining > 0) faults.armed.push(armed)
+        }
+        switch (fault._tag) {
+          case "DropWatches": {
+            for (const watcher of state.watchers) {
+              faults.count("DropWatches")
+              watcher.connection?.destroy()
+              watcher.end("dropped")
+            }
+            return Effect.void
+          }
+          case "CloseWatches": {
+            for (const watcher of state.watchers) {
+              faults.count("CloseWatches")
+              watcher.end("closed")
+            }
+            return Effect.void
+          }
+          case "WatchGone":
+            arm({ _tag: "WatchGone", remaining: fault.count ?? 1, mode: fault.mode ?? "event" })
+            return Effect.void
+          case "ServerError":
+            arm({
+              _tag: "ServerError",
+              remaining: fault.count ?? 1,
+              status: fault.status ?? 500,
+              on: fault.on ?? "any"
+            })
+            return Effect.void
+          case "TooManyRequests":
+            arm({
+              _tag: "TooManyRequests",
+              remaining: fault.count ?? 1,
+              retryAfterSeconds: fault.retryAfterSeconds ?? 1,
+              on: fault.on ?? "any"
+            })
+            return Effect.void
+          case "Delay":
+            arm({ _tag: "Delay", remaining: fault.count ?? 1, millis: fault.millis, on: fault.on ?? "any" })
+            return Effect.void
+          case "StallWatches": {
+            for (const watcher of state.watchers) {
+              if (watcher.stalled || watcher.done) continue
+              faults.count("StallWatches")
+              watcher.stall()
+            }
+            faults.stallNext += fault.count ?? 0
+            return Effect.void
+          }
+          case "MalformedLine":
+          case "PartialLine":
+          case "MissingMetadata": {
+            let applied = 0
+            for (const watcher of state.watchers) {
+              if (watcher.stalled || watcher.done) continue
+              applyStreamFault(state, watcher, fault._tag)
+              applied++
+            }
+            if (applied === 0) faults.nextWatch.push(fault._tag)
+            return Effect.void
+          }
+          case "Restart":
+            return restart(fault.rejectMillis ?? 0)
+        }
+      })
+
+    const storeOf = (resource: Resource.Resource<unknown>) => {
+      const rs = store.storeOf(resource)
+      return rs === undefined ? Effect.fail(new ApiError({ status: resourceNotFound })) : Effect.succeed(rs)
+    }
+
+    const write = <A>(
+      resource: Resource.Resource<A>,
+      f: (rs: NonNullable<ReturnType<Store["storeOf"]>>, now: number) => Result<Entry>
+    ) =>
+      Effect.flatMap(
+        storeOf(resource),
+        (rs) => Effect.flatMap(Clock.currentTimeMillis, (now) => toEffect<A>(f(rs, now)))
+      )
+
+    const namespaceOf = (rs: { readonly resource: Resource.Resource }, ref: ObjectRef) =>
+      rs.resource.namespaced ? ref.namespace ?? "" : ""
+
+    const service: ApiServer.Service = {
+      url: `http://${authority}`,
+      port,
+      resources,
+      resourceVersion: Effect.sync(() => String(store.rv)),
+      create: (resource, object, createOptions) =>
+        write(resource, (rs, now) =>
+          store.create(
+            rs,
+            object,
+            createOptions?.namespace ?? (object as KubeObject).metadata?.namespace,
+            writeContext(now)
+          )),
+      update: (resource, object) =>
+        write(resource, (rs) => {
+          const metadata = (object as KubeObject).metadata
+          return store.update(rs, object, metadata?.namespace, metadata?.name)
+        }),
+      patch: (resource, ref, patch, type = "merge") =>
+        write(resource, (rs) =>
+          patchObject(
+            state,
+            rs,
+            namespaceOf(rs, ref),
+            ref.name,
+            (current: JsonObject) => applyPatch(type, current, patch)
+          )),
+      delete: (resource, ref, preconditions = {}) =>
+        write(
+          resource,
+          (rs, now) => store.delete(rs, namespaceOf(rs, ref), ref.name, preconditions, writeContext(now))
+        ),
+      get: (resource, ref) =>
+        write(resource, (rs) => {
+          const entry = rs.entries.get(objectKey(namespaceOf(rs, ref), ref.name))
+          return entry === undefined ? { ok: false, status: notFound(rs, ref.name) } : { ok: true, value: entry }
+        }),
+      list: <A>(resource: Resource.Resource<A>, listOptions: ListOptions = {}) =>
+        Effect.flatMap(storeOf(resource), (rs) =>
+          Effect.suspend(() => {
+            const outcome = listObjects(state, rs, listOptions.namespace, listOptions)
+            if (!outcome.ok) return Effect.fail(new ApiError({ status: outcome.status }))
+            const { continueToken, page } = outcome.value
+            return Effect.succeed<ListPage<A>>({
+              items: page.items.map((entry) => entry.obj as A),
+              resourceVersion: String(page.rv),
+              continue: continueToken,
+              remainingItemCount: page.remaining
+            })
+          })),
+      snapshot: <A>(resource: Resource.Resource<A>, namespace?: string | undefined) =>
+        Effect.sync(() => {
+          const rs = store.storeOf(resource)
+          if (rs === undefined) return []
+          const selection = { namespace: namespace === "" ? undefined : namespace, label: undefined, field: undefined }
+          return store.listPage(rs, store.rv, selection, 0, undefined).items.map((entry) => entry.obj as A)
+        }),
+      compact: Effect.sync(() => store.compact()),
+      stats: Effect.sync((): Stats => {
+        const fired: Record<string, number> = {}
+        for (const tag of faultTags) fired[tag] = faults.fired[tag] ?? 0
+        return {
+          resourceVersion: String(store.rv),
+          requests: state.stats.requests,
+          requestsByVerb: { ...state.stats.byVerb },
+          watchesOpen: state.stats.watchesOpen,
+          watchesTotal: state.stats.watchesTotal,
+          eventsSent: store.counters.eventsSent,
+          bytesSent: store.counters.bytesSent,
+          historySize: store.history.size,
+          faults: fired as Stats["faults"]
+        }
+      }),
+      inject
+    }
+    return service
+  })
+
+/**
+ * A Layer running the server for the lifetime of the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | ApiError> =>
+  Layer.scoped(ApiServer, make(options))

@@ -1,0 +1,1138 @@
+/**
+ * The embedded API server's HTTP surface: routing, LIST/GET/POST/PUT/PATCH/DELETE/WATCH with the real
+ * API server's parameters and errors, discovery and OpenAPI documents for kubectl, and per-request fault
+ * injection.
+ *
+ * @internal
+ */
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { randomInt, randomUUID } from "node:crypto"
+import type { ServerResponse } from "node:http"
+import * as FieldSelector from "../FieldSelector.js"
+import * as LabelSelector from "../LabelSelector.js"
+import type { Resource } from "../Resource.js"
+import { apiVersion as resourceApiVersion, groupVersionPath } from "../Resource.js"
+import type { Status } from "../Wire.js"
+import { failureStatus, initialEventsEndAnnotation } from "../Wire.js"
+import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
+import type {
+  Entry,
+  JsonObject,
+  ListPageResult,
+  Preconditions,
+  ResourceStore,
+  Result,
+  Selection,
+  Store,
+  WriteContext
+} from "./apiServerStore.js"
+import {
+  badRequest,
+  expired,
+  fail,
+  inconsistentContinue,
+  internalError,
+  invalid,
+  methodNotAllowed,
+  modifiedConflict,
+  notFound,
+  objectKey,
+  ok,
+  resourceNotFound,
+  tooLargeResourceVersion
+} from "./apiServerStore.js"
+import { pull, Watcher } from "./apiServerWatch.js"
+
+// -------------------------------------------------------------------------------------------------
+// state
+// -------------------------------------------------------------------------------------------------
+
+/** What a request is, for fault targeting. @internal */
+export type RequestKind = "list" | "watch" | "other"
+
+/** @internal */
+export type FaultTarget = "any" | "list" | "watch"
+
+/** @internal */
+export type ArmedFault =
+  | { readonly _tag: "ServerError"; remaining: number; readonly status: number; readonly on: FaultTarget }
+  | {
+    readonly _tag: "TooManyRequests"
+    remaining: number
+    readonly retryAfterSeconds: number
+    readonly on: FaultTarget
+  }
+  | { readonly _tag: "Delay"; remaining: number; readonly millis: number; readonly on: FaultTarget }
+  | { readonly _tag: "WatchGone"; remaining: number; readonly mode: "event" | "http" }
+
+/** @internal */
+export type StreamFault = "MalformedLine" | "PartialLine" | "MissingMetadata"
+
+/** @internal */
+export class FaultState {
+  armed: Array<ArmedFault> = []
+  stallNext = 0
+  /** Stream faults waiting for the next watch, when none was open. */
+  nextWatch: Array<StreamFault> = []
+  readonly fired: Record<string, number> = {}
+
+  count(tag: string, n = 1): void {
+    this.fired[tag] = (this.fired[tag] ?? 0) + n
+  }
+
+  /** Takes one shot of the first armed fault of `tag` that targets `kind`. */
+  take<T extends ArmedFault["_tag"]>(
+    tag: T,
+    kind: RequestKind
+  ): Extract<ArmedFault, { readonly _tag: T }> | undefined {
+    for (let i = 0; i < this.armed.length; i++) {
+      const fault = this.armed[i]
+      if (fault._tag !== tag) continue
+      const on = fault._tag === "WatchGone" ? "watch" : fault.on
+      if (on !== "any" && on !== kind) continue
+      fault.remaining--
+      if (fault.remaining <= 0) this.armed.splice(i, 1)
+      this.count(tag)
+      return fault as Extract<ArmedFault, { readonly _tag: T }>
+    }
+    return undefined
+  }
+}
+
+/** @internal */
+export interface RequestStats {
+  requests: number
+  readonly byVerb: Record<string, number>
+  watchesOpen: number
+  watchesTotal: number
+}
+
+/** @internal */
+export interface ServerState {
+  readonly store: Store
+  readonly resources: ReadonlyArray<Resource>
+  /** `group/version/resource` to descriptor. */
+  readonly byPath: ReadonlyMap<string, Resource>
+  readonly watchers: Set<Watcher>
+  readonly faults: FaultState
+  readonly stats: RequestStats
+  readonly bookmarkInterval: Duration.Duration
+  readonly maxTimeoutSeconds: number
+  readonly watchBufferBytes: number
+  readonly discovery: Discovery
+}
+
+// -------------------------------------------------------------------------------------------------
+// responses
+// -------------------------------------------------------------------------------------------------
+
+const JSON_TYPE = "application/json"
+
+const jsonText = (code: number, body: string): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(body, { status: code, contentType: JSON_TYPE })
+
+/** @internal */
+export const statusResponse = (
+  status: Status,
+  headers?: Record<string, string>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(JSON.stringify(status), {
+    status: status.code ?? 500,
+    contentType: JSON_TYPE,
+    ...(headers === undefined ? {} : { headers })
+  })
+
+const CHUNK_BYTES = 1024 * 1024
+
+/** A JSON list body, streamed in ~1 MiB chunks when large; each item's JSON is the cached string. */
+const listResponse = (head: string, items: ReadonlyArray<Entry>, code = 200): HttpServerResponse.HttpServerResponse => {
+  let total = head.length
+  for (let i = 0; i < items.length && total < CHUNK_BYTES; i++) total += items[i].json.length + 1
+  if (total < CHUNK_BYTES) {
+    const parts = new Array<string>(items.length)
+    for (let i = 0; i < items.length; i++) parts[i] = items[i].json
+    return jsonText(code, head + parts.join(",") + "]}")
+  }
+  const body = Stream.unfold(-1, (index): Option.Option<readonly [Uint8Array, number]> => {
+    if (index === -1) return Option.some([Buffer.from(head, "utf8"), 0] as const)
+    if (index > items.length) return Option.none()
+    if (index === items.length) return Option.some([Buffer.from("]}", "utf8"), index + 1] as const)
+    const parts: Array<string> = []
+    let size = 0
+    let i = index
+    for (; i < items.length && size < CHUNK_BYTES; i++) {
+      const json = items[i].json
+      parts.push(json)
+      size += json.length
+    }
+    const text = (index === 0 ? "" : ",") + parts.join(",")
+    return Option.some([Buffer.from(text, "utf8"), i] as const)
+  })
+  return HttpServerResponse.stream(body, { status: code, contentType: JSON_TYPE })
+}
+
+// -------------------------------------------------------------------------------------------------
+// request helpers
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const writeContext = (now: number): WriteContext => ({
+  now,
+  uid: randomUUID,
+  suffix: () => {
+    const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    let out = ""
+    for (let i = 0; i < 5; i++) out += alphabet[randomInt(alphabet.length)]
+    return out
+  }
+})
+
+const listOptionsInvalid = (errors: ReadonlyArray<{ field: string; reason: string; message: string }>) =>
+  invalid("ListOptions", "meta.k8s.io", "", errors)
+
+const forbidden = (field: string, message: string) => ({
+  field,
+  reason: "FieldValueForbidden",
+  message: `Forbidden: ${message}`
+})
+
+const parseRv = (value: string): number | undefined => /^\d+$/.test(value) ? Number(value) : undefined
+
+/** @internal */
+export const parseSelection = (
+  store: ResourceStore,
+  namespace: string | undefined,
+  labelSelector: string | undefined,
+  fieldSelector: string | undefined
+): Result<Selection> => {
+  let label: LabelSelector.LabelSelector | undefined
+  if (labelSelector !== undefined && labelSelector !== "") {
+    const parsed = LabelSelector.parse(labelSelector)
+    if (Either.isLeft(parsed)) return fail(badRequest(`unable to parse requirement: ${parsed.left.message}`))
+    label = LabelSelector.isEverything(parsed.right) ? undefined : parsed.right
+  }
+  let field: FieldSelector.FieldSelector | undefined
+  if (fieldSelector !== undefined && fieldSelector !== "") {
+    const parsed = FieldSelector.parse(fieldSelector)
+    if (Either.isLeft(parsed)) return fail(badRequest(parsed.left.message))
+    const checked = FieldSelector.validateFields(parsed.right, store.fields)
+    if (Either.isLeft(checked)) return fail(badRequest(checked.left.message))
+    field = FieldSelector.isEverything(parsed.right) ? undefined : parsed.right
+  }
+  return ok({ namespace, label, field })
+}
+
+/** @internal */
+export interface ListParams {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly resourceVersion?: string | undefined
+  readonly resourceVersionMatch?: string | undefined
+  readonly limit?: number | undefined
+  readonly continue?: string | undefined
+  readonly sendInitialEvents?: string | undefined
+}
+
+interface ContinueToken {
+  readonly rv: number
+  readonly start: string
+}
+
+const encodeContinue = (rv: number, start: string): string =>
+  Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv, start }), "utf8").toString("base64url")
+
+const decodeContinue = (token: string): ContinueToken | undefined => {
+  try {
+    const u = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Record<string, unknown>
+    if (
+      u.v !== "meta.k8s.io/v1" || typeof u.rv !== "number" || !Number.isInteger(u.rv) || typeof u.start !== "string"
+    ) {
+      return undefined
+    }
+    return { rv: u.rv, start: u.start }
+  } catch {
+    return undefined
+  }
+}
+
+/** @internal */
+export interface ListOutcome {
+  readonly page: ListPageResult
+  readonly continueToken: string | undefined
+}
+
+/**
+ * A LIST with the API server's resourceVersion semantics:
+ * - `""`: most recent; `"0"`: any (the current state is served);
+ * - `"N"`: not older than N (the current state), or exactly N with `resourceVersionMatch=Exact` or, as for
+ *   the legacy pagination semantics, with a `limit` and no `resourceVersionMatch`;
+ * - `continue`: the next page of the same snapshot.
+ *
+ * @internal
+ */
+export const list = (
+  state: ServerState,
+  rs: ResourceStore,
+  namespace: string | undefined,
+  params: ListParams
+): Result<ListOutcome> => {
+  const store = state.store
+  const rvParam = params.resourceVersion ?? ""
+  const match = params.resourceVersionMatch ?? ""
+  const cont = params.continue ?? ""
+  const errors = []
+  if (match !== "") {
+    if (rvParam === "") {
+      errors.push(
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
+      )
+    }
+    if (cont !== "") {
+      errors.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+    }
+    if (match !== "Exact" && match !== "NotOlderThan") {
+      errors.push({
+        field: "resourceVersionMatch",
+        reason: "FieldValueNotSupported",
+        message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`
+      })
+    }
+    if (match === "Exact" && rvParam === "0") {
+      errors.push(
+        forbidden("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")
+      )
+    }
+  }
+  if (params.sendInitialEvents !== undefined) {
+    errors.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+  }
+  if (errors.length > 0) return fail(listOptionsInvalid(errors))
+  const selection = parseSelection(rs, namespace, params.labelSelector, params.fieldSelector)
+  if (!selection.ok) return selection
+  const limit = params.limit !== undefined && params.limit > 0 ? params.limit : 0
+  let rv = store.rv
+  let start: string | undefined
+  if (cont !== "") {
+    if (rvParam !== "" && rvParam !== "0") {
+      return fail(badRequest("specifying resource version is not allowed when using continue"))
+    }
+    const token = decodeContinue(cont)
+    if (token === undefined) return fail(badRequest("invalid continue token: malformed continue token"))
+    start = token.start
+    if (token.rv >= 0 && token.rv < store.rv) {
+      if (token.rv < store.historyStart) {
+        const status = expired(inconsistentContinue)
+        return fail({ ...status, metadata: { continue: encodeContinue(-1, token.start) } } as Status)
+      }
+      rv = token.rv
+    }
+  } else if (rvParam !== "" && rvParam !== "0") {
+    const n = parseRv(rvParam)
+    if (n === undefined) return fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
+    if (n > store.rv) return fail(tooLargeResourceVersion(n, store.rv))
+    const exact = match === "Exact" || (match === "" && limit > 0)
+    if (exact) {
+      if (n < store.historyStart) return fail(expired("The resourceVersion for the provided list is too old."))
+      rv = n
+    }
+  }
+  const page = store.listPage(rs, rv, selection.value, limit, start)
+  const continueToken = page.lastKey === undefined ? undefined : encodeContinue(page.rv, page.lastKey + "\u0000")
+  return ok({ page, continueToken })
+}
+
+const listHead = (rs: ResourceStore, outcome: ListOutcome): string => {
+  const metadata: Record<string, unknown> = { resourceVersion: String(outcome.page.rv) }
+  if (outcome.continueToken !== undefined) metadata.continue = outcome.continueToken
+  if (outcome.page.remaining !== undefined) metadata.remainingItemCount = outcome.page.remaining
+  return `{"kind":${JSON.stringify(rs.resource.listKind)},"apiVersion":${JSON.stringify(rs.apiVersion)},"metadata":${
+    JSON.stringify(metadata)
+  },"items":[`
+}
+
+// -------------------------------------------------------------------------------------------------
+// watch
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export interface WatchParams {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly resourceVersion?: string | undefined
+  readonly resourceVersionMatch?: string | undefined
+  readonly sendInitialEvents?: string | undefined
+  readonly allowWatchBookmarks?: string | undefined
+  readonly timeoutSeconds?: string | undefined
+}
+
+const isTrue = (value: string | undefined): boolean => value === "true" || value === "1"
+
+const validateWatch = (params: WatchParams): Status | undefined => {
+  const errors = []
+  const match = params.resourceVersionMatch ?? ""
+  if (params.sendInitialEvents !== undefined) {
+    if (match !== "NotOlderThan") {
+      errors.push(
+        forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+      )
+    }
+    if (!isTrue(params.allowWatchBookmarks)) {
+      errors.push(forbidden("allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"))
+    }
+  } else if (match !== "") {
+    errors.push(
+      forbidden(
+        "resourceVersionMatch",
+        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+      )
+    )
+  }
+  if (match !== "" && match !== "NotOlderThan" && match !== "Exact") {
+    errors.push({
+      field: "resourceVersionMatch",
+      reason: "FieldValueNotSupported",
+      message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`
+    })
+  }
+  return errors.length > 0 ? listOptionsInvalid(errors) : undefined
+}
+
+/** Everything the watch needs to start, decided before the response is sent. */
+interface WatchPlan {
+  readonly selection: Selection
+  /** `undefined`: start now, with the current state as ADDED events. */
+  readonly from: number | undefined
+  readonly initialEvents: boolean
+  readonly endBookmark: boolean
+  readonly bookmarks: boolean
+  readonly timeoutSeconds: number
+  /** With `sendInitialEvents`: the state sent must be at least this recent. */
+  readonly notOlderThan: number | undefined
+  readonly gone: boolean
+}
+
+const planWatch = (
+  state: ServerState,
+  rs: ResourceStore,
+  namespace: string | undefined,
+  params: WatchParams
+): Result<WatchPlan> => {
+  const invalidStatus = validateWatch(params)
+  if (invalidStatus !== undefined) return fail(invalidStatus)
+  const selection = parseSelection(rs, namespace, params.labelSelector, params.fieldSelector)
+  if (!selection.ok) return selection
+  const rvParam = params.resourceVersion ?? ""
+  let from: number | undefined
+  if (rvParam !== "" && rvParam !== "0") {
+    from = parseRv(rvParam)
+    if (from === undefined) return fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
+  }
+  const sendInitialEvents = params.sendInitialEvents === undefined ? undefined : isTrue(params.sendInitialEvents)
+  let timeoutSeconds = state.maxTimeoutSeconds
+  if (params.timeoutSeconds !== undefined && params.timeoutSeconds !== "") {
+    const t = Number(params.timeoutSeconds)
+    if (!Number.isFinite(t)) return fail(badRequest(`invalid timeoutSeconds: ${params.timeoutSeconds}`))
+    if (t > 0) timeoutSeconds = Math.min(t, state.maxTimeoutSeconds)
+  }
+  const initialEvents = sendInitialEvents === true || (sendInitialEvents === undefined && from === undefined)
+  return ok({
+    selection: selection.value,
+    // with sendInitialEvents the state is sent at the current version, whatever N was (not older than N)
+    from: sendInitialEvents === true ? undefined : from,
+    initialEvents,
+    endBookmark: sendInitialEvents === true,
+    bookmarks: isTrue(params.allowWatchBookmarks),
+    timeoutSeconds,
+    notOlderThan: sendInitialEvents === true ? from : undefined,
+    gone: false
+  })
+}
+
+/**
+ * Registers `watcher` and queues what it must see first, in one synchronous step with respect to writes:
+ * the replay from its resourceVersion, or the current state as ADDED events.
+ */
+const register = (
+  state: ServerState,
+  rs: ResourceStore,
+  watcher: Watcher,
+  plan: WatchPlan
+): void => {
+  const store = state.store
+  state.stats.watchesTotal++
+  if (plan.gone) {
+    watcher.pushError(expired(`too old resource version: ${plan.from ?? 0} (${store.rv})`))
+    return
+  }
+  const n = plan.from ?? plan.notOlderThan
+  if (n !== undefined) {
+    if (n > store.rv) {
+      watcher.pushError(tooLargeResourceVersion(n, store.rv))
+      return
+    }
+    if (plan.from !== undefined && n < store.historyStart) {
+      watcher.pushError(expired(`too old resource version: ${n} (${store.historyStart})`))
+      return
+    }
+  }
+  if (plan.from !== undefined) {
+    const events = store.eventsAfter(rs, plan.from)
+    for (let i = 0; i < events.length; i++) watcher.offer(events[i])
+  } else if (plan.initialEvents) {
+    watcher.pushAdded(store.listPage(rs, store.rv, plan.selection, 0, undefined).items)
+    if (plan.endBookmark) watcher.pushBookmark(store.rv, { [initialEventsEndAnnotation]: "true" })
+  }
+  rs.watchers.add(watcher)
+  state.watchers.add(watcher)
+  state.stats.watchesOpen++
+  const faults = state.faults
+  if (faults.stallNext > 0) {
+    faults.stallNext--
+    faults.count("StallWatches")
+    watcher.stall()
+  }
+  if (faults.nextWatch.length > 0) {
+    const pending = faults.nextWatch
+    faults.nextWatch = []
+    for (const fault of pending) applyStreamFault(state, watcher, fault)
+  }
+}
+
+const unregister = (state: ServerState, rs: ResourceStore, watcher: Watcher): void => {
+  if (state.watchers.delete(watcher)) state.stats.watchesOpen--
+  rs.watchers.delete(watcher)
+  watcher.end(watcher.endReason ?? "closed")
+}
+
+/** @internal */
+export const applyStreamFault = (state: ServerState, watcher: Watcher, fault: StreamFault): void => {
+  const kind = watcher.store.resource.kind
+  const apiVersion = watcher.store.apiVersion
+  state.faults.count(fault)
+  switch (fault) {
+    case "MalformedLine":
+      watcher.pushRaw(`{"type":"MODIFIED","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{]}\n`, 1)
+      return
+    case "PartialLine":
+      watcher.pushRaw(`{"type":"MODIFIED","object":{"kind":"${kind}","apiVersion":"${apiVersion}","metadata":{"na`, 1)
+      watcher.end("partial line")
+      return
+    case "MissingMetadata":
+      watcher.pushRaw(`{"type":"ADDED","object":{"kind":"${kind}","apiVersion":"${apiVersion}"}}\n`, 1)
+      return
+  }
+}
+
+const watchResponse = (
+  state: ServerState,
+  rs: ResourceStore,
+  plan: WatchPlan,
+  connection: ServerResponse | undefined
+): HttpServerResponse.HttpServerResponse => {
+  const body = Stream.fromPull(Effect.gen(function*() {
+    const watcher = new Watcher(rs, plan.selection, state.store.counters, state.watchBufferBytes, connection)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        register(state, rs, watcher, plan)
+        // the client must see the headers at once, even when nothing is pending
+        if (connection !== undefined && !connection.destroyed) connection.flushHeaders()
+      }),
+      () => Effect.sync(() => unregister(state, rs, watcher))
+    )
+    if (!watcher.done) {
+      if (plan.bookmarks) {
+        yield* Effect.sleep(state.bookmarkInterval).pipe(
+          Effect.zipRight(Effect.sync(() => watcher.pushBookmark(state.store.rv))),
+          Effect.forever,
+          Effect.interruptible,
+          Effect.forkScoped
+        )
+      }
+      yield* Effect.sleep(Duration.seconds(plan.timeoutSeconds)).pipe(
+        Effect.zipRight(Effect.sync(() => {
+          if (!watcher.stalled) watcher.end("timeout")
+        })),
+        Effect.interruptible,
+        Effect.forkScoped
+      )
+    }
+    return pull(watcher)
+  }))
+  return HttpServerResponse.stream(body, {
+    contentType: JSON_TYPE,
+    headers: { "cache-control": "no-cache, private" }
+  })
+}
+
+// -------------------------------------------------------------------------------------------------
+// routing
+// -------------------------------------------------------------------------------------------------
+
+type Target =
+  | { readonly _tag: "Group"; readonly group: string }
+  | { readonly _tag: "GroupVersion"; readonly groupVersion: string }
+  | {
+    readonly _tag: "Resource"
+    readonly rs: ResourceStore
+    readonly resource: Resource
+    readonly namespace: string | undefined
+    readonly name: string | undefined
+    readonly subresource: string | undefined
+  }
+  | { readonly _tag: "NotFound" }
+
+const notFoundTarget: Target = { _tag: "NotFound" }
+
+const resolve = (state: ServerState, segments: ReadonlyArray<string>): Target => {
+  let group: string
+  let version: string
+  let rest: ReadonlyArray<string>
+  if (segments[0] === "api") {
+    if (segments.length < 2) return notFoundTarget
+    group = ""
+    version = segments[1]
+    rest = segments.slice(2)
+  } else {
+    if (segments.length < 2) return notFoundTarget
+    group = segments[1]
+    if (segments.length === 2) return state.discovery.groups.has(group) ? { _tag: "Group", group } : notFoundTarget
+    version = segments[2]
+    rest = segments.slice(3)
+  }
+  const groupVersion = group === "" ? version : `${group}/${version}`
+  if (!state.discovery.resourceLists.has(groupVersion)) return notFoundTarget
+  if (rest.length === 0) return { _tag: "GroupVersion", groupVersion }
+  let namespace: string | undefined
+  let resourceName: string
+  let name: string | undefined
+  let subresource: string | undefined
+  if (
+    rest[0] === "namespaces" && rest.length >= 3 &&
+    !(rest.length === 3 && (rest[2] === "status" || rest[2] === "finalize"))
+  ) {
+    if (rest.length > 5) return notFoundTarget
+    namespace = rest[1]
+    resourceName = rest[2]
+    name = rest[3]
+    subresource = rest[4]
+  } else {
+    if (rest.length > 3) return notFoundTarget
+    resourceName = rest[0]
+    name = rest[1]
+    subresource = rest[2]
+  }
+  const resource = state.byPath.get(`${group}/${version}/${resourceName}`)
+  if (resource === undefined) return notFoundTarget
+  if (namespace !== undefined && !resource.namespaced) return notFoundTarget
+  if (resource.namespaced && namespace === undefined && name !== undefined) return notFoundTarget
+  if (
+    subresource !== undefined && subresource !== "status" &&
+    !(subresource === "finalize" && resourceName === "namespaces")
+  ) {
+    return notFoundTarget
+  }
+  const rs = state.store.storeOf(resource)
+  if (rs === undefined) return notFoundTarget
+  return { _tag: "Resource", rs, resource, namespace, name, subresource }
+}
+
+const param = (query: URLSearchParams, name: string): string | undefined => query.get(name) ?? undefined
+
+const readJson = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Result<unknown>> =>
+  Effect.map(
+    Effect.either(request.text),
+    (text): Result<unknown> => {
+      if (Either.isLeft(text)) return fail(badRequest("the request body could not be read"))
+      if (text.right.trim() === "") return ok(undefined)
+      try {
+        return ok(JSON.parse(text.right))
+      } catch (e) {
+        return fail(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
+      }
+    }
+  )
+
+const entryResponse = (code: number, result: Result<Entry>): HttpServerResponse.HttpServerResponse =>
+  result.ok ? jsonText(code, result.value.json) : statusResponse(result.status)
+
+type PatchKind = "merge" | "strategic" | "json"
+
+const patchKind = (contentType: string | undefined): PatchKind | undefined => {
+  const type = (contentType ?? "").split(";")[0].trim().toLowerCase()
+  switch (type) {
+    case "application/merge-patch+json":
+      return "merge"
+    case "application/strategic-merge-patch+json":
+      return "strategic"
+    case "application/json-patch+json":
+      return "json"
+    default:
+      return undefined
+  }
+}
+
+/** @internal */
+export const applyPatch = (kind: PatchKind, current: JsonObject, patch: unknown): Result<unknown> => {
+  switch (kind) {
+    case "merge":
+      return ok(mergePatch(current, patch))
+    case "strategic":
+      return ok(strategicMergePatch(current, patch))
+    case "json":
+      try {
+        return ok(jsonPatch(current, patch))
+      } catch (e) {
+        if (e instanceof JsonPatchError) {
+          return fail(failureStatus(422, "Invalid", e.message))
+        }
+        throw e
+      }
+  }
+}
+
+/** Patches one object through the store's update rules. @internal */
+export const patchObject = (
+  state: ServerState,
+  rs: ResourceStore,
+  namespace: string,
+  name: string,
+  apply: (current: JsonObject) => Result<unknown>
+): Result<Entry> => {
+  const existing = rs.entries.get(objectKey(namespace, name))
+  if (existing === undefined) return fail(notFound(rs, name))
+  const patched = apply(existing.obj)
+  if (!patched.ok) return patched
+  const obj = patched.value
+  if (typeof obj !== "object" || obj === null || Array.isArray(obj)) {
+    return fail(badRequest("the patched object is not a JSON object"))
+  }
+  const input = obj as JsonObject
+  const meta: JsonObject = typeof input.metadata === "object" && input.metadata !== null
+    ? { ...(input.metadata as JsonObject) }
+    : {}
+  if (meta.name !== undefined && meta.name !== name) {
+    return fail(invalid(rs.resource.kind, rs.resource.group, name, [{
+      reason: "FieldValueInvalid",
+      field: "metadata.name",
+      message: `Invalid value: ${JSON.stringify(meta.name)}: field is immutable`
+    }]))
+  }
+  const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
+  if (rv !== "" && rv !== String(existing.rv)) return fail(modifiedConflict(rs, name))
+  return state.store.replace(rs, existing, input, meta)
+}
+
+const handleResource = (
+  state: ServerState,
+  request: HttpServerRequest.HttpServerRequest,
+  target: Extract<Target, { readonly _tag: "Resource" }>,
+  query: URLSearchParams
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.gen(function*() {
+    const { name, namespace, rs } = target
+    const method = request.method
+    const watch = method === "GET" && name === undefined && isTrue(param(query, "watch"))
+    const verb = method === "GET"
+      ? (name !== undefined ? "get" : watch ? "watch" : "list")
+      : method === "POST"
+      ? "create"
+      : method === "PUT"
+      ? "update"
+      : method === "PATCH"
+      ? "patch"
+      : method === "DELETE"
+      ? (name !== undefined ? "delete" : "deletecollection")
+      : method.toLowerCase()
+    state.stats.byVerb[verb] = (state.stats.byVerb[verb] ?? 0) + 1
+    const kind: RequestKind = verb === "list" ? "list" : verb === "watch" ? "watch" : "other"
+
+    // injected faults
+    const delay = state.faults.take("Delay", kind)
+    if (delay !== undefined) yield* Effect.interruptible(Effect.sleep(Duration.millis(delay.millis)))
+    const throttle = state.faults.take("TooManyRequests", kind)
+    if (throttle !== undefined) {
+      return statusResponse(
+        failureStatus(429, "TooManyRequests", "Too many requests, please try again later.", {
+          retryAfterSeconds: throttle.retryAfterSeconds
+        }),
+        { "retry-after": String(throttle.retryAfterSeconds) }
+      )
+    }
+    const error = state.faults.take("ServerError", kind)
+    if (error !== undefined) {
+      return statusResponse(
+        error.status === 500
+          ? internalError("injected fault")
+          : failureStatus(error.status, error.status === 503 ? "ServiceUnavailable" : "InternalError", "injected fault")
+      )
+    }
+
+    const now = yield* Clock.currentTimeMillis
+    const ctx = writeContext(now)
+    const objectNamespace = namespace ?? ""
+    switch (verb) {
+      case "get": {
+        const entry = rs.entries.get(objectKey(objectNamespace, name!))
+        return entry === undefined ? statusResponse(notFound(rs, name!)) : jsonText(200, entry.json)
+      }
+      case "list": {
+        const limitParam = param(query, "limit")
+        const limit = limitParam === undefined || limitParam === "" ? undefined : Number(limitParam)
+        if (limit !== undefined && !Number.isInteger(limit)) {
+          return statusResponse(badRequest(`invalid limit: ${limitParam}`))
+        }
+        const outcome = list(state, rs, namespace, {
+          labelSelector: param(query, "labelSelector"),
+          fieldSelector: param(query, "fieldSelector"),
+          resourceVersion: param(query, "resourceVersion"),
+          resourceVersionMatch: param(query, "resourceVersionMatch"),
+          limit,
+          continue: param(query, "continue"),
+          sendInitialEvents: param(query, "sendInitialEvents")
+        })
+        if (!outcome.ok) return statusResponse(outcome.status)
+        return listResponse(listHead(rs, outcome.value), outcome.value.page.items)
+      }
+      case "watch": {
+        const gone = state.faults.take("WatchGone", "watch")
+        if (gone !== undefined && gone.mode === "http") {
+          return statusResponse(expired("too old resource version: injected fault"))
+        }
+        const plan = planWatch(state, rs, namespace, {
+          labelSelector: param(query, "labelSelector"),
+          fieldSelector: param(query, "fieldSelector"),
+          resourceVersion: param(query, "resourceVersion"),
+          resourceVersionMatch: param(query, "resourceVersionMatch"),
+          sendInitialEvents: param(query, "sendInitialEvents"),
+          allowWatchBookmarks: param(query, "allowWatchBookmarks"),
+          timeoutSeconds: param(query, "timeoutSeconds")
+        })
+        if (!plan.ok) return statusResponse(plan.status)
+        const connection = NodeHttpServerRequest.toServerResponse(request)
+        return watchResponse(state, rs, gone === undefined ? plan.value : { ...plan.value, gone: true }, connection)
+      }
+      case "create": {
+        if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
+        const body = yield* readJson(request)
+        if (!body.ok) return statusResponse(body.status)
+        return entryResponse(201, state.store.create(rs, body.value, namespace, ctx))
+      }
+      case "update": {
+        const body = yield* readJson(request)
+        if (!body.ok) return statusResponse(body.status)
+        return entryResponse(200, state.store.update(rs, body.value, objectNamespace, name))
+      }
+      case "patch": {
+        const patchType = patchKind(request.headers["content-type"])
+        if (patchType === undefined) {
+          return statusResponse(
+            failureStatus(
+              415,
+              "UnsupportedMediaType",
+              `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`
+            )
+          )
+        }
+        const body = yield* readJson(request)
+        if (!body.ok) return statusResponse(body.status)
+        return entryResponse(
+          200,
+          patchObject(state, rs, objectNamespace, name!, (current) => applyPatch(patchType, current, body.value))
+        )
+      }
+      case "delete": {
+        const body = yield* readJson(request)
+        if (!body.ok) return statusResponse(body.status)
+        const preconditions = deletePreconditions(body.value)
+        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx)
+        if (!result.ok) return statusResponse(result.status)
+        return jsonText(result.value.metadata.deletionTimestamp !== undefined ? 202 : 200, result.value.json)
+      }
+      case "deletecollection": {
+        const selection = parseSelection(rs, namespace, param(query, "labelSelector"), param(query, "fieldSelector"))
+        if (!selection.ok) return statusResponse(selection.status)
+        const current = state.store.listPage(rs, state.store.rv, selection.value, 0, undefined).items
+        const deleted: Array<Entry> = []
+        for (const entry of current) {
+          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx)
+          if (result.ok) deleted.push(result.value)
+        }
+        const head = listHead(rs, {
+          page: { items: deleted, rv: state.store.rv, lastKey: undefined, remaining: undefined },
+          continueToken: undefined
+        })
+        return listResponse(head, deleted)
+      }
+      default:
+        return statusResponse(methodNotAllowed)
+    }
+  })
+
+/** @internal */
+export const deletePreconditions = (body: unknown): Preconditions => {
+  if (typeof body !== "object" || body === null) return {}
+  const preconditions = (body as { readonly preconditions?: unknown }).preconditions
+  if (typeof preconditions !== "object" || preconditions === null) return {}
+  const p = preconditions as { readonly uid?: unknown; readonly resourceVersion?: unknown }
+  return {
+    ...(typeof p.uid === "string" ? { uid: p.uid } : {}),
+    ...(typeof p.resourceVersion === "string" ? { resourceVersion: p.resourceVersion } : {})
+  }
+}
+
+const apiHandler = (state: ServerState) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    state.stats.requests++
+    const url = new URL(request.url, "http://localhost")
+    let segments: Array<string>
+    try {
+      segments = url.pathname.split("/").filter((s) => s !== "").map(decodeURIComponent)
+    } catch {
+      return statusResponse(badRequest(`malformed path: ${url.pathname}`))
+    }
+    const target = resolve(state, segments)
+    switch (target._tag) {
+      case "NotFound":
+        return statusResponse(resourceNotFound)
+      case "Group":
+        return jsonText(200, state.discovery.groups.get(target.group)!)
+      case "GroupVersion":
+        return jsonText(200, state.discovery.resourceLists.get(target.groupVersion)!)
+      case "Resource":
+        return yield* handleResource(state, request, target, url.searchParams)
+    }
+  })
+
+// -------------------------------------------------------------------------------------------------
+// discovery and OpenAPI
+// -------------------------------------------------------------------------------------------------
+
+/** Pre-rendered discovery documents. @internal */
+export interface Discovery {
+  readonly version: string
+  readonly groupList: string
+  readonly groups: ReadonlyMap<string, string>
+  readonly resourceLists: ReadonlyMap<string, string>
+  readonly openApiV3Root: string
+  readonly openApiV3: ReadonlyMap<string, string>
+  readonly openApiV2Json: string
+  readonly openApiV2Proto: Uint8Array
+}
+
+const withStatus: ReadonlyArray<string> = [
+  "pods",
+  "services",
+  "nodes",
+  "namespaces",
+  "persistentvolumes",
+  "persistentvolumeclaims",
+  "deployments",
+  "replicasets",
+  "statefulsets",
+  "daemonsets",
+  "jobs",
+  "cronjobs",
+  "ingresses"
+]
+
+const inCategoryAll: ReadonlyArray<string> = [
+  "pods",
+  "services",
+  "deployments",
+  "replicasets",
+  "statefulsets",
+  "daemonsets",
+  "jobs",
+  "cronjobs"
+]
+
+/** A protobuf string field (wire type 2) with a length under 128. */
+const protoString = (field: number, text: string): Array<number> => {
+  const bytes = Array.from(Buffer.from(text, "utf8"))
+  return [(field << 3) | 2, bytes.length, ...bytes]
+}
+
+/** @internal */
+export const gitVersion = "v1.32.0-effect-informers"
+
+/** @internal */
+export const makeDiscovery = (resources: ReadonlyArray<Resource>): Discovery => {
+  const byGroupVersion = new Map<string, Array<Resource>>()
+  const groupVersions = new Map<string, Array<string>>()
+  for (const resource of resources) {
+    const gv = resourceApiVersion(resource)
+    const list = byGroupVersion.get(gv)
+    if (list === undefined) byGroupVersion.set(gv, [resource])
+    else list.push(resource)
+    if (resource.group !== "") {
+      const versions = groupVersions.get(resource.group)
+      if (versions === undefined) groupVersions.set(resource.group, [resource.version])
+      else if (!versions.includes(resource.version)) versions.push(resource.version)
+    }
+  }
+  const resourceLists = new Map<string, string>()
+  const openApiV3 = new Map<string, string>()
+  const openApiPaths: Record<string, { readonly serverRelativeURL: string }> = {}
+  for (const [gv, list] of byGroupVersion) {
+    const apiResources: Array<unknown> = []
+    const paths: Record<string, unknown> = {}
+    for (const r of list) {
+      apiResources.push({
+        name: r.resource,
+        singularName: r.singular,
+        namespaced: r.namespaced,
+        kind: r.kind,
+        verbs: r.verbs,
+        ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
+        ...(inCategoryAll.includes(r.resource) && ["", "apps", "batch"].includes(r.group)
+          ? { categories: ["all"] }
+          : {})
+      })
+      if (withStatus.includes(r.resource)) {
+        apiResources.push({
+          name: `${r.resource}/status`,
+          singularName: "",
+          namespaced: r.namespaced,
+          kind: r.kind,
+          verbs: ["get", "patch", "update"]
+        })
+      }
+      const objectPath = r.namespaced
+        ? `${groupVersionPath(r)}/namespaces/{namespace}/${r.resource}/{name}`
+        : `${groupVersionPath(r)}/${r.resource}/{name}`
+      paths[objectPath] = {
+        patch: {
+          description: `partially update the specified ${r.kind}`,
+          operationId: `patch${r.kind}`,
+          parameters: ["dryRun", "fieldManager", "fieldValidation", "force"].map((name) => ({
+            name,
+            in: "query",
+            schema: { type: name === "force" ? "boolean" : "string", uniqueItems: true }
+          })),
+          requestBody: { content: { "application/merge-patch+json": { schema: { type: "object" } } }, required: true },
+          responses: { "200": { description: "OK" } },
+          "x-kubernetes-action": "patch",
+          "x-kubernetes-group-version-kind": { group: r.group, version: r.version, kind: r.kind }
+        }
+      }
+    }
+    resourceLists.set(
+      gv,
+      JSON.stringify({ kind: "APIResourceList", apiVersion: "v1", groupVersion: gv, resources: apiResources })
+    )
+    const doc = JSON.stringify({
+      openapi: "3.0.0",
+      info: { title: "Kubernetes", version: gitVersion },
+      paths,
+      components: { schemas: {} }
+    })
+    openApiV3.set(gv, doc)
+    const relative = gv === "v1" ? "api/v1" : `apis/${gv}`
+    const hash = Buffer.from(doc).length.toString(16)
+    openApiPaths[relative] = { serverRelativeURL: `/openapi/v3/${relative}?hash=${hash}` }
+  }
+  const groups = new Map<string, string>()
+  const groupEntries: Array<unknown> = []
+  for (const [group, versions] of groupVersions) {
+    const entry = {
+      name: group,
+      versions: versions.map((version) => ({ groupVersion: `${group}/${version}`, version })),
+      preferredVersion: { groupVersion: `${group}/${versions[0]}`, version: versions[0] }
+    }
+    groupEntries.push(entry)
+    groups.set(group, JSON.stringify({ kind: "APIGroup", apiVersion: "v1", ...entry }))
+  }
+  const info = protoString(1, "Kubernetes").concat(protoString(2, gitVersion))
+  return {
+    version: JSON.stringify({
+      major: "1",
+      minor: "32",
+      gitVersion,
+      gitCommit: "0000000000000000000000000000000000000000",
+      gitTreeState: "clean",
+      buildDate: "2025-01-01T00:00:00Z",
+      goVersion: "go1.23.4",
+      compiler: "gc",
+      platform: "linux/amd64"
+    }),
+    groupList: JSON.stringify({ kind: "APIGroupList", apiVersion: "v1", groups: groupEntries }),
+    groups,
+    resourceLists,
+    openApiV3Root: JSON.stringify({ paths: openApiPaths }),
+    openApiV3,
+    openApiV2Json: JSON.stringify({
+      swagger: "2.0",
+      info: { title: "Kubernetes", version: gitVersion },
+      paths: {},
+      definitions: {}
+    }),
+    openApiV2Proto: Uint8Array.from([...protoString(1, "2.0"), (2 << 3) | 2, info.length, ...info])
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// the app
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The HTTP application: discovery routes and the resource handler.
+ *
+ * @internal
+ */
+export const makeApp = (state: ServerState, address: () => string) => {
+  const d = state.discovery
+  const router = HttpRouter.empty.pipe(
+    HttpRouter.get("/version", Effect.sync(() => jsonText(200, d.version))),
+    HttpRouter.get(
+      "/api",
+      Effect.sync(() =>
+        jsonText(
+          200,
+          JSON.stringify({
+            kind: "APIVersions",
+            versions: ["v1"],
+            serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: address() }]
+          })
+        )
+      )
+    ),
+    HttpRouter.get("/apis", Effect.sync(() => jsonText(200, d.groupList))),
+    HttpRouter.get(
+      "/openapi/v2",
+      Effect.map(
+        HttpServerRequest.HttpServerRequest,
+        (request) =>
+          (request.headers["accept"] ?? "").includes("protobuf")
+            ? HttpServerResponse.uint8Array(d.openApiV2Proto, {
+              contentType: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+            })
+            : jsonText(200, d.openApiV2Json)
+      )
+    ),
+    HttpRouter.get("/openapi/v3", Effect.sync(() => jsonText(200, d.openApiV3Root))),
+    HttpRouter.get(
+      "/openapi/v3/*",
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+        const path = new URL(request.url, "http://localhost").pathname.slice("/openapi/v3/".length)
+        const gv = path === "api/v1" ? "v1" : path.startsWith("apis/") ? path.slice("apis/".length) : ""
+        const doc = d.openApiV3.get(gv)
+        return doc === undefined ? statusResponse(resourceNotFound) : jsonText(200, doc)
+      })
+    ),
+    HttpRouter.all("/api/*", apiHandler(state)),
+    HttpRouter.all("/apis/*", apiHandler(state))
+  )
+  return router.pipe(
+    Effect.catchTag("RouteNotFound", () => Effect.succeed(statusResponse(resourceNotFound)))
+  )
+}

@@ -1,0 +1,175 @@
+/**
+ * One open watch of the embedded API server: the bytes waiting to be written, the selector semantics of
+ * the real watch cache, and the Effect that hands the next batch to the HTTP response.
+ *
+ * Writes are batched: each write to the store pushes the event's shared, pre-encoded line; the response
+ * fiber takes everything pending as one chunk (one `write` on the socket) when it is ready for more.
+ *
+ * @internal
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Counters, Entry, HistoryEvent, ResourceStore, Selection } from "./apiServerStore.js"
+import { encode, matchesSelection } from "./apiServerStore.js"
+
+/** Lines are grouped into chunks of about this many bytes when a watch starts with many objects. */
+const INITIAL_CHUNK_BYTES = 256 * 1024
+
+/** @internal */
+export interface Socketish {
+  destroy(): void
+}
+
+/** @internal */
+export class Watcher {
+  private pending: Array<Uint8Array> = []
+  private pendingBytes = 0
+  /** No more bytes will be produced: the stream ends once `pending` is written. */
+  done = false
+  /** Send nothing ever again, but keep the connection open. */
+  stalled = false
+  /** Why the watch ended, for tests and logs. */
+  endReason: string | undefined
+  waiter: (() => void) | undefined
+  readonly filtered: boolean
+
+  constructor(
+    readonly store: ResourceStore,
+    readonly selection: Selection,
+    readonly counters: Counters,
+    readonly maxBufferBytes: number,
+    readonly connection: Socketish | undefined
+  ) {
+    this.filtered = selection.label !== undefined || selection.field !== undefined
+  }
+
+  /** Applies one stored event with the watch cache's selector semantics. */
+  offer(event: HistoryEvent): void {
+    const namespace = this.selection.namespace
+    if (namespace !== undefined && event.entry.namespace !== namespace) return
+    if (!this.filtered) return this.push(event.line(), 1)
+    switch (event.type) {
+      case "ADDED": {
+        if (matchesSelection(this.selection, event.entry)) this.push(event.line(), 1)
+        return
+      }
+      case "DELETED": {
+        if (matchesSelection(this.selection, event.entry)) this.push(event.line(), 1)
+        return
+      }
+      case "MODIFIED": {
+        const now = matchesSelection(this.selection, event.entry)
+        const before = matchesSelection(this.selection, event.prev!)
+        if (now && before) this.push(event.line(), 1)
+        else if (now) this.push(event.enteredLine(), 1)
+        else if (before) this.push(event.leftLine(), 1)
+        return
+      }
+    }
+  }
+
+  /** Queues `entries` (already selected) as ADDED events, in chunks. */
+  pushAdded(entries: ReadonlyArray<Entry>): void {
+    let parts: Array<string> = []
+    let size = 0
+    for (let i = 0; i < entries.length; i++) {
+      const line = `{"type":"ADDED","object":${entries[i].json}}\n`
+      parts.push(line)
+      size += line.length
+      if (size >= INITIAL_CHUNK_BYTES) {
+        this.push(encode(parts.join("")), parts.length)
+        parts = []
+        size = 0
+      }
+    }
+    if (parts.length > 0) this.push(encode(parts.join("")), parts.length)
+  }
+
+  /** A BOOKMARK event: only kind, apiVersion and metadata.resourceVersion (plus annotations). */
+  pushBookmark(rv: number, annotations?: { readonly [key: string]: string }): void {
+    const metadata = annotations === undefined
+      ? { resourceVersion: String(rv) }
+      : { resourceVersion: String(rv), annotations }
+    const object = { kind: this.store.resource.kind, apiVersion: this.store.apiVersion, metadata }
+    this.push(encode(JSON.stringify({ type: "BOOKMARK", object }) + "\n"), 1)
+  }
+
+  /** An ERROR event, after which the watch ends. */
+  pushError(status: unknown): void {
+    this.push(encode(JSON.stringify({ type: "ERROR", object: status }) + "\n"), 1)
+    this.end("error")
+  }
+
+  /** Raw bytes (fault injection). */
+  pushRaw(text: string, events: number): void {
+    this.push(encode(text), events)
+  }
+
+  push(bytes: Uint8Array, events: number): void {
+    if (this.done || this.stalled) return
+    this.pending.push(bytes)
+    this.pendingBytes += bytes.length
+    this.counters.eventsSent += events
+    if (this.pendingBytes > this.maxBufferBytes) {
+      // a client this far behind is cut off, as the API server does with unresponsive watchers
+      this.pending = []
+      this.pendingBytes = 0
+      this.end("overflow")
+      return
+    }
+    this.wake()
+  }
+
+  end(reason: string): void {
+    if (this.done) return
+    this.done = true
+    this.endReason = reason
+    this.wake()
+  }
+
+  stall(): void {
+    this.stalled = true
+    this.pending = []
+    this.pendingBytes = 0
+  }
+
+  wake(): void {
+    const waiter = this.waiter
+    if (waiter !== undefined) {
+      this.waiter = undefined
+      waiter()
+    }
+  }
+
+  /** Everything pending, as one buffer. */
+  take(): Uint8Array | undefined {
+    const pending = this.pending
+    if (pending.length === 0 || this.stalled) return undefined
+    const bytes = pending.length === 1 ? pending[0] : Buffer.concat(pending, this.pendingBytes)
+    this.counters.bytesSent += this.pendingBytes
+    this.pending = []
+    this.pendingBytes = 0
+    return bytes
+  }
+}
+
+/**
+ * The pull of a watch response body: the next batch of bytes, waiting for one if needed; `None` once
+ * the watch is done and drained. A stalled watch never resumes.
+ *
+ * @internal
+ */
+export const pull = (watcher: Watcher): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<never>> =>
+  Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<never>>((resume) => {
+    const attempt = (): void => {
+      const bytes = watcher.take()
+      if (bytes !== undefined) resume(Effect.succeed(Chunk.of(bytes)))
+      else if (watcher.done && !watcher.stalled) resume(Effect.fail(Option.none()))
+      else watcher.waiter = attempt
+    }
+    attempt()
+    return Effect.sync(() => {
+      if (watcher.waiter === attempt) watcher.waiter = undefined
+    })
+  })

@@ -1,0 +1,150 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import * as TestClock from "effect/TestClock"
+import * as ApiServer from "../src/ApiServer.js"
+import * as ChurnSimulator from "../src/ChurnSimulator.js"
+import * as Resource from "../src/Resource.js"
+
+const start = ApiServer.make().pipe(Effect.orDie)
+
+describe("ChurnSimulator generators", () => {
+  it.scoped("makes kubelet-shaped pods of about 3 KB once stored", () =>
+    Effect.gen(function*() {
+      const pod = ChurnSimulator.makePod({ name: ChurnSimulator.podName("web", 7), namespace: "shop" })
+      const server = yield* start
+      const stored = yield* server.create(Resource.pods, pod)
+      const size = JSON.stringify(stored).length
+      assert.isAtLeast(size, 2600)
+      assert.isAtMost(size, 3500)
+      const metadata = stored.metadata!
+      assert.match(metadata.name!, /^web-[a-z0-9]{10}-[a-z0-9]{5}$/)
+      assert.strictEqual(metadata.labels!.app, "web")
+      assert.strictEqual(metadata.labels!["pod-template-hash"], ChurnSimulator.templateHash("web"))
+      assert.strictEqual(metadata.ownerReferences![0].kind, "ReplicaSet")
+      assert.isAbove(metadata.managedFields!.length, 0)
+      const spec = stored.spec!
+      assert.strictEqual(spec.containers[0].resources!.requests!.cpu, "100m")
+      assert.isAbove(spec.volumes!.length, 0)
+      assert.isAbove(spec.tolerations!.length, 0)
+      const status = stored.status!
+      assert.strictEqual(status.phase, "Running")
+      assert.deepStrictEqual(status.conditions!.map((c) => c.type), [
+        "Initialized",
+        "Ready",
+        "ContainersReady",
+        "PodScheduled"
+      ])
+      assert.strictEqual(status.containerStatuses![0].ready, true)
+    }))
+
+  it("is deterministic", () => {
+    const a = ChurnSimulator.makePod({ name: "web-abc-1", namespace: "shop", now: 1_700_000_000_000 })
+    const b = ChurnSimulator.makePod({ name: "web-abc-1", namespace: "shop", now: 1_700_000_000_000 })
+    assert.deepStrictEqual(a, b)
+    assert.notDeepEqual(a, ChurnSimulator.makePod({ name: "web-abc-2", namespace: "shop", now: 1_700_000_000_000 }))
+    const deployment = ChurnSimulator.makeDeployment({ name: "web", namespace: "shop", replicas: 5 })
+    assert.strictEqual(deployment.spec!.replicas, 5)
+    assert.deepStrictEqual(deployment.spec!.selector.matchLabels, { app: "web" })
+    assert.strictEqual(deployment.status!.availableReplicas, 5)
+  })
+})
+
+describe("ChurnSimulator seed and churn", () => {
+  it.scoped("seeds namespaces, deployments and pods spread over them", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      const seeded = yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3, deployments: 6 })
+      assert.deepStrictEqual(seeded.namespaces, ["ns-0", "ns-1", "ns-2"])
+      const pods = yield* server.snapshot(Resource.pods)
+      assert.strictEqual(pods.length, 60)
+      assert.strictEqual((yield* server.snapshot(Resource.namespaces)).length, 3)
+      const deployments = yield* server.snapshot(Resource.deployments)
+      assert.strictEqual(deployments.length, 6)
+      for (const namespace of seeded.namespaces) {
+        assert.strictEqual((yield* server.snapshot(Resource.pods, namespace)).length, 20)
+      }
+      // every pod belongs to a deployment of its namespace
+      const apps = new Set(deployments.map((d) => `${d.metadata!.namespace}/${d.metadata!.name}`))
+      for (const pod of pods) assert.isTrue(apps.has(`${pod.metadata!.namespace}/${pod.metadata!.labels!.app}`))
+      // seeding again changes nothing
+      const rv = yield* server.resourceVersion
+      yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3, deployments: 6 })
+      assert.strictEqual(yield* server.resourceVersion, rv)
+    }))
+
+  it.scoped("makes the changes it counts, with one write each", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      yield* ChurnSimulator.seed(server, { pods: 50, namespaces: 2 })
+      const before = Number(yield* server.resourceVersion)
+      const churn = yield* ChurnSimulator.make(server, { rate: 0, mix: { create: 2, update: 5, delete: 3 } })
+      yield* churn.step(400)
+      const counts = yield* churn.counts
+      assert.strictEqual(counts.failed, 0)
+      assert.strictEqual(counts.created + counts.updated + counts.deleted, 400)
+      assert.isAbove(counts.created, 40)
+      assert.isAbove(counts.updated, 100)
+      assert.isAbove(counts.deleted, 60)
+      assert.strictEqual(Number(yield* server.resourceVersion) - before, 400)
+      const pods = yield* server.snapshot(Resource.pods)
+      assert.strictEqual(pods.length, 50 + counts.created - counts.deleted)
+      assert.isTrue(pods.every((p) => ["ns-0", "ns-1"].includes(p.metadata!.namespace!)))
+    }))
+
+  it.scoped("updates like a kubelet and a user: restarts, annotations and label flips", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      yield* ChurnSimulator.seed(server, { pods: 30 })
+      const churn = yield* ChurnSimulator.make(server, { rate: 0, mix: { update: 1 } })
+      yield* churn.step(150)
+      assert.deepStrictEqual(yield* churn.counts, { created: 0, updated: 150, deleted: 0, failed: 0 })
+      const pods = yield* server.snapshot(Resource.pods)
+      assert.strictEqual(pods.length, 30)
+      // label flips move pods in and out of selectors
+      assert.isTrue(pods.some((p) => p.metadata!.labels!.track === "canary"))
+      assert.isTrue(pods.some((p) => p.status!.containerStatuses![0].restartCount! > 0))
+      assert.isTrue(pods.some((p) => p.metadata!.annotations!["churn.effect-informers.io/tick"] !== undefined))
+    }))
+
+  it.scoped("is reproducible with a seeded Random", () =>
+    Effect.gen(function*() {
+      const runOnce = Effect.gen(function*() {
+        const server = yield* start
+        yield* ChurnSimulator.seed(server, { pods: 20, namespaces: 2 })
+        const churn = yield* ChurnSimulator.make(server, { rate: 0 })
+        yield* churn.step(200)
+        const pods = yield* server.snapshot(Resource.pods)
+        return {
+          counts: yield* churn.counts,
+          pods: pods.map((p) =>
+            [p.metadata!.name, p.metadata!.labels!.track, p.status!.containerStatuses![0].restartCount] as const
+          )
+        }
+      }).pipe((effect) => Effect.suspend(() => Effect.withRandom(effect, Random.make(42))))
+      const a = yield* runOnce
+      const b = yield* runOnce
+      assert.deepStrictEqual(a, b)
+    }))
+
+  it.scoped("runs at the requested rate on the Clock", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      yield* ChurnSimulator.seed(server, { pods: 20 })
+      const churn = yield* ChurnSimulator.make(server, { rate: 200, namespaces: ["ns-0"] })
+      yield* Effect.forkScoped(churn.run)
+      yield* TestClock.adjust("1 second")
+      const first = yield* churn.counts
+      assert.strictEqual(first.created + first.updated + first.deleted + first.failed, 200)
+      yield* TestClock.adjust("500 millis")
+      const second = yield* churn.counts
+      assert.strictEqual(second.created + second.updated + second.deleted + second.failed, 300)
+      const other = yield* ChurnSimulator.make(server, { rate: 100, mix: { create: 1 } })
+      yield* Effect.forkScoped(other.run)
+      yield* TestClock.adjust("1 second")
+      const third = yield* churn.counts
+      assert.strictEqual(third.created + third.updated + third.deleted + third.failed, 500)
+      const created = yield* other.counts
+      assert.strictEqual(created.created + created.failed, 100)
+    }))
+})

@@ -1,0 +1,207 @@
+/**
+ * Drives the real kubectl against the embedded API server. kubectl is required (CI installs it): set
+ * `KUBECTL=/path/to/kubectl` to use another binary, e.g. Debian bookworm's `kubernetes-client` (1.20).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
+import { execFile, execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as ApiServer from "../src/ApiServer.js"
+import * as ChurnSimulator from "../src/ChurnSimulator.js"
+import * as Resource from "../src/Resource.js"
+
+const kubectlCommand = process.env.KUBECTL ?? "kubectl"
+
+/** The kubectl binary, or a clear failure: these tests never skip. */
+const kubectl = (() => {
+  try {
+    execFileSync(kubectlCommand, ["version", "--client"], { stdio: "pipe", timeout: 20_000 })
+    return kubectlCommand
+  } catch (error) {
+    return new Error(
+      `kubectl is required by test/kubectl.test.ts but "${kubectlCommand}" could not be run (${
+        String((error as Error).message).split("\n")[0]
+      }). Install kubectl (CI does), or set KUBECTL=/path/to/kubectl.`
+    )
+  }
+})()
+
+interface Cluster {
+  readonly server: ApiServer.ApiServer.Service
+  readonly dir: string
+  readonly args: ReadonlyArray<string>
+}
+
+/** A server, a kubeconfig pointing at it and a private discovery cache, removed with the scope. */
+const cluster = Effect.gen(function*() {
+  if (kubectl instanceof Error) return yield* Effect.die(kubectl)
+  const server = yield* ApiServer.make().pipe(Effect.orDie)
+  const dir = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-informers-kubectl-"))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+  const kubeconfig = path.join(dir, "kubeconfig")
+  fs.writeFileSync(
+    kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: embedded",
+      "  cluster:",
+      `    server: ${server.url}`,
+      "users:",
+      "- name: anonymous",
+      "  user: {}",
+      "contexts:",
+      "- name: embedded",
+      "  context:",
+      "    cluster: embedded",
+      "    user: anonymous",
+      "    namespace: default",
+      "current-context: embedded",
+      ""
+    ].join("\n")
+  )
+  return { server, dir, args: ["--kubeconfig", kubeconfig, "--cache-dir", path.join(dir, "cache")] } satisfies Cluster
+})
+
+/** Runs kubectl to completion; fails with its stderr. */
+const run = (c: Cluster, ...args: Array<string>) =>
+  Effect.async<string, Error>((resume) => {
+    const child = execFile(
+      kubectl as string,
+      [...c.args, ...args],
+      { timeout: 20_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: "" } },
+      (error, stdout, stderr) => {
+        if (error) resume(Effect.fail(new Error(`kubectl ${args.join(" ")} failed: ${stderr || error.message}`)))
+        else resume(Effect.succeed(stdout))
+      }
+    )
+    return Effect.sync(() => child.kill())
+  }).pipe(Effect.orDie)
+
+const waitFor = (what: string, predicate: () => boolean, timeoutMs = 10_000) =>
+  Effect.promise(async () => {
+    const deadline = Date.now() + timeoutMs
+    while (!predicate()) {
+      if (Date.now() > deadline) return false
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    return true
+  }).pipe(Effect.flatMap((ok) => ok ? Effect.void : Effect.die(new Error(`timed out waiting for ${what}`))))
+
+const firstColumn = (output: string, column = 0): Array<string> =>
+  output.trim().split("\n").slice(1).map((line) => line.trim().split(/\s+/)[column])
+
+describe("kubectl against the embedded API server", () => {
+  it("finds kubectl", () => {
+    if (kubectl instanceof Error) throw kubectl
+  })
+
+  it.scopedLive("get pods -A --chunk-size=50 follows continue tokens and prints every pod", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      yield* ChurnSimulator.seed(c.server, { pods: 120, namespaces: 3 })
+      const before = (yield* c.server.stats).requestsByVerb.list ?? 0
+      const out = yield* run(c, "get", "pods", "-A", "--chunk-size=50")
+      const printed = firstColumn(out, 1).sort()
+      const expected = (yield* c.server.snapshot(Resource.pods)).map((p) => p.metadata!.name!).sort()
+      assert.strictEqual(printed.length, 120)
+      assert.deepStrictEqual(printed, expected)
+      assert.deepStrictEqual([...new Set(firstColumn(out, 0))].sort(), ["ns-0", "ns-1", "ns-2"])
+      const pages = ((yield* c.server.stats).requestsByVerb.list ?? 0) - before
+      assert.isAtLeast(pages, 3)
+    }))
+
+  it.scopedLive("get pods -l selects by label", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      yield* ChurnSimulator.seed(c.server, { pods: 30, namespaces: ["default"], apps: 3 })
+      const out = yield* run(c, "get", "pods", "-l", "app=app-1")
+      const expected = yield* c.server.list(Resource.pods, { namespace: "default", labelSelector: "app=app-1" })
+      assert.strictEqual(expected.items.length, 10)
+      assert.deepStrictEqual(firstColumn(out).sort(), expected.items.map((p) => p.metadata!.name!).sort())
+    }))
+
+  it.scopedLive("get pod NAME -n NS -o json prints the stored object", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      yield* ChurnSimulator.seed(c.server, { pods: 4, namespaces: 2 })
+      const [pod] = yield* c.server.snapshot(Resource.pods, "ns-1")
+      const out = yield* run(c, "get", "pod", pod.metadata!.name!, "-n", "ns-1", "-o", "json")
+      const printed = JSON.parse(out)
+      const stored = JSON.parse(JSON.stringify(pod))
+      // kubectl >= 1.21 hides managedFields by default
+      delete printed.metadata.managedFields
+      delete stored.metadata.managedFields
+      assert.deepStrictEqual(printed, stored)
+    }))
+
+  it.scopedLive("create -f FILE creates the object (with kubectl's validation on) and delete removes it", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const file = path.join(c.dir, "pod.yaml")
+      fs.writeFileSync(
+        file,
+        [
+          "apiVersion: v1",
+          "kind: Pod",
+          "metadata:",
+          "  name: from-kubectl",
+          "  labels:",
+          "    app: demo",
+          "spec:",
+          "  containers:",
+          "  - name: web",
+          "    image: nginx:1.27",
+          ""
+        ].join("\n")
+      )
+      const created = yield* run(c, "create", "-f", file)
+      assert.match(created, /pod\/from-kubectl created/)
+      const stored = yield* c.server.get(Resource.pods, { name: "from-kubectl", namespace: "default" })
+      assert.strictEqual(stored.metadata!.labels!.app, "demo")
+      assert.strictEqual(stored.spec!.containers[0].image, "nginx:1.27")
+      const deleted = yield* run(c, "delete", "pod", "from-kubectl")
+      assert.match(deleted, /pod "from-kubectl" deleted/)
+      const error = yield* Effect.flip(c.server.get(Resource.pods, { name: "from-kubectl", namespace: "default" }))
+      assert.strictEqual(error.reason, "NotFound")
+    }))
+
+  it.scopedLive("get pods -w prints a new pod within a few seconds", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      yield* ChurnSimulator.seed(c.server, { pods: 3, namespaces: ["default"] })
+      let output = ""
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const child = spawn(kubectl as string, [...c.args, "get", "pods", "-w"], {
+            env: { ...process.env, KUBECONFIG: "" },
+            stdio: ["ignore", "pipe", "pipe"]
+          })
+          child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+          child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")))
+          return child
+        }),
+        (child) => Effect.sync(() => child.kill())
+      )
+      const existing = (yield* c.server.snapshot(Resource.pods, "default")).map((p) => p.metadata!.name!)
+      yield* waitFor("the initial list", () => existing.every((name) => output.includes(name)))
+      // the watch request follows the list: wait until the server has it open
+      yield* c.server.stats.pipe(
+        Effect.filterOrFail((stats) => stats.watchesOpen > 0),
+        Effect.retry(Schedule.spaced("20 millis")),
+        Effect.timeout("10 seconds"),
+        Effect.orDie
+      )
+      yield* c.server.create(
+        Resource.pods,
+        ChurnSimulator.makePod({ name: "watched-pod", namespace: "default", app: "watched" })
+      )
+      yield* waitFor("the new pod in kubectl's output", () => output.includes("watched-pod"), 5_000)
+    }))
+})
