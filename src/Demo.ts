@@ -1,0 +1,366 @@
+/**
+ * The demo behind `effect-informers demo` (`npm start`): an embedded API server holding a simulated
+ * cluster, changed continuously by the churn simulator while faults are injected, watched by informers
+ * for pods and deployments through the real HTTP ListerWatcher. When the run ends, churn and faults
+ * stop, the informers settle, and the summary says whether every cache equals the server's state.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as ApiServer from "./ApiServer.js"
+import * as ChurnSimulator from "./ChurnSimulator.js"
+import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
+import * as InformerFactory from "./InformerFactory.js"
+import type { KubeObject } from "./KubeObject.js"
+import { resourceVersion } from "./KubeObject.js"
+import * as Informers from "./Layer.js"
+import * as Metrics from "./Metrics.js"
+import * as Resource from "./Resource.js"
+import type * as SharedInformer from "./SharedInformer.js"
+
+/**
+ * How much trouble the demo injects: `mild` (a fault every 1-3 s: dropped watches, 410s, 429s, 500s,
+ * slow responses) or `chaos` (every 0.2-0.6 s, every fault class, history compaction and restarts).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FaultLevel = "none" | "mild" | "chaos"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** Defaults to 2,000. */
+  readonly pods?: number | undefined
+  /** Defaults to 20. */
+  readonly namespaces?: number | undefined
+  /** Defaults to 200. */
+  readonly deployments?: number | undefined
+  /** Changes per second. Defaults to 200. */
+  readonly churn?: number | undefined
+  /** How long churn and faults run. Defaults to 20 seconds. */
+  readonly duration?: Duration.DurationInput | undefined
+  /** Defaults to `"mild"`. */
+  readonly faults?: FaultLevel | undefined
+  /** How long the informers may take to converge once churn stops. Defaults to 60 seconds. */
+  readonly settleTimeout?: Duration.DurationInput | undefined
+  /** Called about four times a second while the demo runs. */
+  readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Progress {
+  readonly phase: "seeding" | "syncing" | "churning" | "settling"
+  readonly elapsed: Duration.Duration
+  /** Cached objects per informer (`pods`, `deployments.apps`). */
+  readonly cached: { readonly [informer: string]: number }
+  readonly events: number
+  readonly eventsPerSecond: number
+  readonly relists: number
+  /** Notifications buffered and not yet handled, over all handlers. */
+  readonly handlerLag: number
+  readonly faults: number
+}
+
+/**
+ * One informer's final state against the server's.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InformerResult {
+  readonly informer: string
+  readonly cached: number
+  readonly server: number
+  readonly consistent: boolean
+  /** Up to 5 keys that differ (missing, extra or at another resourceVersion). */
+  readonly differences: ReadonlyArray<string>
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Summary {
+  /** Every cache equals the server's state. */
+  readonly consistent: boolean
+  /** Objects on the server at the end. */
+  readonly objects: number
+  /** Notifications the handlers received. */
+  readonly events: number
+  /** Relists after the initial one (Gone, errors, fallbacks). */
+  readonly relists: number
+  /** Faults that took effect. */
+  readonly faults: number
+  readonly faultsByClass: { readonly [fault: string]: number }
+  readonly churn: ChurnSimulator.Counts
+  readonly informers: ReadonlyArray<InformerResult>
+  /** Seconds from the end of churn until every cache matched (or the settle timeout). */
+  readonly settleSeconds: number
+}
+
+/**
+ * The demo could not run (the server did not start, the seed failed).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DemoError extends Data.TaggedError("DemoError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watch-list-fallback"]
+
+const relistCount = (informer: string): Effect.Effect<number> =>
+  Effect.reduce(relistCauses, 0, (total, cause) =>
+    Effect.map(
+      Metric.value(Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer), "cause", cause)),
+      (state) => total + state.count
+    ))
+
+/**
+ * Compares a cache with the server's objects by key and resourceVersion.
+ *
+ * @since 0.1.0
+ * @category consistency
+ */
+export const compare = (
+  informer: string,
+  cached: ReadonlyArray<KubeObject>,
+  server: ReadonlyArray<KubeObject>
+): InformerResult => {
+  const versions = new Map<string, string | undefined>()
+  for (const obj of server) versions.set(keyOf(obj), resourceVersion(obj))
+  const differences: Array<string> = []
+  let matching = 0
+  for (const obj of cached) {
+    const key = keyOf(obj)
+    if (!versions.has(key)) differences.push(`${key}: not on the server`)
+    else if (versions.get(key) !== resourceVersion(obj)) {
+      differences.push(`${key}: cached at ${resourceVersion(obj)}, server at ${versions.get(key)}`)
+    } else matching++
+  }
+  if (matching < server.length) {
+    const seen = new Set(cached.map(keyOf))
+    for (const key of versions.keys()) if (!seen.has(key)) differences.push(`${key}: not cached`)
+  }
+  return {
+    informer,
+    cached: cached.length,
+    server: server.length,
+    consistent: differences.length === 0,
+    differences: differences.slice(0, 5)
+  }
+}
+
+const keyOf = (obj: KubeObject): string => {
+  const key = deletionHandlingMetaNamespaceKey(obj)
+  return key._tag === "Right" ? key.right : "<invalid>"
+}
+
+const mildFaults: ReadonlyArray<ApiServer.Fault> = [
+  { _tag: "DropWatches" },
+  { _tag: "CloseWatches" },
+  { _tag: "WatchGone", count: 1 },
+  { _tag: "TooManyRequests", count: 1, retryAfterSeconds: 1 },
+  { _tag: "ServerError", count: 1, on: "watch" },
+  { _tag: "Delay", millis: 300, count: 2 }
+]
+
+const chaosFaults: ReadonlyArray<ApiServer.Fault> = [
+  ...mildFaults,
+  { _tag: "WatchGone", count: 1, mode: "http" },
+  { _tag: "ServerError", count: 2, status: 503, on: "list" },
+  { _tag: "StallWatches" },
+  { _tag: "MalformedLine" },
+  { _tag: "PartialLine" },
+  { _tag: "MissingMetadata" },
+  { _tag: "Restart", rejectMillis: 300 }
+]
+
+/**
+ * Injects faults of `level` into `server` at random times (through the `Random` service) until
+ * interrupted. `serve --faults` and the demo use it.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLevel): Effect.Effect<void> => {
+  if (level === "none") return Effect.void
+  const faults = level === "mild" ? mildFaults : chaosFaults
+  const [min, max] = level === "mild" ? [1000, 3000] : [200, 600]
+  return Effect.gen(function*() {
+    yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(min, max)))
+    if (level === "chaos" && (yield* Random.nextIntBetween(0, 12)) === 0) {
+      yield* server.compact
+      return
+    }
+    yield* server.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
+  }).pipe(Effect.forever)
+}
+
+interface Watched {
+  readonly name: string
+  readonly resource: Resource.Resource<KubeObject>
+  readonly informer: SharedInformer.SharedInformer.Service<KubeObject>
+  readonly registration: SharedInformer.Registration
+}
+
+/**
+ * Runs the demo and returns its summary. Needs a Scope for the server, the informers and the churn.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const elapsed = Effect.map(Clock.currentTimeMillis, (now) => Duration.millis(now - started))
+    const report = options.onProgress ?? (() => Effect.void)
+    const level = options.faults ?? "mild"
+
+    const server = yield* ApiServer.make({ bookmarkInterval: "2 seconds" }).pipe(
+      Effect.mapError((cause) =>
+        new DemoError({ message: `the embedded API server did not start: ${cause.message}`, cause })
+      )
+    )
+    yield* report({
+      phase: "seeding",
+      elapsed: yield* elapsed,
+      cached: {},
+      events: 0,
+      eventsPerSecond: 0,
+      relists: 0,
+      handlerLag: 0,
+      faults: 0
+    })
+    yield* ChurnSimulator.seed(server, {
+      pods: options.pods ?? 2000,
+      namespaces: options.namespaces ?? 20,
+      deployments: options.deployments ?? 200
+    }).pipe(Effect.mapError((cause) => new DemoError({ message: `seeding failed: ${cause.message}`, cause })))
+
+    // The informers talk to the server over HTTP, exactly as they would to a cluster.
+    const stack = Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: server.url }), {
+      http: { watchInactivityTimeout: "5 seconds" }
+    })
+    const context = yield* Layer.build(stack).pipe(
+      Effect.mapError((cause) => new DemoError({ message: cause.message, cause }))
+    )
+    const factory = Context.get(context, InformerFactory.InformerFactory)
+    let events = 0
+    const count = () =>
+      Effect.sync(() => {
+        events++
+      })
+    const watched: Array<Watched> = []
+    for (const resource of [Resource.pods, Resource.deployments] as ReadonlyArray<Resource.Resource<KubeObject>>) {
+      const informer = yield* factory.informerFor(resource).pipe(Effect.orDie)
+      const registration = yield* informer.addEventHandler({
+        name: "demo-counter",
+        onAdd: count,
+        onUpdate: count,
+        onDelete: count
+      }).pipe(Effect.orDie)
+      watched.push({ name: informer.name, resource, informer, registration })
+    }
+
+    let lastEvents = 0
+    let lastAt = started
+    const progress = (phase: Progress["phase"]) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const cached: Record<string, number> = {}
+        let lag = 0
+        let relists = 0
+        for (const w of watched) {
+          cached[w.name] = yield* w.informer.indexer.size
+          lag += yield* w.registration.backlog
+          relists += yield* relistCount(w.name)
+        }
+        const stats = yield* server.stats
+        const rate = now > lastAt ? ((events - lastEvents) * 1000) / (now - lastAt) : 0
+        lastEvents = events
+        lastAt = now
+        yield* report({
+          phase,
+          elapsed: Duration.millis(now - started),
+          cached,
+          events,
+          eventsPerSecond: Math.round(rate),
+          relists,
+          handlerLag: lag,
+          faults: Object.values(stats.faults).reduce((a, b) => a + b, 0)
+        })
+      })
+
+    const phase = { current: "syncing" as Progress["phase"] }
+    yield* Effect.suspend(() => progress(phase.current)).pipe(
+      Effect.repeat(Schedule.spaced("250 millis")),
+      Effect.forkScoped
+    )
+    yield* factory.start
+    yield* factory.waitForCacheSync({ timeout: "60 seconds" }).pipe(
+      Effect.mapError((cause) => new DemoError({ message: cause.message, cause }))
+    )
+
+    // Churn and faults run in a scope of their own, closed when the run ends.
+    phase.current = "churning"
+    const outer = yield* Effect.scope
+    const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+    const churn = yield* ChurnSimulator.make(server, { rate: options.churn ?? 200 })
+    yield* Effect.forkIn(churn.run, chaos)
+    yield* Effect.forkIn(injectFaults(server, level), chaos)
+    yield* Effect.sleep(options.duration ?? "20 seconds")
+    yield* Scope.close(chaos, Exit.void)
+
+    // Settle: wait until every cache equals the server's state.
+    phase.current = "settling"
+    const churnEnded = yield* Clock.currentTimeMillis
+    const check = Effect.forEach(watched, (w) =>
+      Effect.zipWith(w.informer.indexer.list, server.snapshot(w.resource), (cached, objects) =>
+        compare(w.name, cached, objects)))
+    const settleTimeout = Duration.decode(options.settleTimeout ?? "60 seconds")
+    const results = yield* check.pipe(
+      Effect.flatMap((results) =>
+        results.every((r) =>
+            r.consistent
+          )
+          ? Effect.succeed(results)
+          : Effect.fail(results)
+      ),
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(settleTimeout))),
+      Effect.catchAll((results) => Effect.succeed(results))
+    )
+    const settled = yield* Clock.currentTimeMillis
+    yield* progress("settling")
+    const stats = yield* server.stats
+    let relists = 0
+    for (const w of watched) relists += yield* relistCount(w.name)
+    const faultsByClass = Object.fromEntries(Object.entries(stats.faults).filter(([, n]) => n > 0))
+    return {
+      consistent: results.every((r) => r.consistent),
+      objects: results.reduce((n, r) => n + r.server, 0),
+      events,
+      relists,
+      faults: Object.values(stats.faults).reduce((a, b) => a + b, 0),
+      faultsByClass,
+      churn: yield* churn.counts,
+      informers: results,
+      settleSeconds: (settled - churnEnded) / 1000
+    }
+  })
