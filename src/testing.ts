@@ -13,6 +13,11 @@ export * as ApiServer from "./ApiServer.js"
 /**
  * @since 0.1.0
  */
+export * as Chaos from "./Chaos.js"
+
+/**
+ * @since 0.1.0
+ */
 export * as ChurnSimulator from "./ChurnSimulator.js"
 
 /**

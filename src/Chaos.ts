@@ -1,0 +1,337 @@
+/**
+ * The fault campaign: informers over HTTP against the embedded API server while it churns objects and
+ * injects faults chosen from a seed, then checks what users rely on:
+ * - every cache equals the server's state once churn and faults stop;
+ * - each handler's notifications have, per key, non-decreasing resourceVersions, and replayed onto an
+ *   empty map they reproduce the server's state (also for a handler that joined late);
+ * - no fiber of the informers is alive after their scope closes;
+ * - the heap stays bounded.
+ *
+ * `effect-informers chaos` (`npm run chaos`) runs many seeds and prints a table; `test/Chaos.test.ts`
+ * runs a short form.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Random from "effect/Random"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Supervisor from "effect/Supervisor"
+import * as ApiServer from "./ApiServer.js"
+import * as ChurnSimulator from "./ChurnSimulator.js"
+import * as Demo from "./Demo.js"
+import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
+import * as InformerFactory from "./InformerFactory.js"
+import type { KubeObject } from "./KubeObject.js"
+import { compareResourceVersions, resourceVersion, unwrapDeleted } from "./KubeObject.js"
+import * as Informers from "./Layer.js"
+import * as Metrics from "./Metrics.js"
+import * as Resource from "./Resource.js"
+import type * as SharedInformer from "./SharedInformer.js"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly seed: number
+  /** How long churn and faults run. Defaults to 30 seconds. */
+  readonly duration?: Duration.DurationInput | undefined
+  /** Defaults to 1,000. */
+  readonly pods?: number | undefined
+  /** Defaults to 10. */
+  readonly namespaces?: number | undefined
+  /** Changes per second. Defaults to 200. */
+  readonly churn?: number | undefined
+  /** How long the informers may take to converge afterwards. Defaults to 120 seconds. */
+  readonly settleTimeout?: Duration.DurationInput | undefined
+  /** Reflector backoff; defaults to the Reflector's (800 ms .. 30 s). */
+  readonly backoff?: InformerFactory.Options["reflector"] extends infer R
+    ? R extends { readonly backoff?: infer B } ? B : never
+    : never
+  /** Inactivity watchdog of each watch. Defaults to 3 seconds (the server sends a bookmark every second). */
+  readonly watchInactivityTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * One seed's outcome.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Result {
+  readonly seed: number
+  readonly passed: boolean
+  /** What failed, empty when `passed`. */
+  readonly problems: ReadonlyArray<string>
+  readonly events: number
+  readonly faults: number
+  readonly faultsByClass: { readonly [fault: string]: number }
+  readonly compactions: number
+  readonly relists: number
+  readonly errorsReported: number
+  readonly objects: number
+  readonly settleSeconds: number
+  /** Fibers of the informers running just before they were stopped (all must be gone after). */
+  readonly fibersRunning: number
+  /** heapUsed after the initial sync and at the end (after a GC when `global.gc` is exposed), in MiB. */
+  readonly heapMiB: { readonly synced: number; readonly peak: number; readonly end: number }
+}
+
+/** A handler that records, per key, the resourceVersions it was told about and replays them. */
+class Recorder {
+  readonly state = new Map<string, string | undefined>()
+  readonly lastVersion = new Map<string, string>()
+  readonly backwards: Array<string> = []
+  events = 0
+
+  private key(obj: unknown): string {
+    return Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<invalid>")
+  }
+
+  private observe(obj: KubeObject | undefined, key: string): void {
+    const rv = obj === undefined ? undefined : resourceVersion(obj)
+    if (rv === undefined) return
+    const last = this.lastVersion.get(key)
+    if (last !== undefined && compareResourceVersions(rv, last) < 0) {
+      this.backwards.push(`${key}: ${last} then ${rv}`)
+    }
+    this.lastVersion.set(key, rv)
+  }
+
+  readonly handler: SharedInformer.Handler<KubeObject> = {
+    onAdd: (obj) =>
+      Effect.sync(() => {
+        const key = this.key(obj)
+        this.events++
+        this.observe(obj, key)
+        this.state.set(key, resourceVersion(obj))
+      }),
+    onUpdate: (_, obj) =>
+      Effect.sync(() => {
+        const key = this.key(obj)
+        this.events++
+        this.observe(obj, key)
+        this.state.set(key, resourceVersion(obj))
+      }),
+    onDelete: (obj) =>
+      Effect.sync(() => {
+        const key = this.key(obj)
+        this.events++
+        this.observe(unwrapDeleted(obj), key)
+        this.state.delete(key)
+      })
+  }
+
+  /** Differences between the replayed state and the server's objects (at most 3). */
+  differences(server: ReadonlyArray<KubeObject>): Array<string> {
+    const out: Array<string> = []
+    const expected = new Map(server.map((obj) => [this.key(obj), resourceVersion(obj)]))
+    for (const [key, rv] of expected) {
+      if (!this.state.has(key)) out.push(`${key} missing`)
+      else if (this.state.get(key) !== rv) out.push(`${key} at ${this.state.get(key)}, server ${rv}`)
+    }
+    for (const key of this.state.keys()) if (!expected.has(key)) out.push(`${key} not on the server`)
+    return out.slice(0, 3)
+  }
+}
+
+const heapMiB = (): number => Math.round(process.memoryUsage().heapUsed / 1048576)
+
+const collectGarbage = (): void => {
+  const gc = (globalThis as { gc?: () => void }).gc
+  if (gc !== undefined) gc()
+}
+
+const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watch-list-fallback"]
+
+/**
+ * Runs one seed.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Chaos } from "effect-informers/testing"
+ *
+ * const result = Effect.runPromise(Chaos.run({ seed: 1, duration: "10 seconds", pods: 300 }))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
+  Effect.gen(function*() {
+    const problems: Array<string> = []
+    const outer = yield* Scope.make()
+    const result = yield* Effect.gen(function*() {
+      const server = yield* ApiServer.make({ bookmarkInterval: "1 second" }).pipe(
+        Effect.mapError((cause) => new Demo.DemoError({ message: `server: ${cause.message}`, cause })),
+        Scope.extend(outer)
+      )
+      yield* ChurnSimulator.seed(server, {
+        pods: options.pods ?? 1000,
+        namespaces: options.namespaces ?? 10,
+        deployments: Math.max(1, Math.floor((options.pods ?? 1000) / 10))
+      }).pipe(Effect.mapError((cause) => new Demo.DemoError({ message: `seed: ${cause.message}`, cause })))
+
+      // The informers live in a scope of their own, under a supervisor that sees every fiber they fork.
+      const supervisor = yield* Supervisor.track
+      const informersScope = yield* Scope.make()
+      const stack = Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: server.url }), {
+        http: { watchInactivityTimeout: options.watchInactivityTimeout ?? "3 seconds" },
+        factory: options.backoff === undefined ? {} : { reflector: { backoff: options.backoff } }
+      })
+      const context = yield* Layer.build(stack).pipe(
+        Scope.extend(informersScope),
+        Effect.supervised(supervisor),
+        Effect.mapError((cause) => new Demo.DemoError({ message: cause.message, cause }))
+      )
+      const factory = Context.get(context, InformerFactory.InformerFactory)
+      const resources = [Resource.pods, Resource.deployments] as ReadonlyArray<Resource.Resource<KubeObject>>
+      const early = resources.map(() => new Recorder())
+      const late = resources.map(() => new Recorder())
+      const informers: Array<SharedInformer.SharedInformer.Service<KubeObject>> = []
+      const registrations: Array<SharedInformer.Registration> = []
+      let errorsReported = 0
+      yield* Effect.gen(function*() {
+        for (let i = 0; i < resources.length; i++) {
+          const informer = yield* factory.informerFor(resources[i]).pipe(Effect.orDie)
+          informers.push(informer)
+          yield* informer.errors.pipe(
+            Stream.runForEach(() =>
+              Effect.sync(() => {
+                errorsReported++
+              })
+            ),
+            Effect.forkIn(informersScope)
+          )
+          registrations.push(yield* informer.addEventHandler({ name: "early", ...early[i].handler }).pipe(Effect.orDie))
+        }
+        yield* factory.start
+        yield* factory.waitForCacheSync({ timeout: "60 seconds" }).pipe(Effect.orDie)
+      }).pipe(Effect.supervised(supervisor))
+      collectGarbage()
+      const syncedHeap = heapMiB()
+      let peakHeap = syncedHeap
+
+      // Churn, faults and a late handler, all driven by the seed.
+      const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const churn = yield* ChurnSimulator.make(server, { rate: options.churn ?? 200 })
+      let compactions = 0
+      const counting: ApiServer.ApiServer.Service = {
+        ...server,
+        compact: Effect.tap(server.compact, () => {
+          compactions++
+        })
+      }
+      const seeded = <A, E>(effect: Effect.Effect<A, E>, salt: number) =>
+        Effect.withRandom(effect, Random.make(`${options.seed}:${salt}`))
+      yield* Effect.forkIn(seeded(churn.run, 1), chaos)
+      yield* Effect.forkIn(seeded(Demo.injectFaults(counting, "chaos"), 2), chaos)
+      yield* Effect.forkIn(
+        Effect.sync(() => {
+          peakHeap = Math.max(peakHeap, heapMiB())
+        }).pipe(Effect.repeat(Schedule.spaced("100 millis"))),
+        chaos
+      )
+      const duration = Duration.decode(options.duration ?? "30 seconds")
+      yield* Effect.sleep(Duration.times(duration, 1 / 3))
+      yield* Effect.gen(function*() {
+        for (let i = 0; i < informers.length; i++) {
+          registrations.push(
+            yield* informers[i].addEventHandler({ name: "late", ...late[i].handler }).pipe(Effect.orDie)
+          )
+        }
+      }).pipe(Effect.supervised(supervisor))
+      yield* Effect.sleep(Duration.times(duration, 2 / 3))
+      yield* Scope.close(chaos, Exit.void)
+
+      // Settle: caches equal the server, and every handler has caught up.
+      const ended = yield* Clock.currentTimeMillis
+      const snapshot = Effect.forEach(resources, (resource) => server.snapshot(resource))
+      const converged = Effect.gen(function*() {
+        const objects = yield* snapshot
+        for (let i = 0; i < resources.length; i++) {
+          const cached = yield* informers[i].indexer.list
+          if (!Demo.compare(informers[i].name, cached, objects[i]).consistent) return false
+          if (early[i].differences(objects[i]).length > 0 || late[i].differences(objects[i]).length > 0) return false
+        }
+        for (const registration of registrations) if ((yield* registration.backlog) > 0) return false
+        return true
+      })
+      const settleTimeout = Duration.decode(options.settleTimeout ?? "120 seconds")
+      const settled = yield* converged.pipe(
+        Effect.flatMap((ok) => ok ? Effect.succeed(true) : Effect.fail(false)),
+        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(settleTimeout))),
+        Effect.orElseSucceed(() => false)
+      )
+      const settleSeconds = ((yield* Clock.currentTimeMillis) - ended) / 1000
+      const objects = yield* snapshot
+      for (let i = 0; i < resources.length; i++) {
+        const comparison = Demo.compare(informers[i].name, yield* informers[i].indexer.list, objects[i])
+        if (!comparison.consistent) {
+          problems.push(`${comparison.informer}: cache differs: ${comparison.differences.join("; ")}`)
+        }
+        for (const [name, recorder] of [["early", early[i]], ["late", late[i]]] as const) {
+          const differences = recorder.differences(objects[i])
+          if (differences.length > 0) {
+            problems.push(`${informers[i].name}: ${name} handler's replay differs: ${differences.join("; ")}`)
+          }
+          if (recorder.backwards.length > 0) {
+            problems.push(
+              `${informers[i].name}: ${name} handler saw resourceVersions go backwards: ${
+                recorder.backwards.slice(0, 3).join("; ")
+              }`
+            )
+          }
+        }
+      }
+      if (!settled && problems.length === 0) problems.push("did not settle in time")
+
+      let relists = 0
+      for (const informer of informers) {
+        for (const cause of relistCauses) {
+          relists += (yield* Metric.value(
+            Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer.name), "cause", cause)
+          )).count
+        }
+      }
+
+      // Stop the informers: nothing they forked may outlive their scope.
+      const fibersRunning = (yield* supervisor.value).filter((fiber) => fiber.unsafePoll() === null).length
+      yield* Scope.close(informersScope, Exit.void)
+      const alive = (yield* supervisor.value).filter((fiber) => fiber.unsafePoll() === null)
+      if (alive.length > 0) problems.push(`${alive.length} fibers still running after the informers stopped`)
+
+      collectGarbage()
+      const endHeap = heapMiB()
+      if (endHeap > syncedHeap * 2 + 64) problems.push(`heap grew from ${syncedHeap} MiB to ${endHeap} MiB`)
+      const stats = yield* server.stats
+      const faultsByClass = Object.fromEntries(Object.entries(stats.faults).filter(([, n]) => n > 0))
+      return {
+        seed: options.seed,
+        passed: problems.length === 0,
+        problems,
+        events: early.reduce((n, r) => n + r.events, 0),
+        faults: Object.values(stats.faults).reduce((a, b) => a + b, 0),
+        faultsByClass,
+        compactions,
+        relists,
+        errorsReported,
+        objects: objects.reduce((n, list) => n + list.length, 0),
+        settleSeconds,
+        fibersRunning,
+        heapMiB: { synced: syncedHeap, peak: peakHeap, end: endHeap }
+      } satisfies Result
+    }).pipe(Effect.ensuring(Scope.close(outer, Exit.void)))
+    return result
+  })
