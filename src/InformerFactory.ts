@@ -30,6 +30,7 @@ import type * as DeltaFifo from "./DeltaFifo.js"
 import type { FieldSelectorParseError } from "./FieldSelector.js"
 import * as FieldSelector from "./FieldSelector.js"
 import type { Indexers } from "./Indexer.js"
+import { metaNamespaceIndexFunction, namespaceIndex } from "./Indexer.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { LabelSelectorParseError } from "./LabelSelector.js"
 import * as LabelSelector from "./LabelSelector.js"
@@ -185,7 +186,10 @@ export declare namespace InformerFactory {
     ) => Effect.Effect<Lister.Lister<A>, InformerForError>
     /** Starts every informer not started yet; call again to start informers created since. */
     readonly start: Effect.Effect<void>
-    /** Waits until every started informer has synced; with a timeout, fails naming the causes. */
+    /**
+     * Waits until every informer started so far has synced and returns their statuses; with a timeout,
+     * fails naming the causes.
+     */
     readonly waitForCacheSync: (
       options?: { readonly timeout?: Duration.DurationInput | undefined }
     ) => Effect.Effect<ReadonlyArray<SyncStatus>, CacheSyncError>
@@ -210,22 +214,26 @@ interface Entry {
   readonly informer: SharedInformer.SharedInformer.Service<any>
   readonly scope: Scope.CloseableScope
   readonly transform: ((obj: any) => any) | undefined
-  readonly resyncPeriod: number | undefined
+  /** The informer's effective resync period in milliseconds (0: none). */
+  readonly resyncPeriod: number
+  /** Every index of the informer, the built-in namespace index included. */
   readonly indexers: Map<string, unknown>
   lastError: Option.Option<ReflectorError>
   started: boolean
 }
 
 /**
- * Drops `metadata.managedFields` in place: the object is freshly decoded and not shared yet.
+ * Drops `metadata.managedFields`: returns a shallow copy without it, or `obj` itself when it has none.
+ * The input is never mutated (a transform's input may be shared, e.g. by an in-memory source).
  *
  * @since 0.1.0
  * @category transforms
  */
 export const stripManagedFields = <A extends KubeObject>(obj: A): A => {
-  const metadata = obj.metadata as { managedFields?: unknown } | undefined
-  if (metadata !== undefined && metadata.managedFields !== undefined) metadata.managedFields = undefined
-  return obj
+  const metadata = obj.metadata as { readonly managedFields?: unknown } | undefined
+  if (metadata === undefined || metadata === null || !("managedFields" in metadata)) return obj
+  const { managedFields: _, ...rest } = metadata
+  return { ...obj, metadata: rest }
 }
 
 const canonical = <A, E>(
@@ -239,6 +247,22 @@ const canonical = <A, E>(
     return formatted === "" ? undefined : formatted
   })
 }
+
+/** `a==b` and `a in (b)` are `a=b`: equivalent selectors share one informer. */
+const normalizeLabelSelector = (
+  selector: LabelSelector.LabelSelector
+): Either.Either<LabelSelector.LabelSelector, LabelSelectorParseError> =>
+  selector.requirements.some((r) => r.operator === "DoubleEquals" || (r.operator === "In" && r.values.length === 1))
+    ? LabelSelector.fromRequirements(
+      selector.requirements.map((r) =>
+        r.operator === "DoubleEquals" || (r.operator === "In" && r.values.length === 1)
+          ? { key: r.key, operator: "Equals" as const, values: r.values }
+          : r
+      )
+    )
+    : Either.right(selector)
+
+const parseLabelSelector = (input: string) => Either.flatMap(LabelSelector.parse(input), normalizeLabelSelector)
 
 const describeScope = (resource: Resource<unknown>, scope: ListScope): string => {
   const where = scope.namespace === undefined || scope.namespace === ""
@@ -278,9 +302,12 @@ export const make = (
     let shutDown = false
     const shutdownDone = yield* Deferred.make<void>()
 
-    const defaultResync = options.resyncPeriod === undefined
-      ? undefined
-      : Duration.toMillis(Duration.decode(options.resyncPeriod))
+    const toMillis = (input: Duration.DurationInput | undefined): number | undefined =>
+      input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
+    const defaultResync = toMillis(options.resyncPeriod)
+    // informerFor checks for an existing informer, builds one and records it in steps that may yield:
+    // concurrent requests for the same informer are serialised so that it is created once.
+    const lock = yield* Effect.makeSemaphore(1)
 
     const composeTransform = <A>(own: ((obj: A) => A) | undefined): ((obj: A) => A) | undefined => {
       const steps: Array<(obj: any) => any> = []
@@ -308,7 +335,7 @@ export const make = (
           fieldSelector: informerOptions.fieldSelector
         }
         if (options.tweakListOptions !== undefined) scope = options.tweakListOptions(scope)
-        const labelSelector = yield* canonical(scope.labelSelector, LabelSelector.parse, LabelSelector.format)
+        const labelSelector = yield* canonical(scope.labelSelector, parseLabelSelector, LabelSelector.format)
         const fieldSelector = yield* canonical(scope.fieldSelector, FieldSelector.parse, FieldSelector.format)
         scope = {
           namespace: scope.namespace === "" ? undefined : scope.namespace,
@@ -324,9 +351,7 @@ export const make = (
           fieldSelector ?? ""
         ].join("|")
         const name = describeScope(resource, scope)
-        const resyncPeriod = informerOptions.resyncPeriod === undefined
-          ? undefined
-          : Duration.toMillis(Duration.decode(informerOptions.resyncPeriod))
+        const resyncPeriod = toMillis(informerOptions.resyncPeriod)
         const existing = entries.get(key)
         if (existing !== undefined) {
           if (informerOptions.transform !== undefined && informerOptions.transform !== existing.transform) {
@@ -340,7 +365,7 @@ export const make = (
             return yield* new InformerOptionsConflictError({
               informer: name,
               option: "resyncPeriod",
-              detail: `${resyncPeriod}ms requested, ${existing.resyncPeriod ?? 0}ms in use`
+              detail: `${resyncPeriod}ms requested, ${existing.resyncPeriod}ms in use`
             })
           }
           const added: Record<string, any> = {}
@@ -363,19 +388,24 @@ export const make = (
         }
         const informerScope = yield* Scope.fork(factoryScope, ExecutionStrategy.sequential)
         const lw = source.listerWatcher(resource, scope)
+        const effectiveResync = resyncPeriod ?? toMillis(options.customResync?.[groupResource(resource)]) ??
+          defaultResync ?? 0
         const entry: Entry = {
           name,
           informer: undefined as never,
           scope: informerScope,
           transform: informerOptions.transform,
-          resyncPeriod,
-          indexers: new Map(Object.entries(informerOptions.indexers ?? {})),
+          resyncPeriod: Math.max(0, effectiveResync),
+          indexers: new Map<string, unknown>([
+            [namespaceIndex, metaNamespaceIndexFunction],
+            ...Object.entries(informerOptions.indexers ?? {})
+          ]),
           lastError: Option.none(),
           started: false
         }
         const informer = yield* SharedInformer.make<A>(lw, {
           name,
-          resyncPeriod: resyncPeriod ?? options.customResync?.[groupResource(resource)] ?? defaultResync,
+          resyncPeriod: effectiveResync,
           indexers: informerOptions.indexers,
           transform: composeTransform(informerOptions.transform),
           reflector: options.reflector as Reflector.Options<A>,
@@ -388,16 +418,15 @@ export const make = (
         ;(entry as { informer: SharedInformer.SharedInformer.Service<any> }).informer = informer
         entries.set(key, entry)
         return informer
-      })
+      }).pipe(lock.withPermits(1))
 
-    const status = Effect.forEach(
-      Array.from(entries.values()),
-      (entry) =>
-        Effect.map(
-          entry.informer.hasSynced,
-          (synced): SyncStatus => ({ informer: entry.name, synced, lastError: entry.lastError })
-        )
-    )
+    const statusOf = (entry: Entry): Effect.Effect<SyncStatus> =>
+      Effect.map(
+        entry.informer.hasSynced,
+        (synced): SyncStatus => ({ informer: entry.name, synced, lastError: entry.lastError })
+      )
+    // Suspended: the entries are read when the status is asked for, not when the factory is built.
+    const status = Effect.suspend(() => Effect.forEach(Array.from(entries.values()), statusOf))
 
     const service: InformerFactory.Service = {
       informerFor,
@@ -411,7 +440,7 @@ export const make = (
           return Effect.ignore(entry.informer.start)
         }, { discard: true })
       }),
-      status: Effect.suspend(() => status),
+      status,
       waitForCacheSync: (waitOptions = {}) =>
         Effect.gen(function*() {
           const started = Array.from(entries.values()).filter((entry) => entry.started)
@@ -424,28 +453,30 @@ export const make = (
             const timeout = Duration.decode(waitOptions.timeout)
             const done = yield* Effect.timeoutOption(all, timeout)
             if (Option.isNone(done)) {
-              const informers = yield* Effect.forEach(
-                started,
-                (entry) =>
-                  Effect.map(
-                    entry.informer.hasSynced,
-                    (synced): SyncStatus => ({ informer: entry.name, synced, lastError: entry.lastError })
-                  )
-              )
+              const informers = yield* Effect.forEach(started, statusOf)
               return yield* new CacheSyncError({ timeout, informers })
             }
           }
-          return yield* Effect.suspend(() => status)
+          // The informers waited for: those started when the wait began.
+          return yield* Effect.forEach(started, statusOf)
         }),
+      // Uninterruptible: once marked, the informers are stopped and `shutdownDone` completed.
       shutdown: Effect.suspend(() => {
         if (shutDown) return Deferred.await(shutdownDone)
-        shutDown = true
-        const all = Array.from(entries.values())
-        return Effect.forEach(all, (entry) => Scope.close(entry.scope, Exit.void), {
-          concurrency: "unbounded",
-          discard: true
-        }).pipe(
-          Effect.zipRight(Deferred.succeed(shutdownDone, undefined))
+        // Under the lock: an informerFor in progress finishes (and is stopped below) or sees the flag.
+        return lock.withPermits(1)(Effect.sync(() => {
+          const first = !shutDown
+          shutDown = true
+          return first ? Array.from(entries.values()) : undefined
+        })).pipe(
+          Effect.flatMap((all) =>
+            all === undefined ? Deferred.await(shutdownDone) : Effect.forEach(
+              all,
+              (entry) => Scope.close(entry.scope, Exit.void),
+              { concurrency: "unbounded", discard: true }
+            ).pipe(Effect.zipRight(Deferred.succeed(shutdownDone, undefined)))
+          ),
+          Effect.uninterruptible
         )
       })
     }

@@ -59,7 +59,10 @@ export interface NamespaceLister<A> {
  * @category models
  */
 export interface Lister<A> extends NamespaceLister<A> {
-  /** Reads limited to one namespace, served by the namespace index. */
+  /**
+   * Reads limited to one namespace, served by the namespace index (a scan without it). `""` is every
+   * namespace, as client-go's `NamespaceAll`.
+   */
   readonly byNamespace: (namespace: string) => NamespaceLister<A>
 }
 
@@ -122,13 +125,19 @@ export const make = <A extends KubeObject>(
 ): Lister<A> => {
   const name = groupResource(resource)
   const notFound = (objectName: string, namespace?: string) =>
-    new NotFoundError({ resource: name, name: objectName, ...(namespace === undefined ? {} : { namespace }) })
+    new NotFoundError({
+      resource: name,
+      name: objectName,
+      ...(namespace === undefined || namespace === "" ? {} : { namespace })
+    })
   const inNamespace = (namespace: string): Iterable<A> => {
+    // "" is every namespace (client-go's NamespaceAll), not the cluster-scoped objects only.
+    if (namespace === "") return indexer.unsafeValues()
     const indexed = indexer.unsafeByIndex(namespaceIndex, namespace)
     if (!(indexed instanceof IndexNotFoundError)) return indexed
-    return filter(indexer.unsafeValues(), LabelSelector.everything).filter((obj) =>
-      (obj.metadata?.namespace ?? "") === namespace
-    )
+    const out: Array<A> = []
+    for (const obj of indexer.unsafeValues()) if ((obj.metadata?.namespace ?? "") === namespace) out.push(obj)
+    return out
   }
   return {
     list: (selector) => list(() => indexer.unsafeValues(), selector),

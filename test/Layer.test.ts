@@ -1,0 +1,247 @@
+/**
+ * The application Layers: per-resource informers over the fake source, shutdown order across layers
+ * (informers stop before the transport below them is released), custom resources, and the HTTP / live
+ * layers.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
+import * as InformerFactory from "../src/InformerFactory.js"
+import type * as KubeConfig from "../src/KubeConfig.js"
+import type { KubeObject } from "../src/KubeObject.js"
+import * as Informers from "../src/Layer.js"
+import type { ListerWatcherSource } from "../src/ListerWatcher.js"
+import * as Resource from "../src/Resource.js"
+
+// -------------------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------------------
+
+const pod = (namespace: string, name: string, labels?: Record<string, string>) => ({
+  metadata: { namespace, name, uid: `${namespace}/${name}`, ...(labels === undefined ? {} : { labels }) }
+})
+
+const names = (objects: ReadonlyArray<KubeObject>): Array<string> =>
+  objects.map((o) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name}`).sort()
+
+const widgets = Resource.make({
+  group: "example.com",
+  version: "v1",
+  resource: "widgets",
+  kind: "Widget",
+  namespaced: true
+})
+
+class Widgets extends Context.Tag("test/Widgets")<Widgets, Informers.Informed<KubeObject>>() {}
+
+/** A stand-in for the HTTP client: its release is recorded. */
+class HttpStandIn extends Context.Tag("test/HttpStandIn")<HttpStandIn, { readonly id: string }>() {}
+
+// -------------------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------------------
+
+describe("Layer - over fakes", () => {
+  it.scoped("Layer.pods() + Layer.deployments() over Layer.fake(): synced caches, listers, handlers", () =>
+    Effect.gen(function*() {
+      const app = Layer.mergeAll(Informers.pods(), Informers.deployments()).pipe(
+        Layer.provideMerge(Informers.fake())
+      )
+      const program = Effect.gen(function*() {
+        const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
+        const pods = yield* Informers.Pods
+        const deployments = yield* Informers.Deployments
+        assert.strictEqual(pods.resource, Resource.pods)
+        assert.strictEqual(deployments.resource, Resource.deployments)
+        assert.isTrue(yield* pods.informer.isStarted)
+        assert.isTrue(yield* deployments.informer.isStarted)
+        yield* pods.informer.synced
+        yield* deployments.informer.synced
+
+        const factory = yield* InformerFactory.InformerFactory
+        assert.strictEqual(yield* factory.informerFor(Resource.pods), pods.informer)
+        const statuses = yield* factory.waitForCacheSync({ timeout: "1 second" })
+        assert.isTrue(statuses.every((s) => s.synced))
+        assert.lengthOf(statuses, 2)
+
+        const added = yield* Deferred.make<string>()
+        const updated = yield* Deferred.make<string>()
+        yield* pods.informer.addEventHandler({ onAdd: (p) => Deferred.succeed(added, p.metadata?.name ?? "") })
+        yield* deployments.informer.addEventHandler({
+          onUpdate: (_, d) => Deferred.succeed(updated, `${d.metadata?.name} ${d.spec?.replicas}`)
+        })
+        yield* fakes.fakeFor(Resource.pods).add(pod("default", "web-1", { app: "web" }))
+        yield* fakes.fakeFor(Resource.pods).add(pod("default", "db-1", { app: "db" }))
+        const deployment = (replicas: number) => ({
+          ...pod("default", "web"),
+          spec: { replicas, selector: { matchLabels: { app: "web" } }, template: {} }
+        })
+        yield* fakes.fakeFor(Resource.deployments).add(deployment(1))
+        yield* fakes.fakeFor(Resource.deployments).modify(deployment(3))
+        assert.strictEqual(yield* Deferred.await(added), "web-1")
+        assert.strictEqual(yield* Deferred.await(updated), "web 3")
+
+        assert.deepStrictEqual(names(yield* pods.lister.list("app=web")), ["default/web-1"])
+        assert.deepStrictEqual(names(yield* pods.lister.byNamespace("default").list()), [
+          "default/db-1",
+          "default/web-1"
+        ])
+        const web = yield* deployments.lister.byNamespace("default").get("web")
+        assert.strictEqual(web.spec?.replicas, 3)
+        const missing = yield* Effect.flip(deployments.lister.byNamespace("default").get("api"))
+        assert.strictEqual(missing.message, `deployments.apps "api" not found in namespace "default"`)
+      })
+      yield* program.pipe(Effect.provide(app))
+    }))
+
+  it.scoped("per-resource options reach the factory", () =>
+    Effect.gen(function*() {
+      const app = Informers.pods({ namespace: "prod", labelSelector: "app=web" }).pipe(
+        Layer.provideMerge(Informers.fake({ stripManagedFields: true }))
+      )
+      yield* Effect.gen(function*() {
+        const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
+        const pods = yield* Informers.Pods
+        assert.strictEqual(pods.informer.name, "pods in prod (app=web)")
+        yield* pods.informer.synced
+        yield* fakes.fakeFor(Resource.pods).add(pod("prod", "web-1", { app: "web" }))
+        yield* fakes.fakeFor(Resource.pods).add(pod("prod", "db-1", { app: "db" }))
+        yield* fakes.fakeFor(Resource.pods).add(pod("dev", "web-1", { app: "web" }))
+        yield* TestClock.adjust(0)
+        assert.deepStrictEqual(names(yield* pods.lister.list()), ["prod/web-1"])
+      }).pipe(Effect.provide(app))
+    }))
+
+  it.scoped("a malformed selector fails the layer with the typed error", () =>
+    Effect.gen(function*() {
+      const app = Informers.pods({ labelSelector: "app in (" }).pipe(Layer.provideMerge(Informers.fake()))
+      const error = yield* Effect.flip(Effect.provide(Effect.void, app))
+      assert.strictEqual(error._tag, "LabelSelectorParseError")
+    }))
+
+  it.scoped("Layer.informer(tag, CRD) provides a custom resource's informer and lister", () =>
+    Effect.gen(function*() {
+      const app = Informers.informer(Widgets, widgets, { namespace: "ns" }).pipe(
+        Layer.provideMerge(Informers.fake())
+      )
+      yield* Effect.gen(function*() {
+        const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
+        const w = yield* Widgets
+        assert.strictEqual(w.resource, widgets)
+        assert.strictEqual(w.informer.name, "widgets.example.com in ns")
+        yield* fakes.fakeFor(widgets).add({ metadata: { namespace: "ns", name: "w1" } })
+        yield* fakes.fakeFor(widgets).add({ metadata: { namespace: "other", name: "w2" } })
+        yield* w.informer.synced
+        yield* TestClock.adjust(0)
+        assert.deepStrictEqual(names(yield* w.lister.list()), ["ns/w1"])
+        const missing = yield* Effect.flip(w.lister.byNamespace("ns").get("w2"))
+        assert.strictEqual(missing.message, `widgets.example.com "w2" not found in namespace "ns"`)
+      }).pipe(Effect.provide(app))
+    }))
+
+  it.scoped("two layers asking for the same informer share it", () =>
+    Effect.gen(function*() {
+      class AllPods extends Context.Tag("test/AllPods")<AllPods, Informers.Informed<KubeObject>>() {}
+      const app = Layer.mergeAll(Informers.pods(), Informers.informer(AllPods, Resource.pods)).pipe(
+        Layer.provideMerge(Informers.fake())
+      )
+      yield* Effect.gen(function*() {
+        const a = yield* Informers.Pods
+        const b = yield* AllPods
+        assert.strictEqual(a.informer, b.informer as unknown)
+        const factory = yield* InformerFactory.InformerFactory
+        assert.lengthOf(yield* factory.status, 1)
+      }).pipe(Effect.provide(app))
+    }))
+})
+
+describe("Layer - shutdown order", () => {
+  it.scoped("informers (and their handlers) stop before the client below the source is released", () =>
+    Effect.gen(function*() {
+      const recorded: Array<string> = []
+      const client = Layer.scoped(
+        HttpStandIn,
+        Effect.acquireRelease(
+          Effect.succeed({ id: "client" }),
+          () => Effect.sync(() => recorded.push("client released"))
+        )
+      )
+      // A ListerWatcherSource that needs the client, like Layer.http().
+      const source = Layer.unwrapEffect(Effect.as(HttpStandIn, FakeListerWatcher.layerSource())).pipe(
+        Layer.provide(client)
+      )
+      const factory = Informers.factory().pipe(Layer.provideMerge(source))
+      const app = Informers.pods().pipe(Layer.provideMerge(factory))
+
+      const handlerStarted = yield* Deferred.make<void>()
+      yield* Effect.gen(function*() {
+        const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
+        const pods = yield* Informers.Pods
+        yield* pods.informer.synced
+        yield* pods.informer.addEventHandler({
+          name: "blocked",
+          onAdd: () =>
+            Deferred.succeed(handlerStarted, undefined).pipe(
+              Effect.zipRight(Effect.never),
+              Effect.onInterrupt(() => Effect.sync(() => recorded.push("handler interrupted")))
+            )
+        })
+        yield* fakes.fakeFor(Resource.pods).add(pod("default", "web"))
+        yield* Deferred.await(handlerStarted)
+        assert.deepStrictEqual(recorded, [])
+      }).pipe(Effect.provide(app))
+      assert.deepStrictEqual(recorded, ["handler interrupted", "client released"])
+    }))
+})
+
+describe("Layer - HTTP", () => {
+  it("http() and live() compose with the per-resource layers (types)", () => {
+    const live: Layer.Layer<InformerFactory.InformerFactory, KubeConfig.KubeConfigError> = Informers.live()
+    const http: Layer.Layer<ListerWatcherSource, never, KubeConfig.KubeConfig> = Informers.http({
+      watchInactivityTimeout: "2 minutes",
+      maxSockets: 10
+    })
+    const app: Layer.Layer<
+      Informers.Pods | Informers.Deployments,
+      InformerFactory.InformerForError | KubeConfig.KubeConfigError
+    > = Layer.mergeAll(Informers.pods(), Informers.deployments()).pipe(Layer.provide(live))
+    const manual: Layer.Layer<InformerFactory.InformerFactory, KubeConfig.KubeConfigError> = Informers.factory({
+      namespace: "default"
+    }).pipe(
+      Layer.provide(http),
+      Layer.provide(Informers.kubeConfigFromOptions({ server: "https://127.0.0.1:6443" }))
+    )
+    const inCluster: Layer.Layer<InformerFactory.InformerFactory, KubeConfig.KubeConfigError> = Informers
+      .fromKubeConfig(Informers.kubeConfigInCluster(), { factory: { resyncPeriod: "10 minutes" } })
+    const fromFile = Informers.fromKubeConfig(Informers.kubeConfigFromFile("/nonexistent/config"))
+    assert.isTrue(Layer.isLayer(app))
+    assert.isTrue(Layer.isLayer(manual))
+    assert.isTrue(Layer.isLayer(inCluster))
+    assert.isTrue(Layer.isLayer(fromFile))
+  })
+
+  it.scopedLive(
+    "fromKubeConfig against an unreachable server: informerFor works, errors are Transport",
+    () =>
+      Effect.gen(function*() {
+        const layer = Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: "http://127.0.0.1:1" }))
+        yield* Effect.gen(function*() {
+          const factory = yield* InformerFactory.InformerFactory
+          const informer = yield* factory.informerFor(Resource.pods, { namespace: "default" })
+          assert.strictEqual(informer.name, "pods in default")
+          const firstError = yield* informer.errors.pipe(Stream.runHead, Effect.fork)
+          yield* Effect.sleep("20 millis") // let the stream subscribe
+          yield* factory.start
+          const error = yield* Fiber.join(firstError).pipe(Effect.timeout("5 seconds"))
+          assert.isTrue(Option.isSome(error))
+          const reported = Option.getOrThrow(error)
+          assert.strictEqual(reported.error._tag, "Transport")
+          assert.include(reported.error.message, "pods")
+          const status = yield* factory.status
+          assert.isFalse(status[0].synced)
+          assert.strictEqual(Option.getOrUndefined(status[0].lastError)?._tag, "Transport")
+        }).pipe(Effect.provide(layer))
+      }),
+    10_000
+  )
+})
