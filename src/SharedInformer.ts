@@ -42,6 +42,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
@@ -114,7 +116,10 @@ export interface Registration {
   readonly hasSynced: Effect.Effect<boolean>
   /** Waits until `hasSynced`. */
   readonly synced: Effect.Effect<void>
-  /** Notifications buffered and not yet handled. */
+  /**
+   * Notifications waiting for this handler: buffered, or taken by its fiber and queued behind the callback in
+   * progress (which is not counted). Zero once removed.
+   */
   readonly backlog: Effect.Effect<number>
   /** Stops delivery, drops the backlog, and waits for the handler's fiber to end. Idempotent. */
   readonly remove: Effect.Effect<void>
@@ -206,9 +211,9 @@ export declare namespace SharedInformer {
       handler: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
     ) => Effect.Effect<void, InformerStartedError>
     readonly lastSyncResourceVersion: Effect.Effect<string>
-    /** Every notification, as a Stream (a handler registered while the stream runs). */
+    /** Every notification, as a Stream (a handler registered while the stream runs); ends when the informer stops. */
     readonly notifications: Stream.Stream<Notification<A>>
-    /** Every error the Reflector reports, as a Stream (subscribed while the stream runs). */
+    /** Every error the Reflector reports, as a Stream (subscribed while the stream runs); ends when the informer stops. */
     readonly errors: Stream.Stream<WatchError>
   }
 
@@ -264,20 +269,40 @@ class Listener<A> {
   initialPending = 0
   nextResync = 0
   resyncPeriod = 0
+  /** The period asked for (at least 1 s, or 0), as `effectiveResync` takes it; set when the listener joins. */
+  requestedResync = 0
+  /** Taken from the buffer by the handler's fiber and waiting behind the callback in progress. */
+  inFlight = 0
   removed = false
   fiber: Fiber.RuntimeFiber<void> | undefined = undefined
   readonly syncedSignal = Deferred.unsafeMake<void>(undefined as never)
+  /**
+   * The labels of this handler's metrics. Updating a base metric with one stable label array hits Effect's
+   * per-array hook cache; a `Metric.tagged` metric builds (and hashes) a new metric key on every update.
+   */
+  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
 
   constructor(
     readonly id: number,
     readonly name: string,
-    readonly requestedResync: number,
-    readonly buffer: ListenerBuffer.ListenerBuffer<Notification<A>>
-  ) {}
+    readonly buffer: ListenerBuffer.ListenerBuffer<Notification<A>>,
+    informer: string
+  ) {
+    this.metricLabels = [MetricLabel.make("informer", informer), MetricLabel.make("handler", name)]
+  }
 
   offer(notification: Notification<A>): void {
     if (notification._tag === "Add" && notification.isInInitialList) this.initialPending++
     this.buffer.offer(notification)
+  }
+
+  /** Notifications not yet handled, besides the one in progress. */
+  backlog(): number {
+    return this.removed ? 0 : this.buffer.size() + this.inFlight
+  }
+
+  updateBacklogGauge(): void {
+    Metrics.handlerBacklog.unsafeUpdate(this.backlog(), this.metricLabels)
   }
 }
 
@@ -425,33 +450,54 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     }
   }
 
-  private readonly process = (popped: Popped<A>): Effect.Effect<void> =>
-    Effect.suspend(() => {
+  /**
+   * Batches the FIFO handed out and the processing fiber has not applied yet. The FIFO calls `process` in
+   * the step that takes the batch, so taken-but-unapplied deltas are always counted here.
+   */
+  private unapplied = 0
+
+  private readonly process = (popped: Popped<A>): Effect.Effect<void> => {
+    this.unapplied++
+    return Effect.suspend(() => {
       const errors = this.applyBatch(popped)
+      this.unapplied--
       return errors.length === 0 ? Effect.void : Effect.forEach(
         errors,
         (error) => Effect.logError(`${this.name}: cache update failed: ${error.message}`, error),
         { discard: true }
       )
     })
+  }
 
   /** After each batch: publish metrics, and mark the informer synced once the FIFO is. */
   private afterBatch(fifo: DeltaFifo.DeltaFifo.Service<A>): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.fifoGauge.unsafeUpdate(fifo.unsafeLength(), [])
+      // Here, not only in the handler's fiber: a stuck handler's backlog grows while its fiber is stuck.
+      for (const listener of this.listeners.values()) listener.updateBacklogGauge()
       const counts = this.counts
       if (counts.add > 0) this.notificationCounters.add.unsafeUpdate(counts.add, [])
       if (counts.update > 0) this.notificationCounters.update.unsafeUpdate(counts.update, [])
       if (counts.delete > 0) this.notificationCounters.delete.unsafeUpdate(counts.delete, [])
       counts.add = counts.update = counts.delete = 0
-      if (this.synced_) return Effect.void
-      return Effect.flatMap(fifo.hasSynced, (synced) => {
-        if (!synced) return Effect.void
-        this.synced_ = true
-        Deferred.unsafeDone(this.syncedSignal, Exit.void)
-        for (const listener of this.listeners.values()) this.checkListenerSynced(listener)
-        return Effect.void
-      })
+      return this.checkSynced(fifo)
+    })
+  }
+
+  /**
+   * Marks the informer synced once the FIFO is and every delta it handed out has been applied. Checked after
+   * each batch, and after each replace: a replace that queues nothing (an empty first list in coalescing
+   * mode) syncs the FIFO without any batch to process.
+   */
+  private checkSynced(fifo: DeltaFifo.DeltaFifo.Service<A>): Effect.Effect<void> {
+    if (this.synced_) return Effect.void
+    // The FIFO's synced flag never reverts: reading it a step early is safe.
+    return Effect.flatMap(fifo.hasSynced, (synced) => {
+      if (!synced || this.synced_ || this.unapplied > 0) return Effect.void
+      this.synced_ = true
+      Deferred.unsafeDone(this.syncedSignal, Exit.void)
+      for (const listener of this.listeners.values()) this.checkListenerSynced(listener)
+      return Effect.void
     })
   }
 
@@ -482,7 +528,8 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     options: HandlerOptions = {}
   ): Effect.Effect<Registration, InformerStoppedError, R> => {
     const self = this
-    return Effect.gen(function*() {
+    // Uninterruptible: a handler's fiber never runs without its listener being registered, nor the reverse.
+    return Effect.uninterruptible(Effect.gen(function*() {
       if (self.stopped) return yield* new InformerStoppedError({ informer: self.name })
       const id = self.nextListenerId++
       const name = options.name ?? handler.name ?? `handler-${id}`
@@ -491,42 +538,58 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
         yield* Effect.logWarning(`${self.name}: resync period of handler ${name} raised to 1s`)
         requested = minimumResyncPeriod
       }
-      if (requested > 0) {
-        if (requested < self.resyncCheckPeriod) {
-          if (self.started) {
-            yield* Effect.logWarning(
-              `${self.name}: resync period of handler ${name} raised to the informer's check period`
-            )
-            requested = self.resyncCheckPeriod
-          } else {
-            self.resyncCheckPeriod = requested
-            for (const listener of self.listeners.values()) {
-              listener.resyncPeriod = effectiveResync(listener.requestedResync, requested)
-            }
-          }
-        }
-      }
       const buffer = yield* ListenerBuffer.unbounded<Notification<A>>()
-      const listener = new Listener<A>(id, name, requested, buffer)
-      listener.resyncPeriod = effectiveResync(requested, self.resyncCheckPeriod)
-      listener.nextResync = self.clock.unsafeCurrentTimeMillis() + listener.resyncPeriod
-      listener.fiber = yield* self.runListener(listener, handler).pipe(
+      const listener = new Listener<A>(id, name, buffer, self.name)
+      const fiber = yield* self.runListener(listener, handler).pipe(
         Effect.interruptible,
         Effect.forkIn(self.processorScope)
       )
-      // Join: one synchronous step, serialised with the processing step.
-      yield* Effect.sync(() => {
-        if (self.started) {
-          for (const obj of self.indexer.unsafeValues()) {
-            listener.offer({ _tag: "Add", object: obj, isInInitialList: true })
-          }
-        }
-        self.listeners.set(id, listener)
-        self.syncing.add(listener)
-        self.checkListenerSynced(listener)
-      })
+      listener.fiber = fiber
+      const joined = yield* Effect.sync(() => self.join(listener, requested))
+      if (joined === "stopped") {
+        // Stopped since the check above: the fiber was forked into a closed scope, or is about to be stopped.
+        yield* Fiber.interrupt(fiber)
+        return yield* new InformerStoppedError({ informer: self.name })
+      }
+      if (joined === "raised") {
+        yield* Effect.logWarning(`${self.name}: resync period of handler ${name} raised to the informer's check period`)
+      }
       return self.registration(listener)
-    })
+    }))
+  }
+
+  /**
+   * Registers a listener, in one synchronous step serialised with the processing step and with stop: the
+   * resync decision (which reads and may lower the check period), the replay of the cache when started,
+   * and the listener set. A check made before a yield would be stale here: `start` or the scope's close
+   * may run in between.
+   */
+  private join(listener: Listener<A>, requested: number): "joined" | "raised" | "stopped" {
+    if (this.stopped) return "stopped"
+    let raised = false
+    if (requested > 0 && requested < this.resyncCheckPeriod) {
+      if (this.started) {
+        raised = true
+        requested = this.resyncCheckPeriod
+      } else {
+        this.resyncCheckPeriod = requested
+        for (const other of this.listeners.values()) {
+          other.resyncPeriod = effectiveResync(other.requestedResync, requested)
+        }
+      }
+    }
+    listener.requestedResync = requested
+    listener.resyncPeriod = effectiveResync(requested, this.resyncCheckPeriod)
+    listener.nextResync = this.clock.unsafeCurrentTimeMillis() + listener.resyncPeriod
+    if (this.started) {
+      for (const obj of this.indexer.unsafeValues()) {
+        listener.offer({ _tag: "Add", object: obj, isInInitialList: true })
+      }
+    }
+    this.listeners.set(listener.id, listener)
+    this.syncing.add(listener)
+    this.checkListenerSynced(listener)
+    return raised ? "raised" : "joined"
   }
 
   private registration(listener: Listener<A>): Registration {
@@ -535,7 +598,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       name: listener.name,
       hasSynced: Effect.sync(() => this.synced_ && listener.initialPending === 0),
       synced: Deferred.await(listener.syncedSignal),
-      backlog: Effect.sync(() => listener.buffer.size()),
+      backlog: Effect.sync(() => listener.backlog()),
       remove
     }
     this.registrations.set(registration, listener)
@@ -551,9 +614,12 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       this.listeners.delete(listener.id)
       this.syncing.delete(listener)
       const fiber = listener.fiber
+      listener.updateBacklogGauge()
+      // Buffer first: a handler removing itself from its own callback interrupts its own fiber, and whatever
+      // follows that interruption never runs.
       return Effect.zipRight(
-        fiber === undefined ? Effect.void : Fiber.interrupt(fiber),
-        listener.buffer.shutdown
+        listener.buffer.shutdown,
+        fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
       )
     })
   }
@@ -567,25 +633,11 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
   /** The handler's fiber: takes batches from its buffer and runs the callbacks one by one. */
   private runListener<E, R>(listener: Listener<A>, handler: Handler<A, E, R>): Effect.Effect<void, never, R> {
     const self = this
-    const backlog = Metric.tagged(
-      Metric.tagged(Metrics.handlerBacklog, "informer", this.name),
-      "handler",
-      listener.name
-    )
-    const duration = Metric.tagged(
-      Metric.tagged(Metrics.handlerDuration, "informer", this.name),
-      "handler",
-      listener.name
-    )
-    const failures = Metric.tagged(
-      Metric.tagged(Metrics.handlerFailures, "informer", this.name),
-      "handler",
-      listener.name
-    )
+    const labels = listener.metricLabels
     const detectMutations = this.options.detectMutations === true
     const onFailure = (notification: Notification<A>) => (cause: Cause.Cause<E>) =>
       Effect.zipRight(
-        Effect.sync(() => failures.unsafeUpdate(1, [])),
+        Effect.sync(() => Metrics.handlerFailures.unsafeUpdate(1, labels)),
         Effect.logError(`${self.name}: handler ${listener.name} failed on ${describe(notification)}`, cause)
       )
     const call = (notification: Notification<A>): Effect.Effect<void, E, R> | undefined => {
@@ -612,7 +664,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       return effect.pipe(
         Effect.catchAllCause(onFailure(notification)),
         Effect.zipRight(Effect.sync(() => {
-          duration.unsafeUpdate(Number(self.clock.unsafeCurrentTimeNanos() - start) / 1e9, [])
+          Metrics.handlerDuration.unsafeUpdate(Number(self.clock.unsafeCurrentTimeNanos() - start) / 1e9, labels)
         })),
         Effect.zipRight(
           before === undefined ? Effect.void : Effect.suspend(() => {
@@ -629,8 +681,12 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     return Effect.gen(function*() {
       while (true) {
         const batch = yield* listener.buffer.take(1024)
-        backlog.unsafeUpdate(listener.buffer.size(), [])
-        for (const notification of batch) yield* handle(notification)
+        listener.inFlight = batch.length
+        for (const notification of batch) {
+          listener.inFlight--
+          listener.updateBacklogGauge()
+          yield* handle(notification)
+        }
       }
     }).pipe(Effect.annotateLogs({ informer: this.name, handler: listener.name }))
   }
@@ -665,7 +721,16 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
           PubSub.publish(self.errorHub, { error, context }),
           self.watchErrorHandler === undefined ? Effect.void : self.watchErrorHandler(error, context)
         )
-      self.reflector = yield* Reflector.make(self.lw, fifo, {
+      const store: Reflector.Store<A, DeltaFifo.EnqueueError> = {
+        add: fifo.add,
+        update: fifo.update,
+        delete: fifo.delete,
+        replace: (objects, resourceVersion) =>
+          Effect.zipRight(fifo.replace(objects, resourceVersion), self.checkSynced(fifo)),
+        resync: fifo.resync,
+        bookmark: fifo.bookmark
+      }
+      self.reflector = yield* Reflector.make(self.lw, store, {
         ...self.options.reflector,
         name: self.name,
         resyncPeriod: self.resyncCheckPeriod,
@@ -729,15 +794,30 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
 
   readonly notifications: Stream.Stream<Notification<A>> = Stream.unwrapScoped(
     Effect.gen(this, function*() {
-      const queue = yield* Effect.acquireRelease(Queue.unbounded<Notification<A>>(), Queue.shutdown)
+      // `None` ends the stream: offered when the informer stops, after what the handler already passed on.
+      const queue = yield* Effect.acquireRelease(Queue.unbounded<Option.Option<Notification<A>>>(), Queue.shutdown)
+      const stop = yield* Effect.acquireRelease(
+        Scope.fork(this.processorScope, ExecutionStrategy.sequential),
+        (scope) => Scope.close(scope, Exit.void)
+      )
+      // Added to the processor scope before the handler's fiber, so closed after that fiber is interrupted.
+      yield* Scope.addFinalizer(
+        stop,
+        Effect.sync(() => {
+          queue.unsafeOffer(Option.none())
+        })
+      )
       const registration = yield* this.addEventHandler({
         name: "notifications-stream",
-        onAdd: (object, isInInitialList) => Queue.offer(queue, { _tag: "Add", object, isInInitialList }),
-        onUpdate: (oldObject, newObject) => Queue.offer(queue, { _tag: "Update", oldObject, newObject }),
-        onDelete: (object) => Queue.offer(queue, { _tag: "Delete", object })
+        onAdd: (object, isInInitialList) => Queue.offer(queue, Option.some({ _tag: "Add", object, isInInitialList })),
+        onUpdate: (oldObject, newObject) => Queue.offer(queue, Option.some({ _tag: "Update", oldObject, newObject })),
+        onDelete: (object) => Queue.offer(queue, Option.some({ _tag: "Delete", object }))
       }).pipe(Effect.orDie)
       yield* Effect.addFinalizer(() => registration.remove)
-      return Stream.fromQueue(queue)
+      return Stream.fromQueue(queue).pipe(
+        Stream.takeWhile(Option.isSome),
+        Stream.map((notification) => notification.value)
+      )
     }).pipe(Effect.catchAllCause(() => Effect.succeed(Stream.empty)))
   )
 
@@ -794,12 +874,16 @@ export const make = <A extends KubeObject>(
     const scope = yield* Effect.scope
     // Opened first, closed last: the handlers' fibers.
     const processorScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const errorHub = yield* PubSub.unbounded<WatchError>()
     const stopped = { informer: undefined as InformerImpl<A> | undefined }
-    yield* Scope.addFinalizer(scope, Effect.sync(() => stopped.informer?.markStopped()))
+    // Between the two: marked stopped, and the `errors` streams end (the Reflector can publish no more).
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.zipRight(Effect.sync(() => stopped.informer?.markStopped()), PubSub.shutdown(errorHub))
+    )
     // Opened last, closed first: the Reflector, the processing loop and the FIFO.
     const controllerScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
     const clock = yield* Effect.clock
-    const errorHub = yield* PubSub.unbounded<WatchError>()
     const informer = new InformerImpl(lw, options, processorScope, controllerScope, clock, errorHub)
     stopped.informer = informer
     return informer

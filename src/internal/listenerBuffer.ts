@@ -14,7 +14,8 @@ export interface ListenerBuffer<N> {
   /** Buffers a notification; never waits. Returns the number of notifications it replaced (coalescing). */
   readonly offer: (notification: N) => number
   /** Waits for at least one notification and takes up to `max`. */
-  readonly take: (max: number) => Effect.Effect<Iterable<N>>
+  readonly take: (max: number) => Effect.Effect<ReadonlyArray<N>>
+  /** Notifications waiting in the buffer (never negative). */
   readonly size: () => number
   readonly shutdown: Effect.Effect<void>
 }
@@ -30,7 +31,8 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
       queue.unsafeOffer(notification)
       return 0
     },
-    take: (max) => Effect.map(Queue.takeBetween(queue, 1, max), (chunk): Iterable<N> => Chunk.toReadonlyArray(chunk)),
-    size: () => Option.getOrElse(queue.unsafeSize(), () => 0),
+    take: (max) => Effect.map(Queue.takeBetween(queue, 1, max), Chunk.toReadonlyArray),
+    // `Queue.unsafeSize` counts a waiting taker as -1: an idle handler has an empty buffer, not a negative one.
+    size: () => Math.max(0, Option.getOrElse(queue.unsafeSize(), () => 0)),
     shutdown: Queue.shutdown(queue)
   }))
