@@ -64,7 +64,7 @@ export declare namespace FakeListerWatcher {
     readonly addDropWatch: (obj: A) => Effect.Effect<A>
     readonly modifyDropWatch: (obj: A) => Effect.Effect<A>
     readonly deleteDropWatch: (obj: A) => Effect.Effect<A>
-    /** Ends every open watch and forgets history: the next watch from an older version gets `Gone`. */
+    /** Ends every open watch and forgets history: watches fail with `Gone` until the next list (a relist). */
     readonly resetWatch: Effect.Effect<void>
     /** Ends every open watch normally (as a server-side timeout does). */
     readonly closeWatches: Effect.Effect<void>
@@ -196,6 +196,8 @@ export const unsafeMake = <A = KubeObject>(
   let listFailures: Array<ListerWatcherError> = []
   let watchFailures: Array<ListerWatcherError> = []
   let nextWatchLimit: number | undefined
+  /** Set by `resetWatch`: every watch fails with Gone until a list, as after a real history reset. */
+  let goneUntilList = false
   let snapshotCounter = 0
 
   const deliver = (watcher: Watcher<A>, event: WatchEvent<A>): void => {
@@ -233,6 +235,7 @@ export const unsafeMake = <A = KubeObject>(
   const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
     Effect.suspend(() => {
       requests.push({ _tag: "List", options: listOptions })
+      goneUntilList = false
       if (listFailures.length > 0) return Effect.fail(listFailures.shift()!)
       let snapshot: { readonly items: ReadonlyArray<A>; readonly rv: number }
       let offset = 0
@@ -273,6 +276,7 @@ export const unsafeMake = <A = KubeObject>(
     Stream.unwrapScoped(Effect.gen(function*() {
       requests.push({ _tag: "Watch", options: watchOptions })
       if (watchFailures.length > 0) return Stream.fail(watchFailures.shift()!)
+      if (goneUntilList) return Stream.fail(new Gone({ message: "watch history was reset: relist" }))
       const watchList = options.watchList ?? "serve"
       if (watchOptions.sendInitialEvents === true && watchList === "reject") {
         return Stream.fail(
@@ -329,6 +333,7 @@ export const unsafeMake = <A = KubeObject>(
       endAll(Exit.void)
       history.length = 0
       oldestReplayable = rv
+      goneUntilList = true
     }),
     closeWatches: Effect.sync(() => endAll(Exit.void)),
     failWatches: (error) => Effect.sync(() => endAll(Exit.fail(error))),

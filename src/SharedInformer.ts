@@ -40,6 +40,7 @@ import * as Either from "effect/Either"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
@@ -615,6 +616,8 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       this.syncing.delete(listener)
       const fiber = listener.fiber
       listener.updateBacklogGauge()
+      // A registration removed before it synced never will: whoever waits on `synced` is interrupted.
+      Deferred.unsafeDone(listener.syncedSignal, Exit.interrupt(FiberId.none))
       // Buffer first: a handler removing itself from its own callback interrupts its own fiber, and whatever
       // follows that interruption never runs.
       return Effect.zipRight(

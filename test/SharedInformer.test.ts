@@ -1767,3 +1767,34 @@ describe("SharedInformer: slow handlers", () => {
       assert.isTrue(yield* cacheMatchesServer(env))
     }))
 })
+
+describe("SharedInformer: lost events and removed registrations", () => {
+  it.scoped("a change lost between watches is recovered by the relist resetWatch forces, even after later events", () =>
+    Effect.gen(function*() {
+      const env = yield* setup({}, [pod("a")])
+      const { fake, informer } = env
+      yield* informer.start
+      yield* settle
+      yield* fake.addDropWatch(pod("lost")) // never reaches the informer's watch
+      yield* fake.add(pod("b")) // a normal event after it: the watch is up to date again
+      yield* settle
+      assert.deepStrictEqual(namesOf(yield* informer.indexer.list), ["a", "b"])
+      yield* fake.resetWatch
+      yield* TestClock.adjust("1 minute")
+      yield* eventually(cacheMatchesServer(env), "cache recovered the lost object")
+      assert.deepStrictEqual(namesOf(yield* informer.indexer.list), ["a", "b", "lost"])
+    }))
+
+  it.scoped("waiting on synced of a registration removed before it synced is interrupted, not hung", () =>
+    Effect.gen(function*() {
+      const env = yield* setup({}, [pod("a")])
+      const registration = yield* env.informer.addEventHandler({ onAdd: () => Effect.never })
+      yield* env.informer.start
+      const waiting = yield* Effect.fork(registration.synced)
+      yield* settle
+      assert.isFalse(yield* registration.hasSynced)
+      yield* registration.remove
+      const exit = yield* Fiber.await(waiting)
+      assert.isTrue(Exit.isInterrupted(exit))
+    }))
+})
