@@ -53,6 +53,7 @@ import type { Delta, Popped } from "./DeltaFifo.js"
 import * as DeltaFifo from "./DeltaFifo.js"
 import type { IndexConflictError, Indexers, IndexFunctionError } from "./Indexer.js"
 import * as Indexer from "./Indexer.js"
+import * as CoalescingBuffer from "./internal/coalescingBuffer.js"
 import * as ListenerBuffer from "./internal/listenerBuffer.js"
 import type { KubeObject } from "./KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "./KubeObject.js"
@@ -95,6 +96,14 @@ export interface Handler<A, E = never, R = never> {
  * @category models
  */
 export interface HandlerOptions {
+  /**
+   * How notifications wait for this handler. `"unbounded"` (default): every notification, in order, as
+   * client-go does; a stalled handler's buffer grows without bound. `"coalescing"`: per object, only a
+   * delete and the latest add or update wait (latest state wins, deletes are always delivered as deletes,
+   * per-object order is kept), so a stalled handler costs memory bounded by the number of objects.
+   * Handlers that reconcile towards the latest state lose nothing by it.
+   */
+  readonly buffer?: "unbounded" | "coalescing" | undefined
   /** Overrides `Handler.name`. */
   readonly name?: string | undefined
   /**
@@ -283,10 +292,17 @@ class Listener<A> {
    */
   readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
 
+  /** Set right after construction (the coalescing buffer calls back into the listener). */
+  buffer: ListenerBuffer.ListenerBuffer<Notification<A>> = undefined as never
+  /**
+   * Notifications taken from the buffer at once. A taken batch can no longer be coalesced, so coalescing
+   * listeners take small ones: their memory stays bounded by the number of objects plus this.
+   */
+  batch = 1024
+
   constructor(
     readonly id: number,
     readonly name: string,
-    readonly buffer: ListenerBuffer.ListenerBuffer<Notification<A>>,
     informer: string
   ) {
     this.metricLabels = [MetricLabel.make("informer", informer), MetricLabel.make("handler", name)]
@@ -294,7 +310,8 @@ class Listener<A> {
 
   offer(notification: Notification<A>): void {
     if (notification._tag === "Add" && notification.isInInitialList) this.initialPending++
-    this.buffer.offer(notification)
+    const coalesced = this.buffer.offer(notification)
+    if (coalesced > 0) Metrics.handlerCoalesced.unsafeUpdate(coalesced, this.metricLabels)
   }
 
   /** Notifications not yet handled, besides the one in progress. */
@@ -539,8 +556,15 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
         yield* Effect.logWarning(`${self.name}: resync period of handler ${name} raised to 1s`)
         requested = minimumResyncPeriod
       }
-      const buffer = yield* ListenerBuffer.unbounded<Notification<A>>()
-      const listener = new Listener<A>(id, name, buffer, self.name)
+      const listener = new Listener<A>(id, name, self.name)
+      if (options.buffer === "coalescing") listener.batch = 64
+      listener.buffer = options.buffer === "coalescing"
+        ? yield* CoalescingBuffer.coalescing<A, Notification<A>>(() => {
+          // A delete replaced an initial add the handler will now never run.
+          listener.initialPending--
+          self.checkListenerSynced(listener)
+        })
+        : yield* ListenerBuffer.unbounded<Notification<A>>()
       const fiber = yield* self.runListener(listener, handler).pipe(
         Effect.interruptible,
         Effect.forkIn(self.processorScope)
@@ -683,7 +707,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     }
     return Effect.gen(function*() {
       while (true) {
-        const batch = yield* listener.buffer.take(1024)
+        const batch = yield* listener.buffer.take(listener.batch)
         listener.inFlight = batch.length
         for (const notification of batch) {
           listener.inFlight--

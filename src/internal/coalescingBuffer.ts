@@ -34,14 +34,16 @@ interface Slot<A> {
 
 const isTombstone = (u: unknown): boolean => u instanceof DeletedFinalStateUnknown
 
+const initial = <A>(notification: N<A>): number => notification._tag === "Add" && notification.isInInitialList ? 1 : 0
+
 const keyOf = <A>(notification: N<A>): string => {
   const obj = notification._tag === "Update" ? notification.newObject : notification.object
   return Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "")
 }
 
 /**
- * `onDropInitialAdd` is called for every initial-list add that a delete replaced (the handler will never
- * run it), so that the handler's sync tracking stays exact.
+ * `onDropInitialAdd` is called for every initial-list add the handler will never run (replaced by a
+ * delete, or merged into another notification), so that the handler's sync tracking stays exact.
  *
  * @internal
  */
@@ -100,7 +102,12 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
         slot.latest = notification
         pending++
       } else {
-        slot.latest = merge(slot.latest, notification)
+        const merged = merge(slot.latest, notification)
+        // Initial adds merged away will never run: report them so the handler's sync count stays exact.
+        for (let dropped = initial(slot.latest) + initial(notification) - initial(merged); dropped > 0; dropped--) {
+          onDropInitialAdd()
+        }
+        slot.latest = merged
         coalesced++
       }
       latch.unsafeOpen()
