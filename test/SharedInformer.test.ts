@@ -1853,11 +1853,11 @@ describe("SharedInformer: handler misbehaviour, with the coalescing buffer off a
       const modifyAll = (round: number) =>
         Effect.forEach(range(10), (i) => fake.modify(pod(`p${i}`, { spec: { round } })), { discard: true })
       for (const round of range(10)) yield* modifyAll(round)
-      yield* settle
+      yield* eventually(cacheMatchesServer(env), "cache caught up after 100 updates")
       const early = yield* stalled.backlog
-      for (const round of range(10, 100)) yield* modifyAll(round)
+      for (const round of range(90)) yield* modifyAll(10 + round)
       yield* fake.delete(pod("p3"))
-      yield* settle
+      yield* eventually(cacheMatchesServer(env), "cache caught up after 1,000 updates")
       // 900 more events and a delete later, the backlog has not grown: at most a delete and the latest state
       // per object (plus the initial batch the handler had already taken)
       const late = yield* stalled.backlog
