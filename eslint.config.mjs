@@ -1,6 +1,7 @@
 // @ts-check
-import js from "@eslint/js"
 import * as effectEslint from "@effect/eslint-plugin"
+import js from "@eslint/js"
+import globals from "globals"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
@@ -14,7 +15,8 @@ export default tseslint.config(
     languageOptions: {
       parser: tseslint.parser,
       ecmaVersion: 2022,
-      sourceType: "module"
+      sourceType: "module",
+      globals: { ...globals.node }
     },
     rules: {
       "no-fallthrough": "off",

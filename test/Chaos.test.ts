@@ -28,8 +28,8 @@ describe("fault campaign (short form)", () => {
           assert.isTrue(result.passed)
           assert.isAbove(result.faults + result.compactions, 0, "no fault took effect")
           assert.isAbove(result.events, 0)
-        // the supervisor did see the informers' fibers (Reflectors, processing loops, handlers) running
-        assert.isAtLeast(result.fibersRunning, 6)
+          // the supervisor did see the informers' fibers (Reflectors, processing loops, handlers) running
+          assert.isAtLeast(result.fibersRunning, 6)
         }),
       60_000
     )
