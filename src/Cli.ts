@@ -11,6 +11,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -229,6 +230,9 @@ const describeObject = (obj: KubeObject.DeletedObject<KubeObject.KubeObject>): s
   return `${name}${rv === undefined ? "" : ` rv=${rv}`}`
 }
 
+/** How long `watch --output json` waits for the cache to sync (or `--duration`, when longer). */
+const jsonSyncTimeout = Duration.seconds(30)
+
 const watch = Command.make("watch", {
   resource: Args.text({ name: "RESOURCE" }).pipe(
     Args.withDescription("pods, deployments, ... or GROUP/VERSION/RESOURCE")
@@ -243,7 +247,12 @@ const watch = Command.make("watch", {
     Options.withDescription("for GROUP/VERSION/RESOURCE: the resource is cluster-scoped")
   ),
   output: Options.choice("output", ["events", "json"]).pipe(Options.withAlias("o"), Options.withDefault("events")),
-  duration: duration("duration").pipe(Options.optional)
+  duration: duration("duration").pipe(
+    Options.optional,
+    Options.withDescription(
+      "stop after this long (events: from the start, synced or not; json: print the cache then, once synced)"
+    )
+  )
 }, (options) =>
   Effect.gen(function*() {
     const resource = Either.getOrElse(
@@ -285,9 +294,16 @@ const watch = Command.make("watch", {
       })
     }
     yield* factory.start
-    yield* informer.synced
+    const started = yield* Clock.currentTimeMillis
     if (options.output === "json") {
-      if (Option.isSome(options.duration)) yield* Effect.sleep(options.duration.value)
+      // An informer that cannot sync (unreachable server, 403, unknown resource) fails the command with
+      // the last error it saw instead of waiting forever.
+      const wanted = Option.getOrElse(options.duration, () => Duration.zero)
+      yield* factory.waitForCacheSync({ timeout: Duration.max(wanted, jsonSyncTimeout) }).pipe(
+        Effect.mapError((e) => new CliFailure(e.message))
+      )
+      const remaining = Duration.toMillis(wanted) - ((yield* Clock.currentTimeMillis) - started)
+      if (remaining > 0) yield* Effect.sleep(Duration.millis(remaining))
       const objects = (yield* informer.indexer.list).slice().sort((a, b) => {
         const ka = `${a.metadata?.namespace ?? ""}/${a.metadata?.name ?? ""}`
         const kb = `${b.metadata?.namespace ?? ""}/${b.metadata?.name ?? ""}`
@@ -296,6 +312,7 @@ const watch = Command.make("watch", {
       yield* Console.log(JSON.stringify(objects, null, 2))
       return
     }
+    // The duration counts from the start, so that a watch that never syncs still ends on time.
     if (Option.isSome(options.duration)) yield* Effect.sleep(options.duration.value)
     else yield* Effect.never
   }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))).pipe(

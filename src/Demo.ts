@@ -278,6 +278,9 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
       }).pipe(Effect.orDie)
       watched.push({ name: informer.name, resource, informer, registration })
     }
+    // The relist counters are process-wide metrics keyed by informer name: count this run's only.
+    let relistsBefore = 0
+    for (const w of watched) relistsBefore += yield* relistCount(w.name)
 
     let lastEvents = 0
     let lastAt = started
@@ -286,7 +289,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
         const now = yield* Clock.currentTimeMillis
         const cached: Record<string, number> = {}
         let lag = 0
-        let relists = 0
+        let relists = -relistsBefore
         for (const w of watched) {
           cached[w.name] = yield* w.informer.indexer.size
           lag += yield* w.registration.backlog
@@ -349,7 +352,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     const settled = yield* Clock.currentTimeMillis
     yield* progress("settling")
     const stats = yield* server.stats
-    let relists = 0
+    let relists = -relistsBefore
     for (const w of watched) relists += yield* relistCount(w.name)
     const faultsByClass = Object.fromEntries(Object.entries(stats.faults).filter(([, n]) => n > 0))
     return {

@@ -9,4 +9,13 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
 import * as Cli from "./Cli.js"
 
+// `effect-informers watch ... | head`: once the reader has gone, end quietly as other command-line tools
+// do, instead of crashing on the unhandled EPIPE with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error
+    process.exit(0)
+  })
+}
+
 Cli.run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: true }))

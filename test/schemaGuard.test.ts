@@ -37,7 +37,10 @@ const status = FastCheck.record(
     reason: leaf,
     message: leaf,
     details: FastCheck.oneof(
-      FastCheck.record({ causes: FastCheck.array(FastCheck.record({ reason: leaf, field: leaf })), retryAfterSeconds: leaf }, {
+      FastCheck.record({
+        causes: FastCheck.array(FastCheck.record({ reason: leaf, field: leaf })),
+        retryAfterSeconds: leaf
+      }, {
         requiredKeys: []
       }),
       leaf

@@ -1,0 +1,298 @@
+/**
+ * The `effect-informers` command line, driven as a child process (`node --import tsx src/bin.ts ...` from
+ * the repository root): the demo's JSON summary, `serve` then `watch` against it (JSON and events output,
+ * a pod created during the watch), one-line errors, and Ctrl-C.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ChildProcess } from "node:child_process"
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+// -------------------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------------------
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+interface Exited {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+interface Running {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  /** Complete stdout lines so far. */
+  readonly lines: () => Array<string>
+  /** Waits for the process to exit and its output to be read. */
+  readonly exited: Effect.Effect<Exited>
+}
+
+/** Starts the CLI; the process is killed (SIGKILL) when the scope closes, if still running. */
+const start = (
+  args: ReadonlyArray<string>,
+  options: { readonly discardStdout?: boolean } = {}
+): Effect.Effect<Running, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const done = yield* Deferred.make<Exited>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, ["--import", "tsx", "src/bin.ts", ...args], {
+          cwd: root,
+          env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+      ),
+      (child) =>
+        Effect.sync(() => {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+        })
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.setEncoding("utf8")
+    child.stderr!.setEncoding("utf8")
+    // a reader that went away at once: the CLI must cope with EPIPE
+    if (options.discardStdout === true) child.stdout!.destroy()
+    else child.stdout!.on("data", (chunk: string) => stdout += chunk)
+    child.stderr!.on("data", (chunk: string) => stderr += chunk)
+    child.on("close", (code, signal) => Deferred.unsafeDone(done, Effect.succeed({ code, signal, stdout, stderr })))
+    return {
+      child,
+      stdout: () => stdout,
+      stderr: () => stderr,
+      lines: () => stdout.split("\n").slice(0, -1),
+      exited: Deferred.await(done)
+    }
+  })
+
+/** Runs the CLI to completion (at most `timeout`). */
+const run = (args: ReadonlyArray<string>, timeout: Duration.DurationInput = "60 seconds") =>
+  Effect.scoped(Effect.flatMap(start(args), (cli) => awaitExit(cli, args, timeout)))
+
+const awaitExit = (cli: Running, args: ReadonlyArray<string>, timeout: Duration.DurationInput) =>
+  cli.exited.pipe(
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () =>
+        new Error(
+          `effect-informers ${args.join(" ")} still running after ${Duration.format(Duration.decode(timeout))}\n` +
+            `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`
+        )
+    }),
+    Effect.orDie
+  )
+
+/** Polls `condition` every 50 ms; dies after `timeout` with the process's output. */
+const waitFor = (cli: Running, what: string, condition: () => boolean, timeout: Duration.DurationInput) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + Duration.toMillis(Duration.decode(timeout))
+    while (!condition()) {
+      if (Date.now() > deadline || cli.child.exitCode !== null) {
+        return yield* Effect.dieMessage(
+          `${what}: not seen (exit code ${cli.child.exitCode})\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`
+        )
+      }
+      yield* Effect.sleep("50 millis")
+    }
+  })
+
+const assertNoStackTrace = (stderr: string) => {
+  assert.notMatch(stderr, /^\s+at /m, `stack trace on stderr:\n${stderr}`)
+  assert.notInclude(stderr, "node:internal", `stack trace on stderr:\n${stderr}`)
+}
+
+const nonEmptyLines = (text: string): Array<string> => text.split("\n").filter((line) => line.trim() !== "")
+
+const keyOf = (obj: any): string => `${obj.metadata.namespace}/${obj.metadata.name}`
+
+const getJson = (url: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(url)
+    return { status: response.status, json: await response.json() as any }
+  })
+
+// -------------------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------------------
+
+describe("Cli - effect-informers as a child process", () => {
+  it.live("demo --json prints exactly one JSON summary line and exits 0", () =>
+    Effect.gen(function*() {
+      const args = [
+        "demo",
+        "--duration",
+        "3s",
+        "--pods",
+        "200",
+        "--namespaces",
+        "4",
+        "--deployments",
+        "10",
+        "--churn",
+        "50",
+        "--faults",
+        "mild",
+        "--json"
+      ]
+      const result = yield* run(args, "80 seconds")
+      assert.strictEqual(result.code, 0, result.stderr)
+      assertNoStackTrace(result.stderr)
+      const lines = nonEmptyLines(result.stdout)
+      assert.strictEqual(lines.length, 1, result.stdout)
+      const summary = JSON.parse(lines[0])
+      assert.strictEqual(summary.consistent, true, lines[0])
+      assert.isAtLeast(summary.objects, 150)
+      assert.isAtLeast(summary.events, 210) // the initial adds at least
+      assert.isNumber(summary.relists)
+      assert.isNumber(summary.faults)
+      assert.isArray(summary.informers)
+    }), 90_000)
+
+  it.live(
+    "errors are one clear line on stderr, without a stack trace; an unreachable server only warns",
+    () =>
+      Effect.gen(function*() {
+        const [unknown, kubeconfig, badDuration, unreachable] = yield* Effect.all([
+          run(["watch", "nosuchthing", "--server", "http://127.0.0.1:1"]),
+          run(["watch", "pods", "--kubeconfig", "/nonexistent/kubeconfig"]),
+          run(["demo", "--duration", "banana"]),
+          // nothing listens on port 1: the informer never syncs, the watch still ends after its duration
+          run(["watch", "pods", "--server", "http://127.0.0.1:1", "--duration", "1s"])
+        ], { concurrency: "unbounded" })
+
+        assert.strictEqual(unknown.code, 1)
+        assert.strictEqual(unknown.stdout, "")
+        assert.lengthOf(nonEmptyLines(unknown.stderr), 1, unknown.stderr)
+        assert.match(unknown.stderr, /^error: unknown resource "nosuchthing"/)
+
+        assert.strictEqual(kubeconfig.code, 1)
+        assert.lengthOf(nonEmptyLines(kubeconfig.stderr), 1, kubeconfig.stderr)
+        assert.match(kubeconfig.stderr, /^error: /)
+        assert.include(kubeconfig.stderr, "/nonexistent/kubeconfig")
+
+        assert.notStrictEqual(badDuration.code, 0)
+        assert.include(badDuration.stderr, "banana")
+        assert.strictEqual(unreachable.code, 0, unreachable.stderr)
+        assert.strictEqual(unreachable.stdout, "")
+        for (const line of nonEmptyLines(unreachable.stderr)) assert.match(line, /^warning: .*ECONNREFUSED/)
+
+        for (const result of [unknown, kubeconfig, badDuration, unreachable]) assertNoStackTrace(result.stderr)
+      }),
+    90_000
+  )
+
+  it.scopedLive(
+    "serve, then watch it: JSON output, events with a pod created meanwhile, Ctrl-C",
+    () =>
+      Effect.gen(function*() {
+        const serve = yield* start(["serve", "--port", "0", "--pods", "20", "--namespaces", "2"])
+        yield* waitFor(
+          serve,
+          "the URL",
+          () => /serving the Kubernetes API on http:\/\/\S+/.test(serve.stdout()),
+          "60 seconds"
+        )
+        const url = /serving the Kubernetes API on (http:\/\/\S+)/.exec(serve.stdout())![1]
+        const listed = yield* getJson(`${url}/api/v1/pods`)
+        assert.strictEqual(listed.status, 200)
+        assert.lengthOf(listed.json.items, 20)
+
+        // `-o json` and a reader that goes away (EPIPE), side by side
+        const [json, piped] = yield* Effect.all([
+          run(["watch", "pods", "--server", url, "--output", "json", "--duration", "1s"]),
+          Effect.scoped(Effect.flatMap(
+            start(["watch", "pods", "--server", url, "-o", "json", "--duration", "1s"], { discardStdout: true }),
+            (cli) => awaitExit(cli, ["watch (stdout closed)"], "60 seconds")
+          ))
+        ], { concurrency: "unbounded" })
+        assert.strictEqual(json.code, 0, json.stderr)
+        assertNoStackTrace(json.stderr)
+        const objects = JSON.parse(json.stdout)
+        assert.isArray(objects)
+        assert.lengthOf(objects, 20)
+        const keys = objects.map(keyOf)
+        assert.deepStrictEqual(keys, [...keys].sort())
+        assert.deepStrictEqual([...keys].sort(), listed.json.items.map(keyOf).sort())
+        assert.isTrue(
+          objects.every((obj: any) => obj.kind === "Pod" && typeof obj.metadata.resourceVersion === "string")
+        )
+        assert.strictEqual(piped.code, 0, piped.stderr)
+        assertNoStackTrace(piped.stderr)
+
+        // events for ns-0: one EXISTING line per pod there, then ADDED for a pod created through the API;
+        // beside it, a watch without a duration, interrupted with Ctrl-C
+        const inNs0 = yield* getJson(`${url}/api/v1/namespaces/ns-0/pods`)
+        const expected: Array<string> = inNs0.json.items.map((pod: any) =>
+          `${pod.metadata.namespace}/${pod.metadata.name} rv=${pod.metadata.resourceVersion}`
+        )
+        assert.lengthOf(expected, 10)
+        const eventArgs = ["watch", "pods", "-n", "ns-0", "--server", url, "--duration", "4s"]
+        const events = yield* start(eventArgs)
+        const endless = yield* start(["watch", "pods", "--server", url])
+        yield* waitFor(
+          events,
+          "an EXISTING line per pod of ns-0",
+          () => events.lines().filter((line) => line.startsWith("EXISTING")).length >= expected.length,
+          "60 seconds"
+        )
+        const created = yield* Effect.promise(async () => {
+          const response = await fetch(`${url}/api/v1/namespaces/ns-0/pods`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({
+              apiVersion: "v1",
+              kind: "Pod",
+              metadata: { name: "cli-probe" },
+              spec: { containers: [{ name: "main", image: "nginx" }] }
+            })
+          })
+          return { status: response.status, json: await response.json() as any }
+        })
+        assert.strictEqual(created.status, 201)
+        const result = yield* awaitExit(events, eventArgs, "30 seconds")
+        assert.strictEqual(result.code, 0, result.stderr)
+        assertNoStackTrace(result.stderr)
+        const lines = nonEmptyLines(result.stdout)
+        assert.deepStrictEqual(
+          lines.filter((line) => line.startsWith("EXISTING")).map((line) => line.replace(/^EXISTING\s+/, "")).sort(),
+          [...expected].sort()
+        )
+        assert.include(lines, `ADDED    ns-0/cli-probe rv=${created.json.metadata.resourceVersion}`)
+        assert.lengthOf(lines, expected.length + 1, result.stdout)
+
+        // Ctrl-C during a watch: prompt, quiet exit
+        yield* waitFor(
+          endless,
+          "an EXISTING line",
+          () => endless.lines().some((l) => l.startsWith("EXISTING")),
+          "60 seconds"
+        )
+        const interrupted = Date.now()
+        endless.child.kill("SIGINT")
+        const watchExit = yield* awaitExit(endless, ["watch (SIGINT)"], "10 seconds")
+        assert.isBelow(Date.now() - interrupted, 5000)
+        assert.isNull(watchExit.signal)
+        assert.strictEqual(watchExit.code, 0)
+        assertNoStackTrace(watchExit.stderr)
+
+        // Ctrl-C ends serve promptly and quietly too
+        const stopping = Date.now()
+        serve.child.kill("SIGINT")
+        const serveExit = yield* awaitExit(serve, ["serve (SIGINT)"], "10 seconds")
+        assert.isBelow(Date.now() - stopping, 5000)
+        assert.strictEqual(serveExit.code, 0)
+        assertNoStackTrace(serveExit.stderr)
+        assert.strictEqual(serveExit.stderr.trim(), "")
+      }),
+    150_000
+  )
+})
