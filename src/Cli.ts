@@ -1,7 +1,7 @@
 /**
  * The `effect-informers` command line: `demo` (the embedded API server under churn and faults, watched by
- * informers; `npm start`), `serve` (the embedded API server alone), and `watch` (an informer against any
- * cluster).
+ * informers; `npm start`), `serve` (the embedded API server alone), `watch` (an informer against any
+ * cluster), and `chaos` (the fault campaign; `npm run chaos`).
  *
  * @since 0.1.0
  */
@@ -23,6 +23,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as ApiServer from "./ApiServer.js"
+import * as Chaos from "./Chaos.js"
 import * as ChurnSimulator from "./ChurnSimulator.js"
 import * as Demo from "./Demo.js"
 import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
@@ -320,12 +321,76 @@ const watch = Command.make("watch", {
   )
 
 // -------------------------------------------------------------------------------------------------
+// chaos
+// -------------------------------------------------------------------------------------------------
+
+const pad = (text: string | number, width: number): string => String(text).padEnd(width)
+
+const faultSummary = (result: Chaos.Result): string =>
+  [
+    ...Object.entries(result.faultsByClass).map(([tag, n]) => `${tag} ${n}`),
+    ...(result.compactions > 0 ? [`compaction ${result.compactions}`] : [])
+  ].join(", ")
+
+const chaos = Command.make("chaos", {
+  seeds: Options.integer("seeds").pipe(Options.withDefault(20)),
+  firstSeed: Options.integer("first-seed").pipe(Options.withDefault(1)),
+  duration: duration("duration").pipe(Options.withDefault(Duration.seconds(30))),
+  pods: Options.integer("pods").pipe(Options.withDefault(1000)),
+  namespaces: Options.integer("namespaces").pipe(Options.withDefault(10)),
+  churn: Options.integer("churn").pipe(Options.withDefault(200), Options.withDescription("changes per second")),
+  json: Options.boolean("json").pipe(Options.withDescription("one JSON line per seed"))
+}, (options) =>
+  Effect.gen(function*() {
+    if (!options.json) {
+      yield* Console.log(
+        `fault campaign: ${options.seeds} seeds x ${Duration.format(options.duration)}, ${options.pods} pods, ` +
+          `${options.churn} changes/s, every fault class (node ${process.version}` +
+          `${typeof (globalThis as { gc?: unknown }).gc === "function" ? ", --expose-gc" : ""})`
+      )
+      yield* Console.log(
+        `${pad("seed", 5)} ${pad("result", 7)} ${pad("events", 8)} ${pad("relists", 8)} ${pad("errors", 7)} ` +
+          `${pad("settle", 7)} ${pad("heap MiB (synced/peak/end)", 27)} faults by class`
+      )
+    }
+    let failed = 0
+    for (let seed = options.firstSeed; seed < options.firstSeed + options.seeds; seed++) {
+      const result = yield* Chaos.run({
+        seed,
+        duration: options.duration,
+        pods: options.pods,
+        namespaces: options.namespaces,
+        churn: options.churn
+      }).pipe(Effect.mapError((e) => new CliFailure(e.message)))
+      if (!result.passed) failed++
+      if (options.json) {
+        yield* Console.log(JSON.stringify(result))
+        continue
+      }
+      yield* Console.log(
+        `${pad(seed, 5)} ${pad(result.passed ? "pass" : "FAIL", 7)} ${pad(formatNumber(result.events), 8)} ` +
+          `${pad(result.relists, 8)} ${pad(result.errorsReported, 7)} ${
+            pad(`${result.settleSeconds.toFixed(1)}s`, 7)
+          } ` +
+          `${pad(`${result.heapMiB.synced}/${result.heapMiB.peak}/${result.heapMiB.end}`, 27)} ${faultSummary(result)}`
+      )
+      for (const problem of result.problems) yield* Console.log(`      ${problem}`)
+    }
+    if (!options.json) yield* Console.log(`${options.seeds - failed}/${options.seeds} seeds passed`)
+    if (failed > 0) process.exitCode = 1
+  }).pipe(Logger.withMinimumLogLevel(LogLevel.None))).pipe(
+    Command.withDescription(
+      "the fault campaign: informers over HTTP against the embedded server under churn and faults"
+    )
+  )
+
+// -------------------------------------------------------------------------------------------------
 // the application
 // -------------------------------------------------------------------------------------------------
 
 const root = Command.make("effect-informers").pipe(
   Command.withDescription("Kubernetes informers for Effect"),
-  Command.withSubcommands([demo, serve, watch])
+  Command.withSubcommands([demo, serve, watch, chaos])
 )
 
 /**
