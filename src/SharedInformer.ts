@@ -860,10 +860,16 @@ const describe = <A>(notification: Notification<A>): string => {
   return `${notification._tag.toLowerCase()} of ${Either.getOrElse(key, () => "<unknown>")}`
 }
 
-const snapshot = <A>(notification: Notification<A>): string =>
-  notification._tag === "Update"
-    ? JSON.stringify([notification.oldObject, notification.newObject])
-    : JSON.stringify(notification.object)
+/** The notified object(s) as JSON, or `undefined` when they cannot be serialised (e.g. nested too deeply). */
+const snapshot = <A>(notification: Notification<A>): string | undefined => {
+  try {
+    return notification._tag === "Update"
+      ? JSON.stringify([notification.oldObject, notification.newObject])
+      : JSON.stringify(notification.object)
+  } catch {
+    return undefined
+  }
+}
 
 // -------------------------------------------------------------------------------------------------
 // constructors
