@@ -62,6 +62,8 @@ export interface InformerOptions<A> {
   readonly transform?: ((obj: A) => A) | undefined
   readonly resyncPeriod?: Duration.DurationInput | undefined
   readonly indexers?: Indexers<A> | undefined
+  /** Reflector settings of this informer (page size, watch-list, backoff...), over the factory's. */
+  readonly reflector?: SharedInformer.SharedInformer.Options<A>["reflector"] | undefined
 }
 
 /**
@@ -94,7 +96,7 @@ export interface Options {
  */
 export class InformerOptionsConflictError extends Data.TaggedError("InformerOptionsConflictError")<{
   readonly informer: string
-  readonly option: "transform" | "resyncPeriod" | "indexers"
+  readonly option: "transform" | "resyncPeriod" | "indexers" | "reflector"
   readonly detail: string
 }> {
   override get message(): string {
@@ -214,6 +216,7 @@ interface Entry {
   readonly informer: SharedInformer.SharedInformer.Service<any>
   readonly scope: Scope.CloseableScope
   readonly transform: ((obj: any) => any) | undefined
+  readonly reflector: unknown
   /** The informer's effective resync period in milliseconds (0: none). */
   readonly resyncPeriod: number
   /** Every index of the informer, the built-in namespace index included. */
@@ -361,6 +364,13 @@ export const make = (
               detail: "another transform function was given"
             })
           }
+          if (informerOptions.reflector !== undefined && informerOptions.reflector !== existing.reflector) {
+            return yield* new InformerOptionsConflictError({
+              informer: name,
+              option: "reflector",
+              detail: "other reflector settings were given"
+            })
+          }
           if (resyncPeriod !== undefined && resyncPeriod !== existing.resyncPeriod) {
             return yield* new InformerOptionsConflictError({
               informer: name,
@@ -395,6 +405,7 @@ export const make = (
           informer: undefined as never,
           scope: informerScope,
           transform: informerOptions.transform,
+          reflector: informerOptions.reflector,
           resyncPeriod: Math.max(0, effectiveResync),
           indexers: new Map<string, unknown>([
             [namespaceIndex, metaNamespaceIndexFunction],
@@ -408,7 +419,7 @@ export const make = (
           resyncPeriod: effectiveResync,
           indexers: informerOptions.indexers,
           transform: composeTransform(informerOptions.transform),
-          reflector: options.reflector as Reflector.Options<A>,
+          reflector: { ...options.reflector as Reflector.Options<A>, ...informerOptions.reflector },
           fifo: options.fifo,
           onWatchError: (error) =>
             Effect.sync(() => {

@@ -410,6 +410,23 @@ describe("InformerFactory - lifecycle", () => {
 // -------------------------------------------------------------------------------------------------
 
 describe("InformerFactory - options", () => {
+  it.scoped("per-informer reflector settings apply over the factory's; other settings later are a conflict", () =>
+    Effect.gen(function*() {
+      const { factory, fakes } = yield* setup({ reflector: { pageSize: 7 } })
+      const fake = fakes.fakeFor(Resource.deployments)
+      for (const i of [1, 2, 3]) yield* fake.add({ ...obj("ns", `d${i}`), apiVersion: "apps/v1", kind: "Deployment" })
+      const reflector = { watchList: false, pageSize: 2 }
+      const informer = yield* factory.informerFor(Resource.deployments, { reflector })
+      yield* factory.start
+      yield* factory.waitForCacheSync()
+      assert.strictEqual((yield* informer.indexer.list).length, 3)
+      const lists = (yield* fake.requests).filter((r) => r._tag === "List")
+      assert.deepStrictEqual(lists.map((r) => r.options.limit), [2, 2])
+      assert.strictEqual(yield* factory.informerFor(Resource.deployments, { reflector }), informer)
+      const conflict = yield* Effect.flip(factory.informerFor(Resource.deployments, { reflector: { pageSize: 3 } }))
+      assert.isTrue(conflict._tag === "InformerOptionsConflictError" && conflict.option === "reflector")
+    }))
+
   it.scoped("tweakListOptions adjusts every informer's scope", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({
