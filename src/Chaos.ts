@@ -204,7 +204,11 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       let errorsReported = 0
       yield* Effect.gen(function*() {
         for (let i = 0; i < resources.length; i++) {
-          const informer = yield* factory.informerFor(resources[i]).pipe(Effect.orDie)
+          // pods through watch-list, deployments through paged LIST + WATCH: both sync paths under fire
+          const informer = yield* factory.informerFor(
+            resources[i],
+            i === 0 ? {} : { reflector: { watchList: false, pageSize: 20 } }
+          ).pipe(Effect.orDie)
           informers.push(informer)
           yield* informer.errors.pipe(
             Stream.runForEach(() =>
