@@ -45,7 +45,7 @@ import {
   patchObject,
   writeContext
 } from "./internal/apiServerHttp.js"
-import type { Entry, JsonObject, Result } from "./internal/apiServerStore.js"
+import type { Entry, JsonObject, ResourceStore, Result } from "./internal/apiServerStore.js"
 import { badRequest, notFound, objectKey, resourceNotFound, Store } from "./internal/apiServerStore.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { ListOptions as ListerWatcherListOptions, ListPage } from "./ListerWatcher.js"
@@ -404,6 +404,39 @@ export interface ListOptions extends ListerWatcherListOptions {
 }
 
 /**
+ * Options of `modifyMany`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModifyManyOptions {
+  /** MODIFIED events to write. */
+  readonly count: number
+  /** Only the objects of this namespace (all when absent). */
+  readonly namespace?: string | undefined
+  /** Events written between two checks of the watchers. Defaults to 64. */
+  readonly batchSize?: number | undefined
+  /**
+   * Stop writing while a watcher has more than this many bytes waiting for its connection, until they are
+   * taken: the burst goes as fast as the slowest watcher reads, without buffering it all. Defaults to 4 MiB.
+   */
+  readonly maxPendingBytes?: number | undefined
+}
+
+/**
+ * What `modifyMany` wrote.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ModifyManyResult {
+  readonly events: number
+  /** The resourceVersion of the first and of the last event written. */
+  readonly firstResourceVersion: string
+  readonly lastResourceVersion: string
+}
+
+/**
  * @since 0.1.0
  */
 export declare namespace ApiServer {
@@ -450,6 +483,33 @@ export declare namespace ApiServer {
       resource: Resource.Resource<A>,
       namespace?: string | undefined
     ) => Effect.Effect<ReadonlyArray<A>>
+    /**
+     * Stores objects as they are (uid, creationTimestamp, generation... kept; kind, apiVersion and
+     * resourceVersion set), without the checks of `create`: one ADDED event each (MODIFIED when the object
+     * exists). A fast way to seed large, deterministic states. Returns the number of objects stored.
+     */
+    readonly load: <A>(resource: Resource.Resource<A>, objects: Iterable<A>) => Effect.Effect<number, ApiError>
+    /**
+     * A burst of MODIFIED events, as fast as the watchers read them: the objects of `resource` are written
+     * again unchanged, each at a new resourceVersion, round-robin in key order (the same sequence for the
+     * same state). Each event is encoded once, from a split of the stored JSON made once per object (no
+     * serialisation), and its bytes are shared by every watcher. Completes once every event is written
+     * (not yet read).
+     */
+    readonly modifyMany: <A>(
+      resource: Resource.Resource<A>,
+      options: ModifyManyOptions
+    ) => Effect.Effect<ModifyManyResult, ApiError>
+    /**
+     * `modifyMany` in two steps: builds every event now (entries and encoded lines, as if nothing else
+     * were written in between) and returns the Effect that publishes them, which then costs little more
+     * than the writes to the sockets: for benchmarks that time the burst, not its preparation. An event
+     * whose object or resourceVersion was changed by another write since is built afresh when published.
+     */
+    readonly prepareModifyMany: <A>(
+      resource: Resource.Resource<A>,
+      options: ModifyManyOptions
+    ) => Effect.Effect<Effect.Effect<ModifyManyResult>, ApiError>
     /** Forgets the history: older resourceVersions and continue tokens now get 410 Expired. */
     readonly compact: Effect.Effect<void>
     readonly stats: Effect.Effect<Stats>
@@ -672,6 +732,59 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
         (rs) => Effect.flatMap(Clock.currentTimeMillis, (now) => toEffect<A>(f(rs, now)))
       )
 
+    /** Builds the burst's events now; the Effect returned publishes them, paced by the slowest watcher. */
+    const prepareModifyMany = (
+      rs: ResourceStore,
+      modifyOptions: ModifyManyOptions
+    ): Effect.Effect<Effect.Effect<ModifyManyResult>, ApiError> =>
+      Effect.suspend(() => {
+        const prefix = modifyOptions.namespace === undefined || modifyOptions.namespace === ""
+          ? undefined
+          : `${modifyOptions.namespace}/`
+        const keys = prefix === undefined ? rs.keys() : rs.keys().filter((key) => key.startsWith(prefix))
+        const count = Math.max(0, Math.floor(modifyOptions.count))
+        if (count > 0 && keys.length === 0) {
+          return Effect.fail(new ApiError({ status: badRequest("modifyMany: there is no object to modify") }))
+        }
+        const batchSize = Math.max(1, modifyOptions.batchSize ?? 64)
+        const maxPending = Math.max(0, modifyOptions.maxPendingBytes ?? 4 * 1024 * 1024)
+        const prepared = store.prepareTouches(rs, keys, count)
+        const total = prepared.entries.length
+        // the first watcher with too many bytes waiting, if any
+        const congested = () => {
+          for (const watcher of rs.watchers) {
+            if (!watcher.closed && watcher.queuedBytes > maxPending) return watcher
+          }
+          return undefined
+        }
+        return Effect.succeed(Effect.suspend(() => {
+          let written = 0
+          let published = 0
+          let first: number | undefined
+          const step: Effect.Effect<void> = Effect.suspend(() => {
+            const end = Math.min(total, written + batchSize)
+            for (; written < end; written++) {
+              // undefined: the object was deleted since the burst was prepared
+              const entry = store.commitPrepared(prepared, written)
+              if (entry === undefined) continue
+              first ??= entry.rv
+              published++
+            }
+            if (written >= total) return Effect.void
+            const slow = congested()
+            const wait = slow === undefined
+              ? Effect.yieldNow()
+              : Effect.async<void>((resume) => slow.whenDrained(() => resume(Effect.void)))
+            return Effect.zipRight(wait, step)
+          })
+          return Effect.map(step, (): ModifyManyResult => ({
+            events: published,
+            firstResourceVersion: String(first ?? store.rv),
+            lastResourceVersion: String(store.rv)
+          }))
+        }))
+      })
+
     const namespaceOf = (rs: { readonly resource: Resource.Resource }, ref: ObjectRef) =>
       rs.resource.namespaced ? ref.namespace ?? "" : ""
 
@@ -732,6 +845,21 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
           const selection = { namespace: namespace === "" ? undefined : namespace, label: undefined, field: undefined }
           return store.listPage(rs, store.rv, selection, 0, undefined).items.map((entry) => entry.obj as A)
         }),
+      load: (resource, objects) =>
+        Effect.flatMap(storeOf(resource), (rs) =>
+          Effect.suspend(() => {
+            let stored = 0
+            for (const object of objects) {
+              const result = store.load(rs, object)
+              if (!result.ok) return Effect.fail(new ApiError({ status: result.status }))
+              stored++
+            }
+            return Effect.succeed(stored)
+          })),
+      prepareModifyMany: (resource, modifyOptions) =>
+        Effect.flatMap(storeOf(resource), (rs) => prepareModifyMany(rs, modifyOptions)),
+      modifyMany: (resource, modifyOptions) =>
+        Effect.flatten(Effect.flatMap(storeOf(resource), (rs) => prepareModifyMany(rs, modifyOptions))),
       compact: Effect.sync(() => store.compact()),
       stats: Effect.sync((): Stats => {
         const fired: Record<string, number> = {}

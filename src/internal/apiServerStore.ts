@@ -46,6 +46,9 @@ export const fail = <A = never>(status: Status): Result<A> => ({ ok: false, stat
  * @internal
  */
 export class Entry {
+  /** The wire form around the resourceVersion, built by the first `Store.touch` and shared by its rewrites. */
+  rewrite: Rewrite | undefined = undefined
+
   constructor(
     readonly key: string,
     readonly namespace: string,
@@ -92,6 +95,66 @@ export class Entry {
     return this.rvAt === other.rvAt && this.json.length - a === other.json.length - b &&
       this.head() === other.head() && this.tail() === other.tail()
   }
+}
+
+/**
+ * An object's JSON and its MODIFIED watch line split around the quoted resourceVersion: the same content at
+ * any resourceVersion costs a concatenation (JSON) and two copies (line), not a serialisation.
+ *
+ * @internal
+ */
+export interface Rewrite {
+  readonly head: string
+  readonly tail: string
+  /** `{"type":"MODIFIED","object":` + head, encoded. */
+  readonly prefix: Buffer
+  /** tail + `}\n`, encoded. */
+  readonly suffix: Buffer
+}
+
+const makeRewrite = (entry: Entry): Rewrite => {
+  const head = entry.head()
+  const tail = entry.tail()
+  return {
+    head,
+    tail,
+    prefix: Buffer.from(`{"type":"MODIFIED","object":${head}`, "utf8"),
+    suffix: Buffer.from(`${tail}}\n`, "utf8")
+  }
+}
+
+const SLAB_BYTES = 1024 * 1024
+
+/**
+ * Lines carved one after the other from 1 MiB slabs: one allocation for hundreds of lines, and the lines
+ * of a burst lie next to each other, so that a watcher takes many of them as one view, without a copy.
+ */
+class Slab {
+  private buffer = Buffer.allocUnsafeSlow(0)
+  private used = 0
+
+  alloc(size: number): Buffer {
+    if (size > SLAB_BYTES / 4) return Buffer.allocUnsafeSlow(size)
+    if (this.used + size > this.buffer.length) {
+      this.buffer = Buffer.allocUnsafeSlow(SLAB_BYTES)
+      this.used = 0
+    }
+    const out = this.buffer.subarray(this.used, this.used + size)
+    this.used += size
+    return out
+  }
+}
+
+/** The MODIFIED line of a rewrite at resourceVersion `version`. */
+const rewriteLine = (slab: Slab, rewrite: Rewrite, version: string): Uint8Array => {
+  const { prefix, suffix } = rewrite
+  const line = slab.alloc(prefix.length + version.length + 2 + suffix.length)
+  let at = prefix.copy(line, 0)
+  line[at++] = 0x22
+  at += line.write(version, at, "latin1")
+  line[at++] = 0x22
+  suffix.copy(line, at)
+  return line
 }
 
 const RV_SENTINEL = "\u0000rv\u0000"
@@ -279,8 +342,12 @@ export class HistoryEvent {
     /** The new state; for DELETED the final state at the deletion's resourceVersion. */
     readonly entry: Entry,
     /** The state before, `undefined` for ADDED. */
-    readonly prev: Entry | undefined
-  ) {}
+    readonly prev: Entry | undefined,
+    /** The encoded event, when the writer already has it. */
+    line?: Uint8Array | undefined
+  ) {
+    this.line_ = line
+  }
 
   /** The event as it happened. */
   line(): Uint8Array {
@@ -530,6 +597,18 @@ export interface ListPageResult {
   readonly remaining: number | undefined
 }
 
+/**
+ * Touches built ahead by `Store.prepareTouches`.
+ *
+ * @internal
+ */
+export interface PreparedTouches {
+  readonly store: ResourceStore
+  readonly entries: ReadonlyArray<Entry>
+  readonly prevs: ReadonlyArray<Entry>
+  readonly lines: ReadonlyArray<Uint8Array>
+}
+
 /** @internal */
 export class Store {
   rv = 0
@@ -538,6 +617,7 @@ export class Store {
   readonly history: History
   readonly stores = new Map<string, ResourceStore>()
   readonly counters: Counters = { eventsSent: 0, bytesSent: 0 }
+  private readonly slab = new Slab()
 
   constructor(historySize: number, resources: Iterable<Resource>) {
     this.history = new History(historySize)
@@ -551,11 +631,17 @@ export class Store {
     return this.stores.get(groupResource(resource))
   }
 
-  private commit(store: ResourceStore, type: EventType, entry: Entry, prev: Entry | undefined): void {
+  private commit(
+    store: ResourceStore,
+    type: EventType,
+    entry: Entry,
+    prev: Entry | undefined,
+    line?: Uint8Array | undefined
+  ): void {
     this.rv = entry.rv
     if (type === "DELETED") store.remove(entry.key)
     else store.put(entry)
-    const event = new HistoryEvent(entry.rv, type, store, entry, prev)
+    const event = new HistoryEvent(entry.rv, type, store, entry, prev, line)
     const evicted = this.history.push(event)
     if (evicted !== undefined) this.historyStart = evicted.rv
     for (const watcher of store.watchers) watcher.offer(event)
@@ -760,6 +846,102 @@ export class Store {
     const entry = existing.at(this.rv + 1)
     this.commit(store, "DELETED", entry, existing)
     return ok(entry)
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // bulk fast paths (benchmarks, large seeds)
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Stores `input` as given (uid, creationTimestamp, generation... are kept, only kind, apiVersion and
+   * resourceVersion are set), without the checks of `create`: one ADDED event, or MODIFIED when the key
+   * exists. For seeding large, deterministic states quickly.
+   */
+  load(store: ResourceStore, input: unknown): Result<Entry> {
+    if (!isObject(input) || !isObject(input.metadata)) {
+      return fail(badRequest("the object to load has no metadata"))
+    }
+    const check = this.checkTypeMeta(store, input)
+    if (check !== undefined) return fail(check)
+    const metadata: JsonObject = { ...input.metadata }
+    const name = typeof metadata.name === "string" ? metadata.name : ""
+    const namespace = store.resource.namespaced && typeof metadata.namespace === "string" ? metadata.namespace : ""
+    if (name === "" || (store.resource.namespaced && namespace === "")) {
+      return fail(badRequest("the object to load needs metadata.name (and metadata.namespace when namespaced)"))
+    }
+    if (!store.resource.namespaced) delete metadata.namespace
+    const obj: JsonObject = { kind: store.resource.kind, apiVersion: store.apiVersion, ...input, metadata }
+    obj.kind = store.resource.kind
+    obj.apiVersion = store.apiVersion
+    const key = objectKey(namespace, name)
+    const existing = store.entries.get(key)
+    const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
+    this.commit(store, existing === undefined ? "ADDED" : "MODIFIED", entry, existing)
+    return ok(entry)
+  }
+
+  /**
+   * Writes the object under `key` again, unchanged but at a new resourceVersion: one MODIFIED event whose
+   * JSON costs a concatenation and whose line two copies (the split is made once per content and shared by
+   * the rewrites), not a serialisation. `undefined` when there is no such object.
+   */
+  touch(store: ResourceStore, key: string): Entry | undefined {
+    const existing = store.entries.get(key)
+    if (existing === undefined) return undefined
+    const [entry, line] = this.rewritten(existing, this.rv + 1)
+    this.commit(store, "MODIFIED", entry, existing, line)
+    return entry
+  }
+
+  /** `existing` unchanged at resourceVersion `rv`, with its MODIFIED line. */
+  private rewritten(existing: Entry, rv: number): readonly [Entry, Uint8Array] {
+    const rewrite = existing.rewrite ??= makeRewrite(existing)
+    const version = String(rv)
+    const obj = { ...existing.obj, metadata: { ...existing.metadata, resourceVersion: version } }
+    const json = rewrite.head + "\"" + version + "\"" + rewrite.tail
+    const entry = new Entry(existing.key, existing.namespace, existing.name, obj, json, existing.rvAt, rv)
+    entry.rewrite = rewrite
+    return [entry, rewriteLine(this.slab, rewrite, version)]
+  }
+
+  /**
+   * Prepares `count` touches of `keys`, round-robin from the first, as if nothing else were written in
+   * between: their entries and lines are built now, `commitPrepared` only publishes them.
+   */
+  prepareTouches(store: ResourceStore, keys: ReadonlyArray<string>, count: number): PreparedTouches {
+    const latest = new Map<string, Entry>()
+    const entries: Array<Entry> = []
+    const prevs: Array<Entry> = []
+    const lines: Array<Uint8Array> = []
+    let rv = this.rv
+    for (let i = 0, misses = 0; entries.length < count && misses < keys.length; i++) {
+      const key = keys[i % keys.length]
+      const prev = latest.get(key) ?? store.entries.get(key)
+      if (prev === undefined) {
+        misses++
+        continue
+      }
+      misses = 0
+      const [entry, line] = this.rewritten(prev, ++rv)
+      latest.set(key, entry)
+      entries.push(entry)
+      prevs.push(prev)
+      lines.push(line)
+    }
+    return { store, entries, prevs, lines }
+  }
+
+  /**
+   * Publishes prepared touch `i`; when something else was written since it was prepared (another
+   * resourceVersion, another state of its object), touches its object afresh instead.
+   */
+  commitPrepared(prepared: PreparedTouches, i: number): Entry | undefined {
+    const entry = prepared.entries[i]
+    const store = prepared.store
+    const prev = prepared.prevs[i]
+    if (entry.rv !== this.rv + 1 || store.entries.get(entry.key) !== prev) return this.touch(store, entry.key)
+    this.commit(store, "MODIFIED", entry, prev, prepared.lines[i])
+    return entry
   }
 
   private checkTypeMeta(store: ResourceStore, input: JsonObject): Status | undefined {

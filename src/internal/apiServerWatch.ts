@@ -32,6 +32,8 @@ export class Watcher {
   /** Why the watch ended, for tests and logs. */
   endReason: string | undefined
   waiter: (() => void) | undefined
+  /** Called once the pending bytes were taken, or the watch ended or stalled (`whenDrained`). */
+  private drainWaiters: Array<() => void> = []
   readonly filtered: boolean
 
   constructor(
@@ -126,12 +128,37 @@ export class Watcher {
     this.done = true
     this.endReason = reason
     this.wake()
+    this.drained()
   }
 
   stall(): void {
     this.stalled = true
     this.pending = []
     this.pendingBytes = 0
+    this.drained()
+  }
+
+  /** Bytes produced and not yet handed to the response. */
+  get queuedBytes(): number {
+    return this.pendingBytes
+  }
+
+  /** Whether the response no longer takes bytes (ended or stalled): nothing to wait for. */
+  get closed(): boolean {
+    return this.done || this.stalled
+  }
+
+  /** Calls `callback` once the bytes pending now are taken (or at once when nothing is pending). */
+  whenDrained(callback: () => void): void {
+    if (this.pendingBytes === 0 || this.closed) callback()
+    else this.drainWaiters.push(callback)
+  }
+
+  private drained(): void {
+    if (this.drainWaiters.length === 0) return
+    const waiters = this.drainWaiters
+    this.drainWaiters = []
+    for (const waiter of waiters) waiter()
   }
 
   wake(): void {
@@ -142,16 +169,29 @@ export class Watcher {
     }
   }
 
-  /** Everything pending, as one buffer. */
+  /** Everything pending, as one buffer: a view when the pending lines lie next to each other in memory. */
   take(): Uint8Array | undefined {
     const pending = this.pending
     if (pending.length === 0 || this.stalled) return undefined
-    const bytes = pending.length === 1 ? pending[0] : Buffer.concat(pending, this.pendingBytes)
+    const bytes = pending.length === 1 ? pending[0] : contiguous(pending) ?? Buffer.concat(pending, this.pendingBytes)
     this.counters.bytesSent += this.pendingBytes
     this.pending = []
     this.pendingBytes = 0
+    this.drained()
     return bytes
   }
+}
+
+/** One view over `parts` when each starts where the previous one ends in the same memory. */
+const contiguous = (parts: ReadonlyArray<Uint8Array>): Uint8Array | undefined => {
+  const first = parts[0]
+  let end = first.byteOffset + first.byteLength
+  for (let i = 1; i < parts.length; i++) {
+    const part = parts[i]
+    if (part.buffer !== first.buffer || part.byteOffset !== end) return undefined
+    end += part.byteLength
+  }
+  return new Uint8Array(first.buffer, first.byteOffset, end - first.byteOffset)
 }
 
 /**

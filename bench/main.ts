@@ -1,0 +1,447 @@
+/**
+ * `npm run bench [-- --quick] [-- --json] [-- --profile]`: effect-informers against
+ * @kubernetes/client-node 1.4's makeInformer and the floor, on the same bytes.
+ *
+ * - The embedded API server runs in a child process of its own (bench/server.ts), driven over a control
+ *   endpoint; it is reset before every session to the same deterministic pods, so every contender reads
+ *   the same bytes, resourceVersions included. A burst to a throw-away watch warms the server up first.
+ * - Each client session runs in a fresh child process (bench/client.ts, `--expose-gc`): clean heap, one
+ *   core for the client, one for the server. Sessions run one at a time. `--quick` reuses one process per
+ *   contender (saving ~3 s of start-up per session); heap figures are differences taken after full GCs.
+ * - `--quick`: 10,000 pods, 20,000 events (5,000 with 100 handlers), one burst per session. Default:
+ *   50,000 pods, 100,000 events, the best of three bursts for W2 and W5, one burst for W4's 10 and 100
+ *   handlers.
+ * - `--json`: the machine-readable results on stdout (progress goes to stderr).
+ * - `--profile` (`--profile=all`: every contender): `--cpu-prof` for the sessions of effect-informers and
+ *   W7, into .bench/profiles/<session>/ (summarise one with `npx tsx bench/profile.ts .bench/profiles/<session>`).
+ * - `--pods=N`, `--events=N`, `--bursts=N`: override the sizes; `--only=ID,...`: run only these sessions
+ *   (ids: floor, ours, peer, ours-watchlist, ours-nostrip, {floor,ours,peer}-fanout-{10,100}, ours-stalled,
+ *   micro).
+ * - `--from=FILE`: print the table of a run saved with `--json`, without running anything.
+ * - `--client-flags="..."`: extra node flags for the client processes (e.g. `--max-semi-space-size=64`).
+ *
+ * Every wait has a timeout; the children are killed on exit, on SIGINT/SIGTERM and on failure.
+ */
+import type { ChildProcess } from "node:child_process"
+import { fork } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Http from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import type {
+  ChildMessage,
+  Job,
+  MicroResult,
+  ResetResponse,
+  Result,
+  ServerMessage,
+  SessionJob,
+  SessionResult
+} from "./protocol.js"
+import { control, withTimeout } from "./protocol.js"
+import { rows, table } from "./report.js"
+
+const here = Path.dirname(fileURLToPath(import.meta.url))
+const root = Path.resolve(here, "..")
+
+// -------------------------------------------------------------------------------------------------
+// options
+// -------------------------------------------------------------------------------------------------
+
+const args = process.argv.slice(2)
+const flag = (name: string) => args.includes(`--${name}`)
+const option = (name: string): string | undefined => {
+  const found = args.find((a) => a.startsWith(`--${name}=`))
+  return found === undefined ? undefined : found.slice(name.length + 3)
+}
+const numberOption = (name: string, fallback: number): number => {
+  const value = option(name)
+  if (value === undefined) return fallback
+  const n = Number(value.replace(/_/g, ""))
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer`)
+  return n
+}
+
+const quick = flag("quick")
+const json = flag("json")
+const profileAll = flag("profile=all")
+const profile = flag("profile") || profileAll
+const config = {
+  quick,
+  pods: numberOption("pods", quick ? 10_000 : 50_000),
+  events: numberOption("events", quick ? 20_000 : 100_000),
+  bursts: numberOption("bursts", quick ? 1 : 3),
+  microObjects: 100_000,
+  microOperations: quick ? 100_000 : 1_000_000,
+  sessionTimeoutMs: quick ? 90_000 : 600_000,
+  waitTimeoutMs: quick ? 60_000 : 300_000
+}
+const only = option("only")?.split(",").map((s) => s.trim()).filter((s) => s !== "")
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
+
+// -------------------------------------------------------------------------------------------------
+// children
+// -------------------------------------------------------------------------------------------------
+
+const children = new Set<ChildProcess>()
+
+const killAll = () => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+  }
+  children.clear()
+}
+
+process.on("exit", killAll)
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping`)
+    killAll()
+    process.exit(130)
+  })
+}
+
+const spawnChild = (script: string, execArgv: ReadonlyArray<string>): ChildProcess => {
+  const child = fork(Path.join(here, script), [], {
+    cwd: root,
+    execArgv: [...execArgv, "--import", "tsx"],
+    // the children's output (logs) goes to stderr: stdout carries only the table or the JSON
+    stdio: ["ignore", 2, 2, "ipc"],
+    env: { ...process.env, NODE_ENV: "production" }
+  })
+  children.add(child)
+  child.once("exit", () => children.delete(child))
+  return child
+}
+
+/** Resolves with the child's exit once it is gone; kills it after `ms`. */
+const exited = (child: ChildProcess, ms: number) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const timer = setTimeout(() => child.kill("SIGKILL"), ms)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      resolve()
+    })
+  })
+
+interface Server {
+  readonly controlUrl: string
+  readonly child: ChildProcess
+}
+
+const startServer = async (): Promise<Server> => {
+  const child = spawnChild("server.ts", ["--max-old-space-size=4096"])
+  const controlUrl = await withTimeout(
+    new Promise<string>((resolve, reject) => {
+      child.once("message", (message: ServerMessage) => {
+        if (message.type === "ready") resolve(message.controlUrl)
+        else reject(new Error(`server: ${message.message}`))
+      })
+      child.once("exit", (code) => reject(new Error(`server exited with ${code} before it was ready`)))
+    }),
+    60_000,
+    "server start"
+  )
+  return { controlUrl, child }
+}
+
+/**
+ * Warms the server up (JIT) before the first session, which would otherwise meet a cold server: a burst to a
+ * watch that this process opens and discards.
+ */
+const warmUp = async (server: Server): Promise<void> => {
+  const reset = await control<ResetResponse>(
+    server.controlUrl,
+    "/reset",
+    { pods: Math.min(config.pods, 10_000) },
+    120_000
+  )
+  const request = Http.get(
+    `${reset.url}/api/v1/pods?watch=true&resourceVersion=${reset.resourceVersion}`,
+    (response) => {
+      response.resume()
+      response.on("error", () => undefined)
+    }
+  )
+  request.on("error", () => undefined)
+  try {
+    const deadline = Date.now() + 30_000
+    while ((await control<{ readonly watchesOpen: number }>(server.controlUrl, "/stats", {}, 10_000)).watchesOpen < 1) {
+      if (Date.now() > deadline) throw new Error("warm-up: the watch did not open")
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    const count = quick ? 20_000 : 100_000
+    await control(server.controlUrl, "/prepare", { count }, 120_000)
+    await control(server.controlUrl, "/burst", { count }, 120_000)
+  } finally {
+    request.destroy()
+  }
+}
+
+const profileDir = Path.join(root, ".bench", "profiles")
+
+/** Client processes kept for reuse (`--quick`), by contender. */
+const reusable = new Map<string, ChildProcess>()
+
+/** `--client-flags="--max-semi-space-size=64 ..."`: more node flags for the client processes. */
+const clientFlags = (option("client-flags") ?? "").split(" ").filter((flag) => flag !== "")
+
+const clientArgv = (job: Job, name: string, reused: boolean): Array<string> => {
+  const execArgv = ["--expose-gc", "--max-old-space-size=8192", ...clientFlags]
+  if (!reused && profile && (profileAll || job.kind === "micro" || job.contender === "ours")) {
+    // a directory per session: the loader's worker thread writes a profile of its own beside the main one
+    const dir = Path.join(profileDir, name)
+    Fs.rmSync(dir, { recursive: true, force: true })
+    Fs.mkdirSync(dir, { recursive: true })
+    execArgv.push("--cpu-prof", `--cpu-prof-dir=${dir}`)
+  }
+  return execArgv
+}
+
+/** Ends a client process: disconnecting makes it exit (and write its profile). */
+const release = async (child: ChildProcess) => {
+  if (child.connected) child.disconnect()
+  await exited(child, 15_000)
+}
+
+/**
+ * Runs one job in a client process: a fresh one (clean heap), or with `reuseAs` the process kept under
+ * that name (started on first use), which `--quick` does to save the start-up of each process.
+ */
+const runJob = async (job: Job, name: string, reuseAs?: string): Promise<Result> => {
+  const reuse = reuseAs !== undefined && !profile
+  let child = reuse ? reusable.get(reuseAs) : undefined
+  if (child === undefined || !child.connected) {
+    child = spawnChild("client.ts", clientArgv(job, name, reuse))
+    if (reuse) reusable.set(reuseAs, child)
+  }
+  const running = child
+  const listeners: Array<() => void> = []
+  let ok = false
+  try {
+    const result = await withTimeout(
+      new Promise<Result>((resolve, reject) => {
+        const onMessage = (message: ChildMessage) => {
+          if (message.type === "result") resolve(message.result)
+          else if (message.type === "error") reject(new Error(`${name}: ${message.message}`))
+          else log(`${name}: ${message.message}`)
+        }
+        const onExit = (code: number | null, signal: string | null) =>
+          reject(new Error(`${name}: client exited (${code ?? signal})`))
+        running.on("message", onMessage)
+        running.once("exit", onExit)
+        listeners.push(() => running.off("message", onMessage), () => running.off("exit", onExit))
+        running.send(job)
+      }),
+      config.sessionTimeoutMs,
+      `session ${name}`
+    )
+    ok = true
+    return result
+  } finally {
+    for (const remove of listeners) remove()
+    // a process whose job failed may still run parts of it: never reuse it
+    if (!reuse || !ok) {
+      if (reuse) reusable.delete(reuseAs)
+      if (ok) await release(running)
+      else {
+        running.kill("SIGKILL")
+        await exited(running, 5_000)
+      }
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// the plan
+// -------------------------------------------------------------------------------------------------
+
+type SessionSpec = Omit<SessionJob, "kind" | "serverUrl" | "controlUrl" | "pods" | "events" | "timeoutMs"> & {
+  /** Events per burst, when not `config.events`. */
+  readonly events?: number | undefined
+}
+
+const base = { bursts: config.bursts, handlers: 1 }
+
+/** Session id -> what it runs. Interleaved by workload, so that drifting load hits every contender. */
+const plan: ReadonlyArray<readonly [string, SessionSpec]> = [
+  // W1 (sync), W3 (heap), W2 (bursts), W6 (relist)
+  ["floor", { ...base, contender: "floor", label: "floor (paged)", relist: true }],
+  ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
+  ["peer", { ...base, contender: "peer", label: "peer", relist: true }],
+  ["ours-watchlist", { ...base, contender: "ours", label: "ours (watch-list)", watchList: true, relist: true }],
+  // W3 without stripping (and its W2, for information)
+  ["ours-nostrip", {
+    ...base,
+    bursts: 1,
+    contender: "ours",
+    label: "ours (paged, stripManagedFields: false)",
+    watchList: false,
+    stripManagedFields: false
+  }],
+  // W4: one burst each; with 100 handlers a quarter of the events in --quick
+  ...[10, 100].flatMap((n) =>
+    (["floor", "ours", "peer"] as const).map((contender) =>
+      [`${contender}-fanout-${n}`, {
+        ...base,
+        bursts: 1,
+        contender,
+        label: `${contender} (${n} handlers)`,
+        handlers: n,
+        ...(quick && n === 100 ? { events: Math.max(1, Math.floor(config.events / 4)) } : {}),
+        ...(contender === "ours" ? { watchList: false } : {})
+      }] as const
+    )
+  ),
+  // W5
+  ["ours-stalled", { ...base, contender: "ours", label: "ours (stalled + running)", watchList: false, stalled: true }]
+]
+
+// -------------------------------------------------------------------------------------------------
+// main
+// -------------------------------------------------------------------------------------------------
+
+const cpuModel = (): string => {
+  try {
+    const text = Fs.readFileSync("/proc/cpuinfo", "utf8")
+    const match = /^model name\s*:\s*(.*)$/m.exec(text)
+    if (match !== null) return match[1].trim()
+  } catch {
+    // not Linux
+  }
+  return Os.cpus()[0]?.model ?? "unknown"
+}
+
+const main = async () => {
+  const started = Date.now()
+  const machine = {
+    node: process.version,
+    cpu: cpuModel(),
+    cores: Os.cpus().length,
+    memoryGiB: Math.round(Os.totalmem() / 1024 ** 3),
+    loadAverageAtStart: Os.loadavg().map((n) => Number(n.toFixed(2)))
+  }
+  log(
+    `node ${machine.node}, ${machine.cpu}, ${machine.cores} cores, load ${machine.loadAverageAtStart.join(" ")}; ` +
+      `${config.pods} pods, ${config.events} events x ${config.bursts} burst(s)${quick ? " (quick)" : ""}`
+  )
+  const server = await startServer()
+  await warmUp(server)
+  const sessions: Record<string, SessionResult | undefined> = {}
+  const failures: Record<string, string> = {}
+  let micro: MicroResult | undefined
+  try {
+    for (const [id, spec] of plan) {
+      if (only !== undefined && !only.includes(id)) continue
+      const reset = await control<ResetResponse>(server.controlUrl, "/reset", { pods: config.pods }, 120_000)
+      const job: SessionJob = {
+        ...spec,
+        kind: "session",
+        serverUrl: reset.url,
+        controlUrl: server.controlUrl,
+        pods: config.pods,
+        events: spec.events ?? config.events,
+        timeoutMs: config.waitTimeoutMs
+      }
+      try {
+        const result = await runJob(job, id, quick ? job.contender : undefined) as SessionResult
+        sessions[id] = result
+        log(
+          `${id}: sync ${result.syncMs.toFixed(0)} ms, ${result.heapPerObject.toFixed(0)} B/object, ` +
+            `${result.bursts.map((b) => Math.round(b.rate)).join(" / ")} events/s` +
+            (result.relist === undefined ? "" : `, relist peak/steady ${result.relist.ratio.toFixed(2)}`) +
+            (result.heapGrowth === undefined ? "" : `, heap growth ${(result.heapGrowth / 1048576).toFixed(0)} MB`) +
+            ` (server reset ${reset.ms.toFixed(0)} ms)`
+        )
+      } catch (error) {
+        failures[id] = error instanceof Error ? error.message : String(error)
+        log(`${id}: FAILED: ${failures[id]}`)
+      }
+    }
+    if (only === undefined || only.includes("micro")) {
+      try {
+        micro = await runJob({
+          kind: "micro",
+          objects: config.microObjects,
+          operations: config.microOperations,
+          timeoutMs: config.waitTimeoutMs
+        }, "micro") as MicroResult
+        log(
+          `micro: fifo ${Math.round(micro.fifoInOrder)} / ${Math.round(micro.fifoCoalescing)} ops/s, indexer ${
+            Math.round(micro.indexerUnsafe)
+          } updates/s`
+        )
+      } catch (error) {
+        failures.micro = error instanceof Error ? error.message : String(error)
+        log(`micro: FAILED: ${failures.micro}`)
+      }
+    }
+  } finally {
+    for (const child of reusable.values()) await release(child)
+    reusable.clear()
+    await control(server.controlUrl, "/quit", {}, 5_000).catch(() => undefined)
+    await exited(server.child, 5_000)
+  }
+  const results = rows({ sessions, micro, pods: config.pods, events: config.events })
+  const finished = {
+    seconds: Math.round((Date.now() - started) / 100) / 10,
+    loadAverageAtEnd: Os.loadavg().map((n) => Number(n.toFixed(2)))
+  }
+  if (json) {
+    process.stdout.write(
+      JSON.stringify(
+        { machine: { ...machine, ...finished }, config, rows: results, sessions, micro, failures },
+        null,
+        2
+      ) +
+        "\n"
+    )
+  } else {
+    process.stdout.write(
+      `\neffect-informers benchmark${quick ? " (quick)" : ""}: ${config.pods} pods, ${config.events} MODIFIED events` +
+        ` per burst, best of ${config.bursts}; node ${machine.node}, ${machine.cpu}, ${machine.cores} cores; load ` +
+        `${machine.loadAverageAtStart.join(" ")} -> ${finished.loadAverageAtEnd.join(" ")}; ${finished.seconds} s\n\n` +
+        table(results) + "\n"
+    )
+    for (const [id, message] of Object.entries(failures)) process.stdout.write(`FAILED ${id}: ${message}\n`)
+  }
+  process.exitCode = Object.keys(failures).length === 0 ? 0 : 1
+}
+
+/** `--from=FILE`: prints the table of a run saved with `--json`, without running anything. */
+const replay = (file: string) => {
+  const saved = JSON.parse(Fs.readFileSync(file, "utf8")) as {
+    readonly machine: {
+      readonly node: string
+      readonly cpu: string
+      readonly cores: number
+      readonly loadAverageAtStart: ReadonlyArray<number>
+      readonly loadAverageAtEnd: ReadonlyArray<number>
+      readonly seconds: number
+    }
+    readonly config: typeof config
+    readonly sessions: Record<string, SessionResult | undefined>
+    readonly micro: MicroResult | undefined
+    readonly failures: Record<string, string>
+  }
+  const { config: saved_, machine } = saved
+  process.stdout.write(
+    `effect-informers benchmark${saved_.quick ? " (quick)" : ""}: ${saved_.pods} pods, ${saved_.events} MODIFIED ` +
+      `events per burst, best of ${saved_.bursts}; node ${machine.node}, ${machine.cpu}, ${machine.cores} cores; ` +
+      `load ${machine.loadAverageAtStart.join(" ")} -> ${
+        machine.loadAverageAtEnd.join(" ")
+      }; ${machine.seconds} s\n\n` +
+      table(rows({ sessions: saved.sessions, micro: saved.micro, pods: saved_.pods, events: saved_.events })) + "\n"
+  )
+  for (const [id, message] of Object.entries(saved.failures)) process.stdout.write(`FAILED ${id}: ${message}\n`)
+}
+
+const from = option("from")
+;(from === undefined ? main() : Promise.resolve(replay(from))).catch((error: unknown) => {
+  log(`fatal: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+  killAll()
+  process.exit(1)
+})

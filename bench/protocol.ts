@@ -1,0 +1,211 @@
+/**
+ * What the benchmark's processes say to each other: the jobs the orchestrator (bench/main.ts) hands to a
+ * client child (bench/client.ts), the results it gets back, and the control API of the server child
+ * (bench/server.ts), spoken over a small HTTP endpoint of its own.
+ */
+import * as Http from "node:http"
+
+export type Contender = "floor" | "ours" | "peer"
+
+/** One client session: connect, sync, then bursts, optionally a relist. Runs in a fresh process. */
+export interface SessionJob {
+  readonly kind: "session"
+  readonly contender: Contender
+  /** e.g. `ours (paged)`. */
+  readonly label: string
+  readonly serverUrl: string
+  readonly controlUrl: string
+  readonly pods: number
+  /** MODIFIED events per burst. */
+  readonly events: number
+  /** Bursts run one after the other (W2 takes the best). */
+  readonly bursts: number
+  /** Update handlers (W4 fan-out). */
+  readonly handlers: number
+  /** W5: one more handler that never returns (ours only). */
+  readonly stalled?: boolean | undefined
+  /** ours: the Reflector's watch-list (`sendInitialEvents`) instead of a paged LIST. */
+  readonly watchList?: boolean | undefined
+  /** ours: the factory's managedFields stripping (default true). */
+  readonly stripManagedFields?: boolean | undefined
+  /** W6: force a relist after the bursts and watch the heap. */
+  readonly relist?: boolean | undefined
+  /** Every wait of the session gives up after this long. */
+  readonly timeoutMs: number
+}
+
+/** W7, in a fresh process. */
+export interface MicroJob {
+  readonly kind: "micro"
+  /** Objects in the Indexer and keys cycled through the DeltaFifo. */
+  readonly objects: number
+  /** Measured operations per figure. */
+  readonly operations: number
+  readonly timeoutMs: number
+}
+
+export type Job = SessionJob | MicroJob
+
+export interface BurstResult {
+  readonly events: number
+  readonly ms: number
+  /** Events per second delivered to every handler (the slowest one finishing). */
+  readonly rate: number
+}
+
+export interface RelistResult {
+  /** heapUsed after a full GC, before the relist. */
+  readonly steadyHeap: number
+  /** Highest heapUsed sampled (every ~10 ms) from the relist's start until it was applied. */
+  readonly peakHeap: number
+  readonly peakHeapTotal: number
+  readonly samples: number
+  readonly ms: number
+  readonly ratio: number
+}
+
+export interface SessionResult {
+  readonly kind: "session"
+  readonly label: string
+  readonly contender: Contender
+  readonly pods: number
+  readonly handlers: number
+  /** Start -> every handler has seen every object of the initial list (the cache holds them all). */
+  readonly syncMs: number
+  /** heapUsed after GC before the start, and after GC once synced. */
+  readonly baselineHeap: number
+  readonly syncedHeap: number
+  readonly heapPerObject: number
+  readonly bursts: ReadonlyArray<BurstResult>
+  /** Best burst rate. */
+  readonly rate: number
+  /** W5: heapUsed (after GC) after the bursts minus before them. */
+  readonly heapGrowth?: number | undefined
+  readonly relist?: RelistResult | undefined
+  /** W6 again, with a full GC before each sample: the peak of live objects. */
+  readonly liveRelist?: RelistResult | undefined
+}
+
+export interface MicroResult {
+  readonly kind: "micro"
+  readonly objects: number
+  readonly operations: number
+  /** add (one Effect per object) + popBatch(1000), per second. */
+  readonly fifoInOrder: number
+  readonly fifoCoalescing: number
+  /** The same with a plain array and a Map (no Effect). */
+  readonly fifoFloor: number
+  /** Indexer.unsafeAdd of a new version of a cached object, with two indexes, per second. */
+  readonly indexerUnsafe: number
+  /** Indexer.update (the Effect API), per second. */
+  readonly indexerEffect: number
+  /** A Map plus two Map<string, Set<string>> indexes maintained by hand. */
+  readonly indexerFloor: number
+}
+
+export type Result = SessionResult | MicroResult
+
+/** Child -> parent messages. */
+export type ChildMessage =
+  | { readonly type: "result"; readonly result: Result }
+  | { readonly type: "error"; readonly message: string }
+  | { readonly type: "log"; readonly message: string }
+
+/** Server child -> parent. */
+export type ServerMessage = { readonly type: "ready"; readonly controlUrl: string } | {
+  readonly type: "error"
+  readonly message: string
+}
+
+// -------------------------------------------------------------------------------------------------
+// the server's control API
+// -------------------------------------------------------------------------------------------------
+
+export interface ResetRequest {
+  readonly pods: number
+}
+
+export interface ResetResponse {
+  readonly url: string
+  readonly resourceVersion: string
+  readonly pods: number
+  readonly ms: number
+}
+
+export interface BurstResponse {
+  readonly events: number
+  readonly firstResourceVersion: string
+  readonly lastResourceVersion: string
+  readonly ms: number
+}
+
+export interface RelistResponse {
+  /** The resourceVersion the relist will return. */
+  readonly resourceVersion: string
+}
+
+// a connection per control request: an idle kept-alive socket that the server closes (its keep-alive timeout
+// is 5 s) while a busy client is not looking would fail the next request with "socket hang up"
+const agent = new Http.Agent({ keepAlive: false, maxSockets: 4 })
+
+/** POSTs JSON to the server's control endpoint and returns its JSON answer; fails on non-2xx or timeout. */
+export const control = <A>(controlUrl: string, path: string, body: unknown, timeoutMs: number): Promise<A> =>
+  new Promise<A>((resolve, reject) => {
+    const payload = Buffer.from(JSON.stringify(body ?? {}), "utf8")
+    const request = Http.request(`${controlUrl}${path}`, {
+      method: "POST",
+      agent,
+      headers: { "content-type": "application/json", "content-length": payload.length }
+    }, (response) => {
+      const chunks: Array<Buffer> = []
+      response.on("data", (chunk: Buffer) => chunks.push(chunk))
+      response.on("error", reject)
+      response.on("end", () => {
+        clearTimeout(timer)
+        const text = Buffer.concat(chunks).toString("utf8")
+        if ((response.statusCode ?? 500) >= 300) {
+          reject(new Error(`control ${path}: HTTP ${response.statusCode}: ${text}`))
+          return
+        }
+        try {
+          resolve(JSON.parse(text) as A)
+        } catch (error) {
+          reject(error)
+        }
+      })
+    })
+    const timer = setTimeout(() => {
+      request.destroy(new Error(`control ${path}: no answer after ${timeoutMs} ms`))
+    }, timeoutMs)
+    request.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+    request.end(payload)
+  })
+
+/** Resolves after `ms`, or rejects with `message` — used to bound every wait. */
+export const withTimeout = <A>(promise: Promise<A>, ms: number, message: string): Promise<A> => {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timeout after ${ms} ms: ${message}`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+/** A promise with its resolve and reject. */
+export interface Deferred<A> {
+  readonly promise: Promise<A>
+  readonly resolve: (value: A) => void
+  readonly reject: (error: unknown) => void
+}
+
+export const deferred = <A>(): Deferred<A> => {
+  let resolve!: (value: A) => void
+  let reject!: (error: unknown) => void
+  const promise = new Promise<A>((res, rej) => {
+    resolve = res
+    reject = rej
+  })
+  return { promise, resolve, reject }
+}

@@ -1,0 +1,212 @@
+/**
+ * What every contender's session shares: heap measurement, the counters the handlers bump, the burst
+ * and relist drivers. A contender supplies `start` (list and watch, call the handlers) and, for W6, a way
+ * to tell that the relist was applied.
+ */
+import type {
+  BurstResponse,
+  BurstResult,
+  Deferred,
+  RelistResponse,
+  RelistResult,
+  SessionJob,
+  SessionResult
+} from "./protocol.js"
+import { control, deferred, withTimeout } from "./protocol.js"
+
+declare const gc: (() => void) | undefined
+
+/** heapUsed after two full collections. */
+export const settledHeap = (): number => {
+  if (typeof gc !== "function") throw new Error("run with node --expose-gc (global.gc is missing)")
+  gc()
+  gc()
+  return process.memoryUsage().heapUsed
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/**
+ * Counts what `handlers` handlers have seen; `arm(n)` returns a promise resolved once every handler has
+ * seen `n` more updates (or adds, for `armAdds`).
+ */
+export class Counters {
+  readonly adds: Array<number>
+  readonly updates: Array<number>
+  private addTarget = Infinity
+  private updateTarget = Infinity
+  private addsPending = 0
+  private updatesPending = 0
+  private addsDone: Deferred<void> | undefined
+  private updatesDone: Deferred<void> | undefined
+
+  constructor(readonly handlers: number) {
+    this.adds = new Array<number>(handlers).fill(0)
+    this.updates = new Array<number>(handlers).fill(0)
+  }
+
+  add(handler: number): void {
+    if (++this.adds[handler] === this.addTarget && --this.addsPending === 0) this.addsDone?.resolve()
+  }
+
+  update(handler: number): void {
+    if (++this.updates[handler] === this.updateTarget && --this.updatesPending === 0) this.updatesDone?.resolve()
+  }
+
+  /** Resolves once every handler has seen `total` adds in all. */
+  armAdds(total: number): Promise<void> {
+    this.addTarget = total
+    this.addsDone = deferred<void>()
+    this.addsPending = this.adds.filter((n) => n < total).length
+    if (this.addsPending === 0) this.addsDone.resolve()
+    return this.addsDone.promise
+  }
+
+  /** Resolves once every handler has seen `more` updates beyond what it has seen now (all handlers equal). */
+  armUpdates(more: number): Promise<void> {
+    const base = Math.max(...this.updates)
+    this.updateTarget = base + more
+    this.updatesDone = deferred<void>()
+    this.updatesPending = this.updates.filter((n) => n < this.updateTarget).length
+    if (this.updatesPending === 0) this.updatesDone.resolve()
+    return this.updatesDone.promise
+  }
+
+  describe(): string {
+    return `adds ${JSON.stringify(this.adds.slice(0, 4))} updates ${JSON.stringify(this.updates.slice(0, 4))}`
+  }
+}
+
+/** Runs one burst: asks the server for `job.events` MODIFIED events and waits until every handler saw them. */
+/** Waits until the client's watch is open on the server: a burst before it would not be paced by it. */
+const watchOpen = async (job: SessionJob): Promise<void> => {
+  const deadline = Date.now() + job.timeoutMs
+  for (;;) {
+    const stats = await control<{ readonly watchesOpen: number }>(job.controlUrl, "/stats", {}, job.timeoutMs)
+    if (stats.watchesOpen >= 1) return
+    if (Date.now() > deadline) throw new Error(`${job.label}: no watch open after ${job.timeoutMs} ms`)
+    await sleep(10)
+  }
+}
+
+export const runBurst = async (job: SessionJob, counters: Counters): Promise<BurstResult> => {
+  await watchOpen(job)
+  // the server builds the events first, untimed
+  await control(job.controlUrl, "/prepare", { count: job.events }, job.timeoutMs)
+  const done = counters.armUpdates(job.events)
+  const started = performance.now()
+  const produced = control<BurstResponse>(job.controlUrl, "/burst", { count: job.events }, job.timeoutMs)
+  // a failed burst request fails the wait at once
+  await withTimeout(
+    Promise.all([done, produced]),
+    job.timeoutMs,
+    `${job.label}: burst of ${job.events} events (${counters.describe()})`
+  )
+  const ms = performance.now() - started
+  return { events: job.events, ms, rate: job.events / (ms / 1000) }
+}
+
+/**
+ * W6: settles the heap, asks the server to force a relist, samples heapUsed every ~10 ms until `applied`
+ * says the client has applied the list of `resourceVersion`. With `live`, every sample follows a full GC
+ * (so samples are far apart): what the client still references at its peak.
+ */
+export const runRelist = async (
+  job: SessionJob,
+  applied: (resourceVersion: string) => boolean,
+  /** Collect before each sample: the peak of what is still referenced, not of what the GC has yet to free. */
+  live = false
+): Promise<RelistResult> => {
+  const steadyHeap = settledHeap()
+  let peakHeap = 0
+  let peakHeapTotal = 0
+  let samples = 0
+  const sample = () => {
+    if (live) gc!()
+    const usage = process.memoryUsage()
+    samples++
+    if (usage.heapUsed > peakHeap) peakHeap = usage.heapUsed
+    if (usage.heapTotal > peakHeapTotal) peakHeapTotal = usage.heapTotal
+  }
+  const started = performance.now()
+  // a full GC takes a while on a large heap: sample live heaps every 100 ms, not every 10
+  const sampler = setInterval(sample, live ? 100 : 10)
+  try {
+    const { resourceVersion } = await control<RelistResponse>(job.controlUrl, "/relist", {}, job.timeoutMs)
+    const finished = deferred<void>()
+    const poll = setInterval(() => {
+      if (applied(resourceVersion)) finished.resolve()
+    }, 5)
+    try {
+      await withTimeout(finished.promise, job.timeoutMs, `${job.label}: relist to resourceVersion ${resourceVersion}`)
+    } finally {
+      clearInterval(poll)
+    }
+    sample()
+  } finally {
+    clearInterval(sampler)
+  }
+  const ms = performance.now() - started
+  return { steadyHeap, peakHeap, peakHeapTotal, samples, ms, ratio: peakHeap / steadyHeap }
+}
+
+/** The session's skeleton: baseline heap, start + sync (W1), synced heap (W3), bursts (W2/W4/W5), relist (W6). */
+export interface Client {
+  /** Lists and watches; resolves when started (the sync is awaited through the counters). */
+  readonly start: () => Promise<void>
+  /** Rejects when the client fails for good (never resolves). */
+  readonly failure: Promise<never>
+  /** W6: whether the list of `resourceVersion` has been applied. */
+  readonly relistApplied: (resourceVersion: string) => boolean
+  readonly stop: () => Promise<void>
+}
+
+export const runSession = async (
+  job: SessionJob,
+  counters: Counters,
+  make: () => Promise<Client>
+): Promise<SessionResult> => {
+  const client = await make()
+  // every wait below also ends when the client fails
+  client.failure.catch(() => undefined)
+  const guard = <A>(promise: Promise<A>) => Promise.race([promise, client.failure])
+  const baselineHeap = settledHeap()
+  const synced = counters.armAdds(job.pods)
+  const started = performance.now()
+  await withTimeout(
+    guard(Promise.all([client.start(), synced])),
+    job.timeoutMs,
+    `${job.label}: initial sync of ${job.pods} pods (${counters.describe()})`
+  )
+  const syncMs = performance.now() - started
+  const syncedHeap = settledHeap()
+  const bursts: Array<BurstResult> = []
+  for (let i = 0; i < job.bursts; i++) bursts.push(await guard(runBurst(job, counters)))
+  const afterBursts = job.stalled === true ? settledHeap() : undefined
+  const relist = job.relist === true ? await guard(runRelist(job, client.relistApplied)) : undefined
+  // auxiliary: a client that fails it keeps its other figures. Not for the peer: its unpaged list is one
+  // synchronous JSON.parse and loop, which no sample can see into.
+  const liveRelist = job.relist === true && job.contender !== "peer"
+    ? await guard(runRelist(job, client.relistApplied, true)).catch((error: unknown) => {
+      process.send?.({ type: "log", message: `live relist failed: ${String(error)}` })
+      return undefined
+    })
+    : undefined
+  await withTimeout(client.stop(), job.timeoutMs, `${job.label}: stop`).catch(() => undefined)
+  return {
+    kind: "session",
+    label: job.label,
+    contender: job.contender,
+    pods: job.pods,
+    handlers: job.handlers,
+    syncMs,
+    baselineHeap,
+    syncedHeap,
+    heapPerObject: (syncedHeap - baselineHeap) / job.pods,
+    bursts,
+    rate: Math.max(...bursts.map((b) => b.rate)),
+    heapGrowth: afterBursts === undefined ? undefined : afterBursts - syncedHeap,
+    relist,
+    liveRelist
+  }
+}
