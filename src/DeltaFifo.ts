@@ -37,7 +37,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type { KeyError, KeyFunction } from "./Indexer.js"
-import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
+import { deletionHandlingMetaNamespaceKey, fastMetaNamespaceKey } from "./Indexer.js"
 import { Deque } from "./internal/deque.js"
 import type { KubeObject } from "./KubeObject.js"
 import { DeletedFinalStateUnknown } from "./KubeObject.js"
@@ -233,6 +233,17 @@ export declare namespace DeltaFifo {
       max: number,
       process: (popped: Popped<A>) => Effect.Effect<B, E, R>
     ) => Effect.Effect<B, E | FifoClosedError, R>
+    /**
+     * Synchronous `add` / `update` / `delete` / `bookmark` for producers that already run inside one
+     * synchronous step (the Reflector applies a chunk of watch events at once): they return the error
+     * instead of failing.
+     */
+    readonly unsafe: {
+      readonly add: (obj: A) => EnqueueError | undefined
+      readonly update: (obj: A) => EnqueueError | undefined
+      readonly delete: (obj: A | DeletedFinalStateUnknown<A>) => EnqueueError | undefined
+      readonly bookmark: (resourceVersion: string) => FifoClosedError | undefined
+    }
     readonly close: Effect.Effect<void>
     readonly isClosed: Effect.Effect<boolean>
     readonly hasSynced: Effect.Effect<boolean>
@@ -289,8 +300,11 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
   protected readonly knownObjects: KnownObjects<A> | undefined
   private readonly transform: ((obj: A) => A) | undefined
 
+  private readonly defaultKey: boolean
+
   constructor(options: DeltaFifo.Options<A>) {
     this.keyFunction = options.keyFunction ?? deletionHandlingMetaNamespaceKey
+    this.defaultKey = this.keyFunction === deletionHandlingMetaNamespaceKey
     this.knownObjects = options.knownObjects
     this.transform = options.transform
   }
@@ -320,52 +334,74 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
   }
 
   /** Transforms (unless a tombstone) and keys an object. */
-  private prepare(
-    obj: A | DeletedFinalStateUnknown<A>
-  ): Either.Either<readonly [string, A | DeletedFinalStateUnknown<A>], EnqueueError> {
-    if (obj instanceof DeletedFinalStateUnknown || this.transform === undefined) {
-      const key = this.keyFunction(obj)
-      return Either.isLeft(key) ? Either.left(key.left) : Either.right([key.right, obj] as const)
+  /** The key of `obj`, without allocating when the key function is the default one. */
+  private keyOf(obj: A | DeletedFinalStateUnknown<A>): string | KeyError {
+    if (this.defaultKey) {
+      const key = fastMetaNamespaceKey(obj)
+      if (key !== undefined) return key
     }
-    let transformed: A
-    try {
-      transformed = this.transform(obj)
-    } catch (cause) {
-      const key = this.keyFunction(obj)
-      return Either.left(new TransformError({ key: Either.getOrElse(key, () => "<unknown>"), cause }))
-    }
-    const key = this.keyFunction(transformed)
-    return Either.isLeft(key) ? Either.left(key.left) : Either.right([key.right, transformed] as const)
+    const key = this.keyFunction(obj)
+    return Either.isLeft(key) ? key.left : key.right
   }
 
+  /** Queues one object delta, or returns why not. One synchronous step. */
   private enqueueObject(
+    tag: "Added" | "Updated" | "Deleted",
+    obj: A | DeletedFinalStateUnknown<A>
+  ): EnqueueError | undefined {
+    if (this.closed) return new FifoClosedError()
+    let object = obj
+    if (this.transform !== undefined && !(obj instanceof DeletedFinalStateUnknown)) {
+      try {
+        object = this.transform(obj)
+      } catch (cause) {
+        const key = this.keyOf(obj)
+        return new TransformError({ key: typeof key === "string" ? key : "<unknown>", cause })
+      }
+    }
+    const key = this.keyOf(object)
+    if (typeof key !== "string") return key
+    this.populated = true
+    if (tag === "Deleted") {
+      if (!this.acceptsDelete(key)) return undefined
+      this.enqueue({ _tag: "Deleted", key, object })
+    } else {
+      this.enqueue({ _tag: tag, key, object: object as A })
+    }
+    this.wake()
+    return undefined
+  }
+
+  private enqueueEffect(
     tag: "Added" | "Updated" | "Deleted",
     obj: A | DeletedFinalStateUnknown<A>
   ): Effect.Effect<void, EnqueueError> {
     return Effect.suspend(() => {
-      if (this.closed) return Effect.fail(new FifoClosedError())
-      const prepared = this.prepare(obj)
-      if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
-      const [key, object] = prepared.right
-      this.populated = true
-      if (tag === "Deleted") {
-        if (!this.acceptsDelete(key)) return Effect.void
-        this.enqueue({ _tag: "Deleted", key, object })
-      } else {
-        this.enqueue({ _tag: tag, key, object: object as A })
-      }
-      this.wake()
-      return Effect.void
+      const error = this.enqueueObject(tag, obj)
+      return error === undefined ? Effect.void : Effect.fail(error)
     })
   }
 
-  readonly add = (obj: A): Effect.Effect<void, EnqueueError> => this.enqueueObject("Added", obj)
-  readonly update = (obj: A): Effect.Effect<void, EnqueueError> => this.enqueueObject("Updated", obj)
+  readonly add = (obj: A): Effect.Effect<void, EnqueueError> => this.enqueueEffect("Added", obj)
+  readonly update = (obj: A): Effect.Effect<void, EnqueueError> => this.enqueueEffect("Updated", obj)
   readonly delete = (obj: A | DeletedFinalStateUnknown<A>): Effect.Effect<void, EnqueueError> =>
-    this.enqueueObject("Deleted", obj)
+    this.enqueueEffect("Deleted", obj)
+  private unsafeBookmark(resourceVersion: string): FifoClosedError | undefined {
+    if (this.closed) return new FifoClosedError()
+    this.enqueueBookmark(resourceVersion)
+    this.wake()
+    return undefined
+  }
+
+  readonly unsafe: DeltaFifo.Service<A>["unsafe"] = {
+    add: (obj) => this.enqueueObject("Added", obj),
+    update: (obj) => this.enqueueObject("Updated", obj),
+    delete: (obj) => this.enqueueObject("Deleted", obj),
+    bookmark: (resourceVersion) => this.unsafeBookmark(resourceVersion)
+  }
 
   readonly replace = (objects: ReadonlyArray<A>, resourceVersion: string): Effect.Effect<void, EnqueueError> =>
-    Effect.suspend(() => {
+    Effect.suspend((): Effect.Effect<void, EnqueueError> => {
       if (this.closed) return Effect.fail(new FifoClosedError())
       // Key and transform every object first: a failure leaves the queue untouched.
       const prepared: Array<A> = new Array(objects.length)
@@ -379,10 +415,19 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
           keys[i] = known
           continue
         }
-        const result = this.prepare(obj)
-        if (Either.isLeft(result)) return Effect.fail(result.left)
-        keys[i] = result.right[0]
-        prepared[i] = result.right[1] as A
+        let object = obj
+        if (this.transform !== undefined) {
+          try {
+            object = this.transform(obj)
+          } catch (cause) {
+            const key = this.keyOf(obj)
+            return Effect.fail(new TransformError({ key: typeof key === "string" ? key : "<unknown>", cause }))
+          }
+        }
+        const key = this.keyOf(object)
+        if (typeof key !== "string") return Effect.fail(key)
+        keys[i] = key
+        prepared[i] = object
       }
       const queued = this.enqueueReplace(prepared, keys, resourceVersion)
       if (!this.populated) {
@@ -395,9 +440,9 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
 
   /** The key of `obj` if it is, by identity, the object the consumer holds under that key. */
   private knownKey(obj: A): string | undefined {
-    const key = this.keyFunction(obj)
-    if (Either.isLeft(key)) return undefined
-    return this.knownObjects!.unsafeGetByKey(key.right) === obj ? key.right : undefined
+    const key = this.keyOf(obj)
+    if (typeof key !== "string") return undefined
+    return this.knownObjects!.unsafeGetByKey(key) === obj ? key : undefined
   }
 
   readonly resync: Effect.Effect<void, FifoClosedError> = Effect.suspend(() => {
@@ -409,10 +454,8 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
 
   readonly bookmark = (resourceVersion: string): Effect.Effect<void, FifoClosedError> =>
     Effect.suspend(() => {
-      if (this.closed) return Effect.fail(new FifoClosedError())
-      this.enqueueBookmark(resourceVersion)
-      this.wake()
-      return Effect.void
+      const error = this.unsafeBookmark(resourceVersion)
+      return error === undefined ? Effect.void : Effect.fail(error)
     })
 
   private readonly awaitItem: Effect.Effect<void, FifoClosedError> = Effect.suspend(() => {

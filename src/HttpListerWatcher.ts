@@ -22,6 +22,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -304,6 +305,31 @@ const unsafeMake = <A>(
   const noBytes = () =>
     new Transport({ message: `watch ${description}: no bytes received for ${Duration.format(inactivity!)}` })
 
+  /**
+   * Fails `bytes` when no chunk arrived for `limit` ms. One timer fiber per watch: each chunk only records
+   * the time (a per-pull timeout would start a race for every chunk of a busy watch).
+   */
+  const watchdog = (
+    bytes: Stream.Stream<Uint8Array, ListerWatcherError>,
+    clock: Clock.Clock,
+    limit: number
+  ): Stream.Stream<Uint8Array, ListerWatcherError> => {
+    let last = clock.unsafeCurrentTimeMillis()
+    const check: Effect.Effect<never, ListerWatcherError> = Effect.suspend(() => {
+      const idle = clock.unsafeCurrentTimeMillis() - last
+      return idle >= limit
+        ? Effect.fail(noBytes())
+        : Effect.zipRight(Effect.sleep(Duration.millis(limit - idle)), check)
+    })
+    return bytes.pipe(
+      Stream.mapChunks((chunk) => {
+        last = clock.unsafeCurrentTimeMillis()
+        return chunk
+      }),
+      Stream.interruptWhen(check)
+    )
+  }
+
   const open = (
     watchOptions: WatchOptions
   ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
@@ -314,9 +340,10 @@ const unsafeMake = <A>(
       }
       return Effect.flatMap(execute, (response) => {
         if (response.status < 200 || response.status >= 300) return statusError("watch", response)
-        let bytes = Stream.mapError(response.stream, transport("watch"))
-        if (inactivity !== undefined) bytes = Stream.timeoutFail(bytes, noBytes, inactivity)
-        return Effect.succeed(decodeBody(bytes))
+        const bytes = Stream.mapError(response.stream, transport("watch"))
+        return inactivity === undefined
+          ? Effect.succeed(decodeBody(bytes))
+          : Effect.map(Effect.clock, (clock) => decodeBody(watchdog(bytes, clock, Duration.toMillis(inactivity))))
       })
     })
 

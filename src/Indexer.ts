@@ -9,7 +9,8 @@
  * - A write either applies completely or not at all: index functions are evaluated for the new object
  *   before anything changes, so a throwing index function yields a typed `IndexFunctionError` and leaves
  *   the store as it was (client-go panics here).
- * - An update touches only the index entries whose values changed.
+ * - An update touches only the index entries whose values changed; the values a key is stored under are
+ *   remembered, so an update or delete never re-evaluates index functions on the old object.
  * - `lastResourceVersion` is the resourceVersion of the last object written (added, updated or deleted
  *   with its object), of the last `replace`, or of the last bookmark: last write wins, not the maximum.
  *
@@ -156,6 +157,24 @@ export const metaNamespaceKey = (obj: unknown): Either.Either<string, KeyError> 
 }
 
 /**
+ * `deletionHandlingMetaNamespaceKey` without allocating: the key, or `undefined` when the object has no
+ * valid name (the Either-returning functions then say why). For hot paths.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const fastMetaNamespaceKey = (obj: unknown): string | undefined => {
+  if (typeof obj !== "object" || obj === null) return undefined
+  if (obj instanceof DeletedFinalStateUnknown) return obj.key
+  const metadata = (obj as KubeObject).metadata
+  if (typeof metadata !== "object" || metadata === null) return undefined
+  const name = metadata.name
+  if (typeof name !== "string" || name.length === 0) return undefined
+  const namespace = metadata.namespace
+  return typeof namespace === "string" && namespace.length > 0 ? namespace + "/" + name : name
+}
+
+/**
  * Like `metaNamespaceKey`, but a `DeletedFinalStateUnknown` tombstone is named by the key it carries
  * (client-go's `DeletionHandlingMetaNamespaceKeyFunc`). This is the key function of every informer.
  *
@@ -292,11 +311,37 @@ export class Indexer extends Context.Tag("effect-informers/Indexer")<Indexer, In
 const EMPTY: ReadonlyArray<never> = []
 
 class Index<A> {
+  /** value -> keys */
   readonly values = new Map<string, Set<string>>()
+  /** key -> the values it is stored under: an update or delete never re-evaluates the old object. */
+  readonly byKey = new Map<string, ReadonlyArray<string>>()
   constructor(readonly name: string, readonly fn: IndexFunction<A>) {}
 
+  /** Stores a new `key` under its values. */
+  add(key: string, values: ReadonlyArray<string>): void {
+    this.byKey.set(key, values)
+    this.insert(key, values)
+  }
+
+  /** Moves `key` to its new values, touching only the value sets that change. */
+  set(key: string, values: ReadonlyArray<string>): void {
+    const old = this.byKey.get(key)
+    if (old === undefined) return this.add(key, values)
+    if (old.length === 1 && values.length === 1 && old[0] === values[0]) return
+    this.byKey.set(key, values)
+    this.move(key, old, values)
+  }
+
+  /** Removes `key` from the index. */
+  drop(key: string): void {
+    const old = this.byKey.get(key)
+    if (old === undefined) return
+    this.byKey.delete(key)
+    this.remove(key, old)
+  }
+
   /** Adds `key` under each value. */
-  insert(key: string, values: ReadonlyArray<string>): void {
+  private insert(key: string, values: ReadonlyArray<string>): void {
     for (let i = 0; i < values.length; i++) {
       const value = values[i]
       const set = this.values.get(value)
@@ -306,22 +351,15 @@ class Index<A> {
   }
 
   /** Removes `key` from each value, dropping emptied sets. */
-  remove(key: string, values: ReadonlyArray<string>): void {
+  private remove(key: string, values: ReadonlyArray<string>): void {
     for (let i = 0; i < values.length; i++) {
       const set = this.values.get(values[i])
       if (set !== undefined && set.delete(key) && set.size === 0) this.values.delete(values[i])
     }
   }
 
-  /** Removes `key` wherever it is: used only when the old values cannot be recomputed. */
-  removeEverywhere(key: string): void {
-    for (const [value, set] of this.values) {
-      if (set.delete(key) && set.size === 0) this.values.delete(value)
-    }
-  }
-
   /** Moves `key` from the old values to the new ones, touching only the values that differ. */
-  move(key: string, oldValues: ReadonlyArray<string>, newValues: ReadonlyArray<string>): void {
+  private move(key: string, oldValues: ReadonlyArray<string>, newValues: ReadonlyArray<string>): void {
     if (oldValues.length === 1 && newValues.length === 1) {
       if (oldValues[0] === newValues[0]) return
       this.remove(key, oldValues)
@@ -367,47 +405,32 @@ class Store<A> implements Indexer.Service<A> {
 
   readonly unsafeAdd = (key: string, obj: A): IndexFunctionError | undefined => {
     const indexes = this.indexes
-    const old = this.items.get(key)
-    if (indexes.length === 0) {
-      this.items.set(key, obj)
-      this.trackResourceVersion(obj)
-      return undefined
-    }
-    // Evaluate every index function for the new object before changing anything.
-    const newValues: Array<ReadonlyArray<string>> = new Array(indexes.length)
-    for (let i = 0; i < indexes.length; i++) {
-      const values = indexes[i].compute(key, obj)
+    if (indexes.length === 1) {
+      // The common case (the namespace index only): no array of computed values.
+      const values = indexes[0].compute(key, obj)
       if (values instanceof IndexFunctionError) return values
-      newValues[i] = values
-    }
-    this.items.set(key, obj)
-    for (let i = 0; i < indexes.length; i++) {
-      const index = indexes[i]
-      if (old === undefined) {
-        index.insert(key, newValues[i])
-      } else {
-        const oldValues = index.compute(key, old)
-        if (oldValues instanceof IndexFunctionError) {
-          index.removeEverywhere(key)
-          index.insert(key, newValues[i])
-        } else {
-          index.move(key, oldValues, newValues[i])
-        }
+      this.items.set(key, obj)
+      indexes[0].set(key, values)
+    } else if (indexes.length > 1) {
+      // Evaluate every index function for the new object before changing anything.
+      const newValues: Array<ReadonlyArray<string>> = new Array(indexes.length)
+      for (let i = 0; i < indexes.length; i++) {
+        const values = indexes[i].compute(key, obj)
+        if (values instanceof IndexFunctionError) return values
+        newValues[i] = values
       }
+      this.items.set(key, obj)
+      for (let i = 0; i < indexes.length; i++) indexes[i].set(key, newValues[i])
+    } else {
+      this.items.set(key, obj)
     }
     this.trackResourceVersion(obj)
     return undefined
   }
 
   readonly unsafeDelete = (key: string, obj: A | DeletedFinalStateUnknown<A> | undefined): void => {
-    const old = this.items.get(key)
-    if (old !== undefined) {
-      this.items.delete(key)
-      for (const index of this.indexes) {
-        const oldValues = index.compute(key, old)
-        if (oldValues instanceof IndexFunctionError) index.removeEverywhere(key)
-        else index.remove(key, oldValues)
-      }
+    if (this.items.delete(key)) {
+      for (const index of this.indexes) index.drop(key)
     }
     if (obj !== undefined && !(obj instanceof DeletedFinalStateUnknown)) this.trackResourceVersion(obj)
   }
@@ -425,7 +448,7 @@ class Store<A> implements Indexer.Service<A> {
       for (const [key, obj] of next) {
         const values = fresh.compute(key, obj)
         if (values instanceof IndexFunctionError) return values
-        fresh.insert(key, values)
+        fresh.add(key, values)
       }
       rebuilt.push(fresh)
     }
@@ -526,7 +549,7 @@ class Store<A> implements Indexer.Service<A> {
         for (const [key, obj] of this.items) {
           const values = index.compute(key, obj)
           if (values instanceof IndexFunctionError) return Effect.fail(values)
-          index.insert(key, values)
+          index.add(key, values)
         }
         added.push(index)
       }

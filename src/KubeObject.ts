@@ -10,7 +10,6 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
-import * as Predicate from "effect/Predicate"
 
 /**
  * The subset of `metav1.ObjectMeta` the machinery reads. Other fields are kept untouched on the object.
@@ -119,9 +118,9 @@ export const unwrapDeleted = <A>(obj: DeletedObject<A>): A | undefined =>
  * @category accessors
  */
 export const resourceVersion = (obj: unknown): string | undefined => {
-  if (!Predicate.isObject(obj)) return undefined
+  if (typeof obj !== "object" || obj === null) return undefined
   const metadata = (obj as KubeObject).metadata
-  if (metadata === undefined || metadata === null || typeof metadata !== "object") return undefined
+  if (typeof metadata !== "object" || metadata === null) return undefined
   const rv = metadata.resourceVersion
   return typeof rv === "string" ? rv : undefined
 }

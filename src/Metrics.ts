@@ -86,7 +86,8 @@ export const handlerBacklog = Metric.gauge("effect_informers_handler_backlog", {
 })
 
 /**
- * Time a handler callback took, in seconds.
+ * Mean time of a handler's callbacks, in seconds: one observation per batch of notifications the handler
+ * took (timing each callback would cost more than a fast callback itself).
  *
  * @since 0.1.0
  * @category metrics
@@ -94,7 +95,7 @@ export const handlerBacklog = Metric.gauge("effect_informers_handler_backlog", {
 export const handlerDuration = Metric.histogram(
   "effect_informers_handler_duration_seconds",
   MetricBoundaries.exponential({ start: 0.0001, factor: 4, count: 10 }),
-  "Time a handler callback took"
+  "Mean time of a handler's callbacks, observed per batch"
 )
 
 /**

@@ -29,6 +29,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
@@ -153,6 +154,16 @@ export interface Store<A, E = unknown> {
   readonly replace: (objects: ReadonlyArray<A>, resourceVersion: string) => Effect.Effect<void, E>
   readonly resync: Effect.Effect<void, E>
   readonly bookmark?: ((resourceVersion: string) => Effect.Effect<void, E>) | undefined
+  /**
+   * Synchronous variants returning the error (as `DeltaFifo` has). When present, the Reflector applies a whole
+   * chunk of watch events in one synchronous step instead of one Effect per event.
+   */
+  readonly unsafe?: {
+    readonly add: (obj: A) => E | undefined
+    readonly update: (obj: A) => E | undefined
+    readonly delete: (obj: A) => E | undefined
+    readonly bookmark: (resourceVersion: string) => E | undefined
+  } | undefined
 }
 
 /**
@@ -282,8 +293,6 @@ class ReflectorImpl<A, E> implements Reflector {
   private lastSyncRV = ""
   /** Set by Gone / too-large: the next list or watch-list must be a consistent read. */
   private forceConsistent = false
-  /** Set when the first any-age list came back paginated: keep paging relists. */
-  private paginatedResult = false
   private watchListEnabled: boolean
   /** Relists made at once because of Gone, without a watch delivering anything in between. */
   private immediateRelists = 0
@@ -331,8 +340,8 @@ class ReflectorImpl<A, E> implements Reflector {
   readonly lastSyncResourceVersion: Effect.Effect<string> = Effect.sync(() => this.lastSyncRV)
 
   /** Logs an error once, counts it, and hands it to the user's handler. */
-  report(error: ReflectorError, phase: Phase): Effect.Effect<void> {
-    const context: ErrorContext = { phase, resourceVersion: this.lastSyncRV, reflector: this.name }
+  report(error: ReflectorError, phase: Phase, resourceVersion: string = this.lastSyncRV): Effect.Effect<void> {
+    const context: ErrorContext = { phase, resourceVersion, reflector: this.name }
     const log = error._tag === "Gone"
       ? Effect.logInfo(`${this.name}: ${phase}: ${error.message}`)
       : Effect.logWarning(`${this.name}: ${phase} failed: ${error._tag}: ${error.message}`)
@@ -389,7 +398,8 @@ class ReflectorImpl<A, E> implements Reflector {
     const self = this
     return Effect.gen(function*() {
       const rv = self.relistResourceVersion()
-      const pageSize = self.options.pageSize ?? (rv === "" || rv === "0" || self.paginatedResult ? 500 : undefined)
+      const requested = self.options.pageSize ?? 500
+      const pageSize = requested > 0 ? requested : undefined
       const items: Array<A> = []
       const first: ListOptions = { resourceVersion: rv, ...(pageSize === undefined ? {} : { limit: pageSize }) }
       const firstPage = yield* self.lw.list(first).pipe(
@@ -400,7 +410,6 @@ class ReflectorImpl<A, E> implements Reflector {
       )
       if (firstPage === undefined) return yield* self.list()
       let page: ListPage<A> = firstPage
-      if (rv === "0" && page.continue !== undefined) self.paginatedResult = true
       let listRV = page.resourceVersion
       self.collect(items, page.items)
       while (page.continue !== undefined) {
@@ -489,10 +498,50 @@ class ReflectorImpl<A, E> implements Reflector {
   }
 
   /** Consumes a watch stream into the store; returns the number of events received. */
+  /**
+   * Applies a chunk of watch events: in one synchronous step when the store has synchronous operations (the
+   * informer's DeltaFifo does), one Effect per event otherwise. Store errors are reported per event.
+   */
+  private applyChunk(chunk: Chunk.Chunk<WatchEvent<A>>): Effect.Effect<void> {
+    const unsafe = this.store.unsafe
+    if (unsafe === undefined) return Effect.forEach(chunk, (event) => this.applyEvent(event), { discard: true })
+    return Effect.suspend(() => {
+      let failures: Array<readonly [StoreError, string]> | undefined
+      for (const event of chunk) {
+        let error: E | undefined
+        let operation: StoreError["operation"]
+        if (event.type === "BOOKMARK") {
+          operation = "bookmark"
+          this.lastSyncRV = event.object.metadata.resourceVersion
+          error = unsafe.bookmark(this.lastSyncRV)
+        } else {
+          // as `track` does: the event's version is the Reflector's before the store sees the event
+          const rv = resourceVersion(event.object)
+          if (rv !== undefined) this.lastSyncRV = rv
+          if (event.type === "ADDED") {
+            operation = "add"
+            error = unsafe.add(event.object)
+          } else if (event.type === "MODIFIED") {
+            operation = "update"
+            error = unsafe.update(event.object)
+          } else {
+            operation = "delete"
+            error = unsafe.delete(event.object)
+          }
+        }
+        // reported after the chunk, with the resourceVersion the Reflector had at this event
+        if (error !== undefined) (failures ??= []).push([new StoreError({ operation, cause: error }), this.lastSyncRV])
+      }
+      return failures === undefined
+        ? Effect.void
+        : Effect.forEach(failures, ([failure, rv]) => this.report(failure, "event", rv), { discard: true })
+    })
+  }
+
   private consume(stream: Stream.Stream<WatchEvent<A>, ListerWatcherError>, counter: { events: number }) {
     return Stream.runForEachChunk(stream, (chunk) => {
       counter.events += this.countEvents(chunk)
-      return Effect.forEach(chunk, (event) => this.applyEvent(event), { discard: true })
+      return this.applyChunk(chunk)
     })
   }
 
@@ -618,6 +667,10 @@ class ReflectorImpl<A, E> implements Reflector {
       const consumed = Stream.runForEachChunk(stream, (chunk) => {
         lastProgress = self.clock.unsafeCurrentTimeMillis()
         counter.events += self.countEvents(chunk)
+        if (synced) {
+          eventsAfterSync += Chunk.size(chunk)
+          return self.applyChunk(chunk)
+        }
         return Effect.forEach(
           chunk,
           (event): Effect.Effect<void, ReflectorError> => {

@@ -762,7 +762,9 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), ["watch:ServerError"])
       }))
 
-    it.scoped("TestReflectorNotPaginatingNotConsistentReads: a relist at a concrete version is one unpaginated list", () =>
+    // Our policy differs from client-go's: a relist at a concrete version is paged too (client memory bounded
+    // by a page, not by the whole collection); `pageSize: 0` asks for one unpaginated list.
+    it.scoped("TestReflectorNotPaginatingNotConsistentReads (adapted): a relist at a concrete version is paged too", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { store } = yield* recordingStore()
@@ -772,8 +774,20 @@ describe("Reflector", () => {
         yield* advance("2 seconds")
         assert.deepStrictEqual(listsOf(yield* fake.requests), [
           { resourceVersion: "", limit: 500 },
-          { resourceVersion: "10" }
+          { resourceVersion: "10", limit: 500 }
         ])
+      }))
+
+    it.scoped("pageSize 0: every list is one unpaginated response", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
+        const { names, store } = yield* recordingStore()
+        yield* Reflector.make(fake, store, { watchList: false, pageSize: 0 })
+        yield* settle
+        assert.strictEqual((yield* names).length, 10)
+        yield* fake.failWatches(serverError())
+        yield* advance("2 seconds")
+        assert.deepStrictEqual(listsOf(yield* fake.requests), [{ resourceVersion: "" }, { resourceVersion: "10" }])
       }))
 
     it.scoped("TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled: a paginated any-age list keeps relists paged", () =>
@@ -794,7 +808,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("an any-age first list that was not paginated: relists are not paged", () =>
+    it.scoped("an any-age first list that was not paginated: relists are paged all the same", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 3) })
         const { store } = yield* recordingStore()
@@ -803,7 +817,8 @@ describe("Reflector", () => {
         yield* fake.failWatches(serverError())
         yield* advance("2 seconds")
         assert.deepStrictEqual(listsOf(yield* fake.requests), [{ resourceVersion: "0", limit: 500 }, {
-          resourceVersion: "3"
+          resourceVersion: "3",
+          limit: 500
         }])
       }))
   })
