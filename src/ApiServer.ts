@@ -65,6 +65,9 @@ const FaultTarget = Schema.Literal("any", "list", "watch")
  * - `CloseWatches`: end every open watch cleanly (as a server-side timeout does).
  * - `WatchGone`: the next `count` (1) watch requests get 410 Expired, as an `ERROR` event (`mode: "event"`,
  *   the watch cache's way) or as the HTTP status (`mode: "http"`).
+ * - `ContinueGone`: the next `count` (1) list requests that carry a `continue` token get 410 Expired, as
+ *   when the token's snapshot has been compacted away (with an inconsistent continue token, as the API
+ *   server sends).
  * - `ServerError`: the next `count` (1) requests (`on`: `"any"` resource request, `"list"` or `"watch"`)
  *   get HTTP `status` (500).
  * - `TooManyRequests`: the next `count` (1) requests get 429 with `Retry-After: retryAfterSeconds` (1).
@@ -85,6 +88,9 @@ export const Fault = Schema.Union(
   Schema.TaggedStruct("WatchGone", {
     count: Schema.optional(Schema.Int),
     mode: Schema.optional(Schema.Literal("event", "http"))
+  }),
+  Schema.TaggedStruct("ContinueGone", {
+    count: Schema.optional(Schema.Int)
   }),
   Schema.TaggedStruct("ServerError", {
     count: Schema.optional(Schema.Int),
@@ -136,6 +142,7 @@ export const faultTags: ReadonlyArray<FaultTag> = [
   "DropWatches",
   "CloseWatches",
   "WatchGone",
+  "ContinueGone",
   "ServerError",
   "TooManyRequests",
   "StallWatches",
@@ -162,6 +169,7 @@ const faultNames: { readonly [name: string]: FaultTag } = {
   "close-watches": "CloseWatches",
   "watch-gone": "WatchGone",
   "gone": "WatchGone",
+  "continue-gone": "ContinueGone",
   "error": "ServerError",
   "server-error": "ServerError",
   "throttle": "TooManyRequests",
@@ -180,6 +188,7 @@ const canonicalNames: { readonly [tag in FaultTag]: string } = {
   DropWatches: "drop-watches",
   CloseWatches: "close-watches",
   WatchGone: "watch-gone",
+  ContinueGone: "continue-gone",
   ServerError: "error",
   TooManyRequests: "throttle",
   StallWatches: "stall",
@@ -195,6 +204,7 @@ const faultParams: { readonly [tag in FaultTag]: { readonly [param: string]: str
   DropWatches: {},
   CloseWatches: {},
   WatchGone: { count: "count", mode: "mode" },
+  ContinueGone: { count: "count" },
   ServerError: { count: "count", status: "status", on: "on" },
   TooManyRequests: { count: "count", "retry-after": "retryAfterSeconds", on: "on" },
   StallWatches: { count: "count" },
@@ -672,6 +682,9 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
           }
           case "WatchGone":
             arm({ _tag: "WatchGone", remaining: fault.count ?? 1, mode: fault.mode ?? "event" })
+            return Effect.void
+          case "ContinueGone":
+            arm({ _tag: "ContinueGone", remaining: fault.count ?? 1 })
             return Effect.void
           case "ServerError":
             arm({

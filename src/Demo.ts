@@ -184,6 +184,7 @@ const mildFaults: ReadonlyArray<ApiServer.Fault> = [
 const chaosFaults: ReadonlyArray<ApiServer.Fault> = [
   ...mildFaults,
   { _tag: "WatchGone", count: 1, mode: "http" },
+  { _tag: "ContinueGone", count: 1 },
   { _tag: "ServerError", count: 2, status: 503, on: "list" },
   { _tag: "StallWatches" },
   { _tag: "MalformedLine" },

@@ -681,6 +681,7 @@ describe("ApiServer faults", () => {
       ["drop-watches", { _tag: "DropWatches" }],
       ["close-watches", { _tag: "CloseWatches" }],
       ["watch-gone:count=2,mode=http", { _tag: "WatchGone", count: 2, mode: "http" }],
+      ["continue-gone:count=2", { _tag: "ContinueGone", count: 2 }],
       ["error:count=3,status=503,on=list", { _tag: "ServerError", count: 3, status: 503, on: "list" }],
       ["throttle:retry-after=5", { _tag: "TooManyRequests", retryAfterSeconds: 5 }],
       ["stall:count=1", { _tag: "StallWatches", count: 1 }],
@@ -744,6 +745,25 @@ describe("ApiServer faults", () => {
       const after = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
       assert.strictEqual(after.status, 200)
       assert.strictEqual((yield* server.stats).faults.WatchGone, 2)
+    }))
+
+  it.scopedLive("answers the next lists that carry a continue token with 410 Expired", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      yield* seedPods(server, Array.from({ length: 5 }, (_, i) => pod(`p-${i}`)))
+      yield* server.inject({ _tag: "ContinueGone", count: 1 })
+      // a list without a continue token does not take the fault
+      const page1 = yield* call(`${server.url}/api/v1/pods?limit=2`)
+      assert.strictEqual(page1.status, 200)
+      const expired = yield* call(`${server.url}/api/v1/pods?limit=2&continue=${page1.json.metadata.continue}`)
+      assertStatus(expired, 410, "Expired")
+      assert.match(expired.json.message, /continue parameter is too old/)
+      const rest = yield* call(`${server.url}/api/v1/pods?limit=10&continue=${expired.json.metadata.continue}`)
+      assert.deepStrictEqual(names(rest.json), ["default/p-2", "default/p-3", "default/p-4"])
+      // one shot only: the original token works again
+      const page2 = yield* call(`${server.url}/api/v1/pods?limit=2&continue=${page1.json.metadata.continue}`)
+      assert.deepStrictEqual(names(page2.json), ["default/p-2", "default/p-3"])
+      assert.strictEqual((yield* server.stats).faults.ContinueGone, 1)
     }))
 
   it.scopedLive("fails the next requests with 500 or 429 and Retry-After, and delays responses", () =>

@@ -156,7 +156,11 @@ describe("Integration - informers over HTTP against the embedded API server", ()
           readonly replay: Replay
         }> = []
         for (const resource of [Resource.pods, Resource.deployments] as ReadonlyArray<Resource.Resource<KubeObject>>) {
-          const informer = yield* factory.informerFor(resource).pipe(Effect.orDie)
+          // pods through watch-list, deployments through paged LIST + WATCH (pages of 10)
+          const informer = yield* factory.informerFor(
+            resource,
+            resource === Resource.deployments ? { reflector: { watchList: false, pageSize: 10 } } : {}
+          ).pipe(Effect.orDie)
           const replay: Replay = { state: new Map(), violations: [], notifications: 0 }
           yield* informer.addEventHandler(replayHandler(replay)).pipe(Effect.orDie)
           watched.push({ resource, informer, replay })
@@ -243,6 +247,20 @@ describe("Integration - informers over HTTP against the embedded API server", ()
             Effect.map(fired("ServerError"), (now) => now === before + 1 + watchFaults)
           )
         }
+        // A continue token is only sent by a paged LIST (the deployments informer's relist): provoke one
+        // with a 410 on the next watches.
+        {
+          const before = yield* fired("ContinueGone")
+          const relist = server.inject({ _tag: "WatchGone", count: 2, mode: "http" }).pipe(
+            Effect.zipRight(closeWatches)
+          )
+          yield* provoke(
+            "continue-gone",
+            Effect.zipRight(server.inject({ _tag: "ContinueGone", count: 1 }), relist),
+            relist,
+            Effect.map(fired("ContinueGone"), (now) => now > before)
+          )
+        }
         yield* once({ _tag: "TooManyRequests", count: 1, retryAfterSeconds: 1 }, "close")
         yield* once({ _tag: "StallWatches" }, "inject")
         yield* once({ _tag: "Delay", millis: 300, count: 2 }, "close")
@@ -281,10 +299,10 @@ describe("Integration - informers over HTTP against the embedded API server", ()
           "10 seconds",
           Effect.map(
             Effect.forEach(watched, (w) =>
-              Effect.map(server.snapshot(w.resource), (objects) =>
-                replayDifferences(w.replay.state, objects).map((d) =>
-                  `${w.informer.name}: ${d}`
-                ))),
+              Effect.map(
+                server.snapshot(w.resource),
+                (objects) => replayDifferences(w.replay.state, objects).map((d) => `${w.informer.name}: ${d}`)
+              )),
             (differences) => differences.flat()
           )
         )

@@ -73,6 +73,7 @@ export type ArmedFault =
   }
   | { readonly _tag: "Delay"; remaining: number; readonly millis: number; readonly on: FaultTarget }
   | { readonly _tag: "WatchGone"; remaining: number; readonly mode: "event" | "http" }
+  | { readonly _tag: "ContinueGone"; remaining: number }
 
 /** @internal */
 export type StreamFault = "MalformedLine" | "PartialLine" | "MissingMetadata"
@@ -97,7 +98,7 @@ export class FaultState {
     for (let i = 0; i < this.armed.length; i++) {
       const fault = this.armed[i]
       if (fault._tag !== tag) continue
-      const on = fault._tag === "WatchGone" ? "watch" : fault.on
+      const on = fault._tag === "WatchGone" ? "watch" : fault._tag === "ContinueGone" ? "list" : fault.on
       if (on !== "any" && on !== kind) continue
       fault.remaining--
       if (fault.remaining <= 0) this.armed.splice(i, 1)
@@ -790,13 +791,23 @@ const handleResource = (
         if (limit !== undefined && !Number.isInteger(limit)) {
           return statusResponse(badRequest(`invalid limit: ${limitParam}`))
         }
+        const continueToken = param(query, "continue")
+        if (continueToken !== undefined && continueToken !== "" && state.faults.take("ContinueGone", "list")) {
+          const token = decodeContinue(continueToken)
+          const status = expired(inconsistentContinue)
+          return statusResponse(
+            token === undefined
+              ? status
+              : { ...status, metadata: { continue: encodeContinue(-1, token.start) } } as Status
+          )
+        }
         const outcome = list(state, rs, namespace, {
           labelSelector: param(query, "labelSelector"),
           fieldSelector: param(query, "fieldSelector"),
           resourceVersion: param(query, "resourceVersion"),
           resourceVersionMatch: param(query, "resourceVersionMatch"),
           limit,
-          continue: param(query, "continue"),
+          continue: continueToken,
           sendInitialEvents: param(query, "sendInitialEvents")
         })
         if (!outcome.ok) return statusResponse(outcome.status)
