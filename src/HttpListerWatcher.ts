@@ -22,10 +22,10 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -202,6 +202,9 @@ const describe = (resource: Resource<unknown>, namespace: string | undefined): s
 // constructors
 // -------------------------------------------------------------------------------------------------
 
+/** Chunks of a watch body read ahead of the decoder (when the inactivity watchdog is on). */
+const pumpCapacity = 64
+
 const unsafeMake = <A>(
   resource: Resource<A>,
   options: Options,
@@ -306,46 +309,57 @@ const unsafeMake = <A>(
     new Transport({ message: `watch ${description}: no bytes received for ${Duration.format(inactivity!)}` })
 
   /**
-   * Fails `bytes` when no chunk arrived for `limit` ms. One timer fiber per watch: each chunk only records
-   * the time (a per-pull timeout would start a race for every chunk of a busy watch).
+   * A watch guarded by the inactivity watchdog. Waiting for the response headers is one timeout. The body
+   * is then pumped by its own fiber into a bounded Mailbox that the decoder reads; one timer fiber wakes
+   * up when `limit` ms may have passed since the last chunk and, if they have, fails the mailbox. Both
+   * fibers live in the watch's scope: ending the watch stops them and aborts the request. This works with
+   * any HttpClient (whether or not it honours abort signals), and the hot path only records the time of
+   * each chunk: no race, fiber or timer per chunk.
    */
-  const watchdog = (
-    bytes: Stream.Stream<Uint8Array, ListerWatcherError>,
-    clock: Clock.Clock,
-    limit: number
-  ): Stream.Stream<Uint8Array, ListerWatcherError> => {
-    let last = clock.unsafeCurrentTimeMillis()
-    const check: Effect.Effect<never, ListerWatcherError> = Effect.suspend(() => {
-      const idle = clock.unsafeCurrentTimeMillis() - last
-      return idle >= limit
-        ? Effect.fail(noBytes())
-        : Effect.zipRight(Effect.sleep(Duration.millis(limit - idle)), check)
+  const openGuarded = (
+    req: HttpClientRequest.HttpClientRequest,
+    inactivity: Duration.Duration
+  ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
+    Effect.gen(function*() {
+      const response = yield* Effect.timeoutFail(Effect.mapError(scopedClient.execute(req), transport("watch")), {
+        duration: inactivity,
+        onTimeout: noBytes
+      })
+      if (response.status < 200 || response.status >= 300) return yield* statusError("watch", response)
+      const scope = yield* Effect.scope
+      const clock = yield* Effect.clock
+      const limit = Duration.toMillis(inactivity)
+      const mailbox = yield* Mailbox.make<Uint8Array, ListerWatcherError>({ capacity: pumpCapacity })
+      let last = clock.unsafeCurrentTimeMillis()
+      yield* response.stream.pipe(
+        Stream.runForEachChunk((chunk) => {
+          last = clock.unsafeCurrentTimeMillis()
+          return mailbox.offerAll(chunk)
+        }),
+        Effect.mapError(transport("watch")),
+        Mailbox.into(mailbox),
+        Effect.forkIn(scope)
+      )
+      const check: Effect.Effect<boolean> = Effect.suspend(() => {
+        const idle = clock.unsafeCurrentTimeMillis() - last
+        return idle < limit
+          ? Effect.zipRight(Effect.sleep(Duration.millis(limit - idle)), check)
+          : mailbox.fail(noBytes())
+      })
+      yield* Effect.forkIn(check, scope)
+      return decodeBody(Mailbox.toStream(mailbox))
     })
-    return bytes.pipe(
-      Stream.mapChunks((chunk) => {
-        last = clock.unsafeCurrentTimeMillis()
-        return chunk
-      }),
-      Stream.interruptWhen(check)
-    )
-  }
 
   const open = (
     watchOptions: WatchOptions
   ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
-    Effect.flatMap(request("watch", watchParams(options, watchOptions)), (req) => {
-      let execute = Effect.mapError(scopedClient.execute(req), transport("watch"))
-      if (inactivity !== undefined) {
-        execute = Effect.timeoutFail(execute, { duration: inactivity, onTimeout: noBytes })
-      }
-      return Effect.flatMap(execute, (response) => {
-        if (response.status < 200 || response.status >= 300) return statusError("watch", response)
-        const bytes = Stream.mapError(response.stream, transport("watch"))
-        return inactivity === undefined
-          ? Effect.succeed(decodeBody(bytes))
-          : Effect.map(Effect.clock, (clock) => decodeBody(watchdog(bytes, clock, Duration.toMillis(inactivity))))
-      })
-    })
+    Effect.flatMap(request("watch", watchParams(options, watchOptions)), (req) =>
+      inactivity !== undefined
+        ? openGuarded(req, inactivity)
+        : Effect.flatMap(Effect.mapError(scopedClient.execute(req), transport("watch")), (response) =>
+          response.status < 200 || response.status >= 300
+            ? statusError("watch", response)
+            : Effect.succeed(decodeBody(Stream.mapError(response.stream, transport("watch"))))))
 
   const watch = (watchOptions: WatchOptions): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
     Stream.unwrapScoped(open(watchOptions))
