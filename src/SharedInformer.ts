@@ -680,18 +680,17 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       }
     }
 
-    // The hot loop. Per callback it runs the user's Effect, one `catchAllCause` and one `flatMap`; the
-    // continuations are built once per handler, the notification in progress lives in `current`, and the
-    // bookkeeping is plain code between callbacks. Time is measured per batch.
+    // The hot loop. Per callback it runs the user's Effect and one `flatMap`; the continuations are built
+    // once per handler, the notification in progress lives in `current`, and the bookkeeping is plain
+    // code between callbacks. Failures are caught once per batch: the loop is re-entrant (its position is
+    // `index`), so after logging a failed callback it goes on with the next notification. Time is
+    // measured per batch.
     let batch: ReadonlyArray<Notification<A>> = []
     let index = 0
     let current: Notification<A> = undefined as never
+    let inCallback = false
     let callbacks = 0
     let batchStart = 0n
-    const onFailure = (cause: Cause.Cause<E>): Effect.Effect<void> => {
-      Metrics.handlerFailures.unsafeUpdate(1, labels)
-      return Effect.logError(`${self.name}: handler ${listener.name} failed on ${describe(current)}`, cause)
-    }
     const checkMutation = (before: string | undefined, notification: Notification<A>): Effect.Effect<void> => {
       if (before === undefined || snapshot(notification) === before) return Effect.void
       return Effect.logError(
@@ -699,11 +698,12 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
           "cached objects are shared and must be treated as immutable"
       )
     }
-    const afterCallback = (): Effect.Effect<void, never, R> => {
+    const afterCallback = (): Effect.Effect<void, E, R> => {
+      inCallback = false
       finished(current)
       return next
     }
-    const next: Effect.Effect<void, never, R> = Effect.suspend(() => {
+    const next: Effect.Effect<void, E, R> = Effect.suspend(() => {
       while (index < batch.length) {
         const notification = batch[index++]
         listener.inFlight = batch.length - index
@@ -713,11 +713,11 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
           continue
         }
         current = notification
+        inCallback = true
         callbacks++
-        const guarded = Effect.catchAllCause(effect, onFailure)
-        if (!detectMutations) return Effect.flatMap(guarded, afterCallback)
+        if (!detectMutations) return Effect.flatMap(effect, afterCallback)
         const before = snapshot(notification)
-        return Effect.flatMap(guarded, () => Effect.flatMap(checkMutation(before, notification), afterCallback))
+        return Effect.flatMap(effect, () => Effect.flatMap(checkMutation(before, notification), afterCallback))
       }
       if (callbacks > 0) {
         const seconds = Number(self.clock.unsafeCurrentTimeNanos() - batchStart) / 1e9
@@ -726,6 +726,20 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       listener.updateBacklogGauge()
       return Effect.void
     })
+    const recover = (cause: Cause.Cause<E>): Effect.Effect<void, never, R> => {
+      Metrics.handlerFailures.unsafeUpdate(1, labels)
+      const failed = current
+      const wasCallback = inCallback
+      inCallback = false
+      return Effect.zipRight(
+        Effect.logError(`${self.name}: handler ${listener.name} failed on ${describe(failed)}`, cause),
+        Effect.suspend(() => {
+          if (wasCallback) finished(failed)
+          return guarded
+        })
+      )
+    }
+    const guarded: Effect.Effect<void, never, R> = Effect.catchAllCause(next, recover)
     const runBatch = (taken: ReadonlyArray<Notification<A>>): Effect.Effect<void, never, R> => {
       batch = taken
       index = 0
@@ -733,7 +747,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       batchStart = self.clock.unsafeCurrentTimeNanos()
       listener.inFlight = taken.length
       listener.updateBacklogGauge()
-      return next
+      return guarded
     }
     return Effect.forever(Effect.flatMap(Effect.suspend(() => listener.buffer.take(listener.batch)), runBatch)).pipe(
       Effect.annotateLogs({ informer: this.name, handler: listener.name })

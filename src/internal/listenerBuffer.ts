@@ -4,10 +4,7 @@
  *
  * @internal
  */
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 
 /** @internal */
 export interface ListenerBuffer<N> {
@@ -21,18 +18,74 @@ export interface ListenerBuffer<N> {
 }
 
 /**
- * An unbounded FIFO buffer (client-go's per-listener ring buffer), on an Effect `Queue`.
+ * An unbounded FIFO buffer (client-go's per-listener ring buffer): a plain array the distribution step
+ * pushes to, and at most one waiting taker (the handler's fiber). A taker woken by an offer drains when it
+ * runs, so it takes everything offered in between as one batch; when the whole backlog fits in a batch the
+ * array itself is handed over (no copy).
  *
  * @internal
  */
 export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
-  Effect.map(Queue.unbounded<N>(), (queue) => ({
-    offer: (notification) => {
-      queue.unsafeOffer(notification)
-      return 0
-    },
-    take: (max) => Effect.map(Queue.takeBetween(queue, 1, max), Chunk.toReadonlyArray),
-    // `Queue.unsafeSize` counts a waiting taker as -1: an idle handler has an empty buffer, not a negative one.
-    size: () => Math.max(0, Option.getOrElse(queue.unsafeSize(), () => 0)),
-    shutdown: Queue.shutdown(queue)
-  }))
+  Effect.sync(() => {
+    let items: Array<N> = []
+    let head = 0
+    let closed = false
+    let wake: ((effect: Effect.Effect<ReadonlyArray<N>>) => void) | undefined = undefined
+    let wakeMax = 0
+    const drain = (max: number): ReadonlyArray<N> => {
+      if (head === 0 && items.length <= max) {
+        const all = items
+        items = []
+        return all
+      }
+      const end = Math.min(items.length, head + max)
+      const taken = items.slice(head, end)
+      if (end === items.length) {
+        items = []
+        head = 0
+      } else if (end > 4096 && end * 2 > items.length) {
+        // a handler that never catches up: drop the taken prefix so that it can be collected
+        items = items.slice(end)
+        head = 0
+      } else {
+        head = end
+      }
+      return taken
+    }
+    const resumeDrained = Effect.suspend(() => closed ? Effect.interrupt : Effect.succeed(drain(wakeMax)))
+    return {
+      offer: (notification) => {
+        if (closed) return 0
+        items.push(notification)
+        if (wake !== undefined) {
+          const resume = wake
+          wake = undefined
+          resume(resumeDrained)
+        }
+        return 0
+      },
+      take: (max) =>
+        Effect.suspend(() => {
+          if (closed) return Effect.interrupt
+          if (items.length > head) return Effect.succeed(drain(max))
+          return Effect.async<ReadonlyArray<N>>((resume) => {
+            wake = resume
+            wakeMax = max
+            return Effect.sync(() => {
+              if (wake === resume) wake = undefined
+            })
+          })
+        }),
+      size: () => items.length - head,
+      shutdown: Effect.sync(() => {
+        closed = true
+        items = []
+        head = 0
+        if (wake !== undefined) {
+          const resume = wake
+          wake = undefined
+          resume(Effect.interrupt)
+        }
+      })
+    }
+  })
