@@ -524,6 +524,11 @@ export declare namespace ApiServer {
     readonly compact: Effect.Effect<void>
     readonly stats: Effect.Effect<Stats>
     readonly inject: (fault: Fault) => Effect.Effect<void>
+    /**
+     * Disarms every injected fault still waiting for a request (armed counts, stalls of the next watches,
+     * stream faults for the next watch), as when an outage ends. Watches already stalled stay stalled.
+     */
+    readonly clearFaults: Effect.Effect<void>
   }
 }
 
@@ -889,7 +894,12 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
           faults: fired as Stats["faults"]
         }
       }),
-      inject
+      inject,
+      clearFaults: Effect.sync(() => {
+        faults.armed = []
+        faults.stallNext = 0
+        faults.nextWatch = []
+      })
     }
     return service
   })

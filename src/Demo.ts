@@ -195,7 +195,7 @@ const chaosFaults: ReadonlyArray<ApiServer.Fault> = [
 
 /**
  * Injects faults of `level` into `server` at random times (through the `Random` service) until
- * interrupted. `serve --faults` and the demo use it.
+ * interrupted; then disarms the faults not yet taken by a request. `serve --faults` and the demo use it.
  *
  * @since 0.1.0
  * @category faults
@@ -211,7 +211,11 @@ export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLe
       return
     }
     yield* server.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
-  }).pipe(Effect.forever)
+  }).pipe(
+    Effect.forever,
+    // when injection stops, so does the outage: faults armed but not yet taken are disarmed
+    Effect.onInterrupt(() => server.clearFaults)
+  )
 }
 
 interface Watched {

@@ -766,6 +766,24 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* server.stats).faults.ContinueGone, 1)
     }))
 
+  it.scopedLive("clearFaults disarms the faults no request has taken yet", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      yield* server.inject({ _tag: "ServerError", count: 3 })
+      yield* server.inject({ _tag: "TooManyRequests", count: 2 })
+      yield* server.inject({ _tag: "StallWatches", count: 2 })
+      yield* server.inject({ _tag: "MalformedLine" })
+      assertStatus(yield* call(`${server.url}/api/v1/pods`), 429, "TooManyRequests")
+      yield* server.clearFaults
+      assert.strictEqual((yield* call(`${server.url}/api/v1/pods`)).status, 200)
+      const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true`)
+      yield* server.create(pods, pod("a"))
+      yield* waitFor("event", () => watch.lines.length >= 1)
+      assert.strictEqual(events(watch)[0].type, "ADDED")
+      assert.strictEqual((yield* server.stats).faults.TooManyRequests, 1)
+      assert.strictEqual((yield* server.stats).faults.ServerError, 0)
+    }))
+
   it.scopedLive("fails the next requests with 500 or 429 and Retry-After, and delays responses", () =>
     Effect.gen(function*() {
       const server = yield* start()
