@@ -4,6 +4,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Logger from "effect/Logger"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Random from "effect/Random"
@@ -18,6 +20,7 @@ import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import * as Indexer from "../src/Indexer.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as ListerWatcher from "../src/ListerWatcher.js"
+import * as Metrics from "../src/Metrics.js"
 import * as Reflector from "../src/Reflector.js"
 import * as Wire from "../src/Wire.js"
 
@@ -2084,6 +2087,41 @@ describe("Reflector", () => {
         ])
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, yield* fake.resourceVersion)
       }))
+
+    it.scoped("every error is logged once (Gone at info, others as warnings) and counted by phase and reason", () => {
+      const lines: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        const text = Array.isArray(message) ? message.join(" ") : String(message)
+        if (text.includes("failed") || text.includes("too old")) lines.push(`${logLevel.label} ${text}`)
+      })
+      const name = "pods-error-accounting"
+      const errorsOf = (phase: string, reason: string) =>
+        Metric.value(
+          Metric.tagged(
+            Metric.tagged(Metric.tagged(Metrics.errors, "informer", name), "phase", phase),
+            "reason",
+            reason
+          )
+        ).pipe(Effect.map((state) => state.count))
+      return Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")], watchList: "reject" })
+        const store = yield* DeltaFifo.make<KubeObject>()
+        yield* Reflector.make(fake, store, { name })
+        yield* settle
+        yield* fake.failWatches(serverError())
+        yield* advance("5 seconds")
+        yield* fake.failWatches(gone())
+        yield* advance("5 seconds")
+        assert.deepStrictEqual(lines, [
+          `WARN ${name}: watch-list failed: ServerError: sendInitialEvents is forbidden for watch`,
+          `WARN ${name}: watch failed: ServerError: server error 500`,
+          `INFO ${name}: watch: too old resource version`
+        ])
+        assert.strictEqual(yield* errorsOf("watch-list", "ServerError"), 1)
+        assert.strictEqual(yield* errorsOf("watch", "ServerError"), 1)
+        assert.strictEqual(yield* errorsOf("watch", "Gone"), 1)
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    })
 
     it.scoped("a DeltaFifo transform throwing for one object: StoreError (phase event), the next events still apply", () =>
       Effect.gen(function*() {
