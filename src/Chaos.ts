@@ -227,6 +227,20 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       const syncedHeap = heapMiB()
       let peakHeap = syncedHeap
 
+      // The relist counters are process-wide (metrics): this seed's relists are the difference.
+      const relistTotal = Effect.gen(function*() {
+        let total = 0
+        for (const informer of informers) {
+          for (const cause of relistCauses) {
+            total += (yield* Metric.value(
+              Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer.name), "cause", cause)
+            )).count
+          }
+        }
+        return total
+      })
+      const relistsBefore = yield* relistTotal
+
       // Churn, faults and a late handler, all driven by the seed.
       const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
       const churn = yield* ChurnSimulator.make(server, { rate: options.churn ?? 200 })
@@ -301,14 +315,7 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       }
       if (!settled && problems.length === 0) problems.push("did not settle in time")
 
-      let relists = 0
-      for (const informer of informers) {
-        for (const cause of relistCauses) {
-          relists += (yield* Metric.value(
-            Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer.name), "cause", cause)
-          )).count
-        }
-      }
+      const relists = (yield* relistTotal) - relistsBefore
 
       // Stop the informers: nothing they forked may outlive their scope.
       const fibersRunning = (yield* supervisor.value).filter((fiber) => fiber.unsafePoll() === null).length
