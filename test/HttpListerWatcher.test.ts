@@ -18,6 +18,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import * as TestServices from "effect/TestServices"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import type { AddressInfo, Socket } from "node:net"
@@ -27,6 +28,7 @@ import * as ApiServer from "../src/ApiServer.js"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
 import * as KubeConfig from "../src/KubeConfig.js"
 import type * as KubeObject from "../src/KubeObject.js"
+import * as Informers from "../src/Layer.js"
 import type * as ListerWatcher from "../src/ListerWatcher.js"
 import { ListerWatcherSource } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
@@ -824,6 +826,38 @@ describe("HttpListerWatcher against a node:http server", () => {
         yield* Fiber.interrupt(fiber)
         yield* eventually(() => server.closed.length === 1)
       }).pipe(Effect.provide(live({ server: server.url })))
+    }))
+
+  it.scoped("Layer.http turns the watchdog on: a body that goes quiet fails after 75 s (TestClock)", () =>
+    Effect.gen(function*() {
+      const server = yield* TestServices.provideLive(serve((_request, response) => {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.write(event("ADDED", pod("a", "1"))) // then nothing, the connection stays open
+      }))
+      yield* Effect.gen(function*() {
+        const source = yield* ListerWatcherSource
+        const lw = source.listerWatcher(Resource.pods, {})
+        const received = yield* Queue.unbounded<string>()
+        const fiber = yield* lw.watch({}).pipe(
+          Stream.runForEach((e) => Queue.offer(received, e.type)),
+          Effect.flip,
+          Effect.fork
+        )
+        assert.strictEqual(
+          yield* TestServices.provideLive(Queue.take(received).pipe(Effect.timeout("5 seconds"))),
+          "ADDED"
+        )
+        yield* TestClock.adjust("74 seconds")
+        assert.isNull(fiber.unsafePoll())
+        yield* TestClock.adjust("2 seconds")
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag, "Transport")
+        assert.strictEqual(error.message, "watch pods in all namespaces: no bytes received for 1m 15s")
+      }).pipe(
+        Effect.provide(
+          Informers.http().pipe(Layer.provide(Layer.orDie(KubeConfig.layerFromOptions({ server: server.url }))))
+        )
+      )
     }))
 
   it.scopedLive("a connection destroyed mid-stream fails the watch with Transport", () =>
