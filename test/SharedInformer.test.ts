@@ -1548,6 +1548,22 @@ describe("SharedInformer: processor and listeners", () => {
       yield* Deferred.succeed(gate, undefined)
       yield* settle
       assert.strictEqual(yield* backlog, 0)
+      // the handler's time per callback: one observation per batch it took
+      const durations = yield* Metric.value(tagged(Metrics.handlerDuration, { informer: name, handler: "blocked" }))
+      assert.isAtLeast(durations.count, 1)
+      // what the Reflector saw: the initial state (watch-list), then one event of each type
+      const events = (type: string) => counterValue(tagged(Metrics.watchEvents, { informer: name, type }))
+      assert.strictEqual(yield* events("ADDED"), 3)
+      assert.strictEqual(yield* events("MODIFIED"), 1)
+      assert.strictEqual(yield* events("DELETED"), 1)
+      // relists, by cause
+      const relists = (cause: string) => counterValue(tagged(Metrics.relists, { informer: name, cause }))
+      assert.strictEqual(yield* relists("gone"), 0)
+      yield* fake.resetWatch
+      yield* settle
+      assert.strictEqual(yield* relists("gone"), 1)
+      // objects listed: pod1 and pod2 at the first sync, pod1 and pod3 at the relist
+      assert.strictEqual(yield* counterValue(tagged(Metrics.listedObjects, { informer: name })), 4)
     }))
 })
 
