@@ -194,7 +194,17 @@ describe("Cli - effect-informers as a child process", () => {
     "serve, then watch it: JSON output, events with a pod created meanwhile, Ctrl-C",
     () =>
       Effect.gen(function*() {
-        const serve = yield* start(["serve", "--port", "0", "--pods", "20", "--namespaces", "2"])
+        const serve = yield* start([
+          "serve",
+          "--port",
+          "0",
+          "--pods",
+          "20",
+          "--namespaces",
+          "2",
+          "--inject",
+          "error:count=1,status=503,on=list"
+        ])
         yield* waitFor(
           serve,
           "the URL",
@@ -202,9 +212,33 @@ describe("Cli - effect-informers as a child process", () => {
           "60 seconds"
         )
         const url = /serving the Kubernetes API on (http:\/\/\S+)/.exec(serve.stdout())![1]
+        // --inject: the first LIST gets the injected 503, the next one the pods
+        const injected = yield* getJson(`${url}/api/v1/pods`)
+        assert.strictEqual(injected.status, 503)
+        assert.strictEqual(injected.json.kind, "Status")
         const listed = yield* getJson(`${url}/api/v1/pods`)
         assert.strictEqual(listed.status, 200)
         assert.lengthOf(listed.json.items, 20)
+
+        // -l: only the pods the label selector matches
+        const app: string = listed.json.items[0].metadata.labels.app
+        const selected = yield* run([
+          "watch",
+          "pods",
+          "--server",
+          url,
+          "-l",
+          `app=${app}`,
+          "-o",
+          "json",
+          "--duration",
+          "1s"
+        ])
+        assert.strictEqual(selected.code, 0, selected.stderr)
+        const matching = listed.json.items.filter((pod: any) => pod.metadata.labels.app === app).map(keyOf).sort()
+        assert.isAbove(matching.length, 0)
+        assert.isBelow(matching.length, 20)
+        assert.deepStrictEqual(JSON.parse(selected.stdout).map(keyOf).sort(), matching)
 
         // `-o json` and a reader that goes away (EPIPE), side by side
         const [json, piped] = yield* Effect.all([
