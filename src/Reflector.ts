@@ -166,6 +166,9 @@ export interface Store<A, E = unknown> {
   } | undefined
 }
 
+/** How often a watch-list waiting for its initial-events-end bookmark says so (client-go: 10 s). */
+const initialEventsTick = 10_000
+
 /**
  * @since 0.1.0
  * @category models
@@ -683,10 +686,13 @@ class ReflectorImpl<A, E> implements Reflector {
       })
       // Until the end bookmark: fail when no event arrived for `watchListTimeout`. A large initial stream
       // that keeps delivering is never cut; a server that stops short (or ignores watch-list) is.
+      // Meanwhile, every 10 s, say what it waits for (client-go's initial-events-end bookmark ticker).
       const timeout = Duration.toMillis(Duration.decode(self.options.watchListTimeout ?? "60 seconds"))
+      let nextTick = started + initialEventsTick
       const timer: Effect.Effect<never, ReflectorError> = Effect.suspend(() => {
         if (synced) return Effect.never
-        const idle = self.clock.unsafeCurrentTimeMillis() - lastProgress
+        const now = self.clock.unsafeCurrentTimeMillis()
+        const idle = now - lastProgress
         if (idle >= timeout) {
           return Effect.fail(
             new WatchListError({
@@ -695,7 +701,20 @@ class ReflectorImpl<A, E> implements Reflector {
             })
           )
         }
-        return Effect.zipRight(Effect.sleep(Duration.millis(timeout - idle)), timer)
+        let log: Effect.Effect<void> = Effect.void
+        if (now >= nextTick) {
+          nextTick = now + initialEventsTick
+          log = Effect.logInfo(
+            `${self.name}: awaiting the initial-events-end bookmark: ${counter.events} events in ` +
+              `${Duration.format(Duration.millis(now - started))}, the last one ${
+                Duration.format(Duration.millis(idle))
+              } ago`
+          )
+        }
+        return log.pipe(
+          Effect.zipRight(Effect.sleep(Duration.millis(Math.min(timeout - idle, nextTick - now)))),
+          Effect.zipRight(timer)
+        )
       })
       const result = yield* Effect.raceFirst(consumed, timer).pipe(
         Effect.withSpan("Reflector.watchList", { attributes: { reflector: self.name } }),

@@ -899,6 +899,42 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch", "List", "Watch"])
       }))
 
+    it.scoped("TestInitialEventsEndBookmarkTicker: every 10 s without the end bookmark, it says what it waits for", () => {
+      const lines: Array<string> = []
+      const logger = Logger.make(({ message }) => {
+        const text = Array.isArray(message) ? message.join(" ") : String(message)
+        if (text.includes("awaiting")) lines.push(text)
+      })
+      return Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")], watchList: "ignore" })
+        const store = yield* DeltaFifo.make<KubeObject>()
+        yield* Reflector.make(fake, store, { name: "ticking", watchListTimeout: "25 seconds" })
+        yield* settle
+        yield* advance("9999 millis")
+        assert.deepStrictEqual(lines, [])
+        yield* advance("1 millis")
+        assert.deepStrictEqual(lines, [
+          "ticking: awaiting the initial-events-end bookmark: 2 events in 10s, the last one 10s ago"
+        ])
+        yield* fake.add(pod("c"))
+        yield* advance("10 seconds")
+        assert.deepStrictEqual(lines.slice(1), [
+          "ticking: awaiting the initial-events-end bookmark: 3 events in 20s, the last one 10s ago"
+        ])
+        yield* advance("10 seconds")
+        assert.deepStrictEqual(lines.slice(2), [
+          "ticking: awaiting the initial-events-end bookmark: 3 events in 30s, the last one 20s ago"
+        ])
+        // the timeout counts from the last event (c, at 10 s): at 35 s the fallback to List+Watch; no more ticks
+        yield* advance("4999 millis")
+        assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList"])
+        yield* advance("1 millis")
+        assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch"])
+        yield* advance("30 seconds")
+        assert.lengthOf(lines, 3)
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+    })
+
     it.scoped("the end-bookmark timeout: 60 s by default, and the stream is closed", () =>
       Effect.gen(function*() {
         const { lw, requests, state } = scripted({
