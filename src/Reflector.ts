@@ -707,8 +707,8 @@ class ReflectorImpl<A, E> implements Reflector {
           log = Effect.logInfo(
             `${self.name}: awaiting the initial-events-end bookmark: ${counter.events} events in ` +
               `${Duration.format(Duration.millis(now - started))}, the last one ${
-                Duration.format(Duration.millis(idle))
-              } ago`
+                idle < 1 ? "just now" : `${Duration.format(Duration.millis(idle))} ago`
+              }`
           )
         }
         return log.pipe(

@@ -42,7 +42,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
+import type * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
@@ -370,10 +370,9 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     this.resyncCheckPeriod = this.defaultResync
     this.transform = options.transform
     this.watchErrorHandler = options.onWatchError
-    const counter = (type: string) =>
-      Metric.tagged(Metric.tagged(Metrics.notifications, "informer", this.name), "type", type)
+    const counter = (type: string) => Metrics.withTags(Metrics.notifications, [["informer", this.name], ["type", type]])
     this.notificationCounters = { add: counter("add"), update: counter("update"), delete: counter("delete") }
-    this.fifoGauge = Metric.tagged(Metrics.fifoDepth, "informer", this.name)
+    this.fifoGauge = Metrics.withTags(Metrics.fifoDepth, [["informer", this.name]])
   }
 
   // --- distribution (runs inside the synchronous processing step) -------------------------------
