@@ -1,6 +1,6 @@
 // Runs examples/app.ts against the embedded API server, over HTTP as against a cluster.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { Layer as Informers, Resource } from "effect-informers"
 import { ApiServer, ChurnSimulator } from "effect-informers/testing"
 import { appLayer, program } from "./app.js"
@@ -16,8 +16,18 @@ describe("example: an Effect app over the Layers", () => {
         if (node !== undefined) expected[node] = (expected[node] ?? 0) + 1
       }
       const factory = Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: server.url }))
-      const report = yield* program.pipe(Effect.provide(appLayer(factory)))
+      // the app's Layers live as long as this test's scope: its handlers keep reacting after the report
+      const context = yield* Layer.build(appLayer(factory))
+      const report = yield* program.pipe(Effect.provide(context))
       assert.deepStrictEqual(report.nodes, expected)
       assert.strictEqual(report.deployments, 6)
+      assert.deepStrictEqual(report.events, [])
+
+      const probe = ChurnSimulator.makePod({ name: "probe", namespace: "ns-0", app: "probe", now: 0 })
+      yield* server.create(Resource.pods, probe)
+      yield* server.delete(Resource.pods, { namespace: "ns-0", name: "probe" })
+      const deadline = Date.now() + 10_000
+      while (report.events.length < 2 && Date.now() < deadline) yield* Effect.sleep("20 millis")
+      assert.deepStrictEqual(report.events, ["added probe", "deleted probe"])
     }), 30_000)
 })
