@@ -260,8 +260,8 @@ export const table = (all: ReadonlyArray<Row>): string => {
     + "|"
   const notes = [
     "- W1: start -> every handler has seen every pod (the cache holds them all); W2/W4/W5: events/s until every " +
-    "handler has seen the whole burst (the best burst); W4 with 10 and 100 handlers and the no-strip session run " +
-    "one burst",
+    "handler has seen the whole burst (the best burst); W4 with 100 handlers and the no-strip session run one " +
+    "burst",
     "- ratios are ours / other of the same figure: lower is better for W1 (time), W3 and W6 (memory), higher otherwise",
     ...all.filter((row) => row.note !== undefined).map((row) => `- ${row.workload} ${row.variant}: ${row.note}`)
   ]
