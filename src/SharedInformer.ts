@@ -702,21 +702,29 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       finished(current)
       return next
     }
+    /** With `detectMutations`: the cached object as JSON before the handler ran. */
+    let before: string | undefined = undefined
+    const afterCheckedCallback = (): Effect.Effect<void, E, R> =>
+      Effect.flatMap(checkMutation(before, current), afterCallback)
     const next: Effect.Effect<void, E, R> = Effect.suspend(() => {
       while (index < batch.length) {
         const notification = batch[index++]
         listener.inFlight = batch.length - index
+        // Set before the call: a handler function that throws while building its Effect is this
+        // notification's failure too. The snapshot is taken before the handler's code runs at all.
+        current = notification
+        inCallback = true
+        if (detectMutations) before = snapshot(notification)
         const effect = call(notification)
         if (effect === undefined) {
+          // no callback for this notification: no handler code ran
+          inCallback = false
           finished(notification)
           continue
         }
-        current = notification
-        inCallback = true
         callbacks++
         if (!detectMutations) return Effect.flatMap(effect, afterCallback)
-        const before = snapshot(notification)
-        return Effect.flatMap(effect, () => Effect.flatMap(checkMutation(before, notification), afterCallback))
+        return Effect.flatMap(effect, afterCheckedCallback)
       }
       if (callbacks > 0) {
         const seconds = Number(self.clock.unsafeCurrentTimeNanos() - batchStart) / 1e9
@@ -730,8 +738,16 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       const failed = current
       const wasCallback = inCallback
       inCallback = false
+      const logged = Effect.logError(
+        `${self.name}: handler ${listener.name} failed on ${
+          failed === undefined ? "a notification" : describe(failed)
+        }`,
+        cause
+      )
+      // a handler that mutated a cached object and then failed is still reported
+      const checked = wasCallback && detectMutations ? Effect.zipRight(logged, checkMutation(before, failed)) : logged
       return Effect.zipRight(
-        Effect.logError(`${self.name}: handler ${listener.name} failed on ${describe(failed)}`, cause),
+        checked,
         Effect.suspend(() => {
           if (wasCallback) finished(failed)
           return guarded

@@ -861,12 +861,24 @@ describe("SharedInformer: client-go ports", () => {
               recovered.push(nameOf(o))
             })
         })
+        // throws while building its Effect, on its very first notification and on pod3
+        const thrownRecovered: Array<string> = []
+        const throwing = yield* informer.addEventHandler({
+          name: "throwing-handler",
+          onAdd: (o) => {
+            if (nameOf(o) === "pod0" || nameOf(o) === "pod3") throw new Error(`thrown on ${nameOf(o)}`)
+            return Effect.sync(() => {
+              thrownRecovered.push(nameOf(o))
+            })
+          }
+        })
         yield* informer.start
         yield* settle
         assert.isTrue(yield* informer.hasSynced)
         // client-go #129024: a panicking handler never syncs; ours does.
-        for (const r of [failing, dying, flaky]) assert.isTrue(yield* r.hasSynced, r.name)
+        for (const r of [failing, dying, flaky, throwing]) assert.isTrue(yield* r.hasSynced, r.name)
         assert.deepStrictEqual(recovered, ["pod0", "pod2", "pod3", "pod4"])
+        assert.deepStrictEqual(thrownRecovered, ["pod1", "pod2", "pod4"])
         // No pause after a failure: all of it happened without virtual time passing.
         assert.strictEqual(yield* Clock.currentTimeMillis, 0)
         const failures = (name: string) =>
@@ -874,6 +886,7 @@ describe("SharedInformer: client-go ports", () => {
         assert.strictEqual(yield* failures("failing-handler"), 5)
         assert.strictEqual(yield* failures("dying-handler"), 5)
         assert.strictEqual(yield* failures("flaky-handler"), 1)
+        assert.strictEqual(yield* failures("throwing-handler"), 2)
       }))
       const logged = (name: string) => logs.lines.filter((line) => line.includes(`handler ${name} failed`))
       assert.strictEqual(logged("failing-handler").length, 5)
@@ -882,6 +895,10 @@ describe("SharedInformer: client-go ports", () => {
       assert.include(logged("failing-handler")[0], "typed failure on pod0")
       assert.include(logged("dying-handler")[0], "defect on pod0")
       assert.include(logged("flaky-handler")[0], "add of ns/pod1")
+      assert.strictEqual(logged("throwing-handler").length, 2)
+      assert.include(logged("throwing-handler")[0], "add of ns/pod0")
+      assert.include(logged("throwing-handler")[0], "thrown on pod0")
+      assert.include(logged("throwing-handler")[1], "add of ns/pod3")
     }))
 
   it.scoped("TestRemoveEventHandler_SynchronousShutdown (and _AsynchronousPanic): remove interrupts the blocked callback and waits", () =>
@@ -1507,7 +1524,7 @@ describe("SharedInformer: processor and listeners", () => {
     Effect.gen(function*() {
       const logs = captureLogs()
       yield* logs.capture(Effect.gen(function*() {
-        const { informer } = yield* setup({ detectMutations: true }, [pod("pod1"), pod("pod2")])
+        const { informer } = yield* setup({ detectMutations: true }, range(5).map((i) => pod(`pod${i}`)))
         yield* informer.addEventHandler({ name: "polite", onAdd: () => Effect.void })
         yield* informer.addEventHandler({
           name: "mutator",
@@ -1516,13 +1533,34 @@ describe("SharedInformer: processor and listeners", () => {
               if (nameOf(o) === "pod2") (o.metadata as { labels?: Record<string, string> }).labels = { touched: "yes" }
             })
         })
+        // mutates in the function's own body, before returning its Effect
+        yield* informer.addEventHandler({
+          name: "eager-mutator",
+          onAdd: (o) => {
+            if (nameOf(o) === "pod3") (o.metadata as { annotations?: Record<string, string> }).annotations = { a: "b" }
+            return Effect.void
+          }
+        })
+        // mutates, then fails
+        yield* informer.addEventHandler({
+          name: "failing-mutator",
+          onAdd: (o) =>
+            nameOf(o) === "pod4"
+              ? Effect.sync(() => {
+                ;(o.metadata as { finalizers?: Array<string> }).finalizers = ["x"]
+              }).pipe(Effect.zipRight(Effect.fail("then fails")))
+              : Effect.void
+        })
         yield* informer.start
         yield* settle
       }))
       const reports = logs.lines.filter((line) => line.includes("mutated a cached object"))
-      assert.strictEqual(reports.length, 1)
-      assert.include(reports[0], "handler mutator")
-      assert.include(reports[0], "ns/pod2")
+      assert.strictEqual(reports.length, 3)
+      for (
+        const [handler, key] of [["mutator", "ns/pod2"], ["eager-mutator", "ns/pod3"], ["failing-mutator", "ns/pod4"]]
+      ) {
+        assert.isTrue(reports.some((r) => r.includes(`handler ${handler} `) && r.includes(key)), `${handler} ${key}`)
+      }
     }))
 
   it.scoped("metrics: notification counters, handler backlog and FIFO depth", () =>
