@@ -4,12 +4,27 @@
  * builds its own fakes and factory; time is driven with TestClock.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
+import {
+  Context,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Logger,
+  LogLevel,
+  Option,
+  Scope,
+  TestClock
+} from "effect"
+import * as ApiServer from "../src/ApiServer.js"
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import * as Indexer from "../src/Indexer.js"
 import * as InformerFactory from "../src/InformerFactory.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { resourceVersion } from "../src/KubeObject.js"
+import * as Informers from "../src/Layer.js"
 import { Forbidden, NotFound } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
 
@@ -312,6 +327,36 @@ describe("InformerFactory - lifecycle", () => {
       assert.include(error.message, "NotFound")
       assert.include(error.message, "could not find the requested resource")
     }))
+
+  it.scopedLive("waitForCacheSync names a 404 (a CRD the embedded API server does not serve) and a 403 over HTTP", () =>
+    Effect.gen(function*() {
+      const server = yield* ApiServer.make()
+      const build = Layer.build(
+        Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: server.url }), {
+          factory: { reflector: { watchList: false } }
+        })
+      )
+      // 404: the server has no widgets.example.com
+      const crd = Context.get(yield* build, InformerFactory.InformerFactory)
+      yield* crd.informerFor(widgets)
+      yield* crd.start
+      const missing = yield* Effect.flip(crd.waitForCacheSync({ timeout: "1 second" }))
+      assert.strictEqual(missing._tag, "CacheSyncError")
+      assert.include(missing.message, "widgets.example.com in all namespaces")
+      assert.include(missing.message, "NotFound")
+      // 403: every LIST is forbidden
+      yield* server.inject({ _tag: "ServerError", status: 403, count: 1000, on: "list" })
+      const pods = Context.get(yield* build, InformerFactory.InformerFactory)
+      yield* pods.informerFor(Resource.pods, { namespace: "default" })
+      yield* pods.start
+      const forbidden = yield* Effect.flip(pods.waitForCacheSync({ timeout: "1 second" }))
+      assert.include(forbidden.message, "pods in default")
+      assert.include(forbidden.message, "Forbidden")
+      const status = forbidden.informers.find((s) => s.informer === "pods in default")
+      assert.strictEqual(Option.getOrUndefined(status!.lastError)?._tag, "Forbidden")
+      yield* server.clearFaults
+      yield* pods.waitForCacheSync({ timeout: "10 seconds" })
+    }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
 
   it.scoped("status reflects synced and the last error", () =>
     Effect.gen(function*() {

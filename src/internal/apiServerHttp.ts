@@ -78,6 +78,14 @@ export type ArmedFault =
 /** @internal */
 export type StreamFault = "MalformedLine" | "PartialLine" | "MissingMetadata"
 
+/** The Status reason an injected error carries, by HTTP code (as the API server would send it). */
+const injectedReasons: { readonly [code: number]: string } = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  503: "ServiceUnavailable"
+}
+
 /** @internal */
 export class FaultState {
   armed: Array<ArmedFault> = []
@@ -773,7 +781,7 @@ const handleResource = (
       return statusResponse(
         error.status === 500
           ? internalError("injected fault")
-          : failureStatus(error.status, error.status === 503 ? "ServiceUnavailable" : "InternalError", "injected fault")
+          : failureStatus(error.status, injectedReasons[error.status] ?? "InternalError", "injected fault")
       )
     }
 
