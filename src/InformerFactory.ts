@@ -7,8 +7,11 @@
  *   function) is a typed `InformerOptionsConflictError`, never silently different options (new index
  *   names are simply added to the shared informer);
  * - `shutdown` stops the informers (closing their scopes) and waits for them; it is idempotent;
- * - `waitForCacheSync` with a timeout fails with a `CacheSyncError` that names, for each informer that
- *   did not sync, the last error it saw (a 403 Forbidden, a 404 for a missing CRD...).
+ * - `waitForCacheSync` does not wait forever for caches that cannot sync: it fails with a `CacheSyncError`
+ *   that names, for each informer that did not sync, the last error it saw (a 403 Forbidden, a 404 for a
+ *   missing CRD...), when its timeout passes (`reason: "Timeout"`) or, with or without a timeout, as soon
+ *   as an informer it waits on stops before it synced (`reason: "Stopped"`: the factory was shut down or
+ *   its scope closed; client-go's `WaitForCacheSync` returns false then).
  *
  * By default every informer drops `metadata.managedFields` from its objects (`stripManagedFields: false`
  * keeps them): they are rarely read and often a third of an object's size.
@@ -131,13 +134,18 @@ export interface SyncStatus {
 }
 
 /**
- * Some informers did not sync in time. The message names each and the last error it saw.
+ * Some informers did not sync: `reason: "Timeout"`, not within the wait's timeout; `reason: "Stopped"`,
+ * an informer waited on stopped before it synced (the factory was shut down or its scope closed), so it
+ * never will. The message names each informer that did not sync and the last error it saw.
  *
  * @since 0.1.0
  * @category errors
  */
 export class CacheSyncError extends Data.TaggedError("CacheSyncError")<{
+  readonly reason: "Timeout" | "Stopped"
+  /** The wait's timeout; `Duration.infinity` when it had none. */
   readonly timeout: Duration.Duration
+  /** Every informer waited on (those started when the wait began), at the time of the failure. */
   readonly informers: ReadonlyArray<SyncStatus>
 }> {
   override get message(): string {
@@ -147,7 +155,9 @@ export class CacheSyncError extends Data.TaggedError("CacheSyncError")<{
         onSome: (error) => `${status.informer} (last error: ${error._tag}: ${error.message})`
       })
     )
-    return `caches not synced after ${Duration.format(this.timeout)}: ${unsynced.join("; ")}`
+    return this.reason === "Timeout"
+      ? `caches not synced after ${Duration.format(this.timeout)}: ${unsynced.join("; ")}`
+      : `caches never synced: informers stopped before they synced: ${unsynced.join("; ")}`
   }
 }
 
@@ -189,8 +199,11 @@ export declare namespace InformerFactory {
     /** Starts every informer not started yet; call again to start informers created since. */
     readonly start: Effect.Effect<void>
     /**
-     * Waits until every informer started so far has synced and returns their statuses; with a timeout,
-     * fails naming the causes.
+     * Waits until every informer started so far has synced and returns their statuses (also after a
+     * shutdown, if they had all synced). Fails with a `CacheSyncError` naming each informer that did not
+     * sync and its last error: `reason: "Stopped"` as soon as one of them stops unsynced (the factory is
+     * shut down or its scope closes; also for a wait that starts after that), with or without a timeout;
+     * `reason: "Timeout"` when the timeout passes first.
      */
     readonly waitForCacheSync: (
       options?: { readonly timeout?: Duration.DurationInput | undefined }
@@ -455,18 +468,19 @@ export const make = (
       waitForCacheSync: (waitOptions = {}) =>
         Effect.gen(function*() {
           const started = Array.from(entries.values()).filter((entry) => entry.started)
+          // Fails (and stops waiting on the others) at the first informer that stops unsynced.
           const all = Effect.forEach(started, (entry) => entry.informer.synced, {
             concurrency: "unbounded",
             discard: true
-          })
-          if (waitOptions.timeout === undefined) yield* all
-          else {
-            const timeout = Duration.decode(waitOptions.timeout)
-            const done = yield* Effect.timeoutOption(all, timeout)
-            if (Option.isNone(done)) {
-              const informers = yield* Effect.forEach(started, statusOf)
-              return yield* new CacheSyncError({ timeout, informers })
-            }
+          }).pipe(Effect.either)
+          const timeout = waitOptions.timeout === undefined ? Duration.infinity : Duration.decode(waitOptions.timeout)
+          const done = waitOptions.timeout === undefined
+            ? yield* Effect.asSome(all)
+            : yield* Effect.timeoutOption(all, timeout)
+          if (Option.isNone(done) || Either.isLeft(done.value)) {
+            const informers = yield* Effect.forEach(started, statusOf)
+            const reason = Option.isNone(done) ? "Timeout" : "Stopped"
+            return yield* new CacheSyncError({ reason, timeout, informers })
           }
           // The informers waited for: those started when the wait began.
           return yield* Effect.forEach(started, statusOf)

@@ -18,7 +18,13 @@
  *   cached object, then every later event: no gap, no duplicate.
  * - `hasSynced` (informer): one full list has been applied to the cache and handed to the handlers'
  *   buffers. A registration's `hasSynced`: the informer has synced and every initial add has returned
- *   from that handler — also when the handler failed on some of them.
+ *   from that handler — also when the handler failed on some of them. Once true, it stays true, also
+ *   after the informer stops.
+ * - Waiting for sync never outlives the informer: when it stops (its scope closes) before it synced,
+ *   every pending and later `synced` fails with `InformerStoppedError` (`operation: "synced"`), as
+ *   client-go's `WaitForCacheSync(stopCh)` returns false; likewise a registration's `synced` when the
+ *   informer stops before that registration synced. Removing a registration before it synced interrupts
+ *   its `synced` waiters instead (nothing failed: the caller gave the registration up).
  * - A handler failure (typed error or defect) is logged with the handler's name and counted; the item is
  *   skipped and the handler goes on.
  * - Closing the informer's scope stops the controller (Reflector and processing loop, DeltaFifo closed)
@@ -122,10 +128,16 @@ export interface HandlerOptions {
  */
 export interface Registration {
   readonly name: string
-  /** The informer has synced and every initial add has returned from this handler. */
+  /** The informer has synced and every initial add has returned from this handler. Stays true once true. */
   readonly hasSynced: Effect.Effect<boolean>
-  /** Waits until `hasSynced`. */
-  readonly synced: Effect.Effect<void>
+  /**
+   * Waits until `hasSynced`; succeeds at once once it is, also after the informer stopped. Fails with
+   * `InformerStoppedError` (`operation: "synced"`, `handler` set) when the informer stopped before this
+   * registration synced: at the stop for pending waits, at once for later ones. A registration removed
+   * before it synced interrupts its waiters (and later waits) instead — unless the informer had stopped
+   * first, in which case they keep failing with the error.
+   */
+  readonly synced: Effect.Effect<void, InformerStoppedError>
   /**
    * Notifications waiting for this handler: buffered, or taken by its fiber and queued behind the callback in
    * progress (which is not counted). Zero once removed.
@@ -151,16 +163,35 @@ export interface WatchError {
 // -------------------------------------------------------------------------------------------------
 
 /**
- * The informer has stopped: handlers and indexers can no longer be added.
+ * The informer has stopped: handlers and indexers can no longer be added, it cannot be started, and if it
+ * had not synced it never will (`operation: "synced"`: what `synced` fails with).
  *
  * @since 0.1.0
  * @category errors
  */
 export class InformerStoppedError extends Data.TaggedError("InformerStoppedError")<{
   readonly informer: string
+  /**
+   * What the stop refused. `"addEventHandler"` (also when absent), `"addIndexers"`, `"start"`, or
+   * `"synced"`: the informer (or, with `handler`, that handler's registration) stopped before it synced.
+   */
+  readonly operation?: "addEventHandler" | "addIndexers" | "start" | "synced" | undefined
+  /** With `operation: "synced"`: the handler whose registration never synced; absent for the informer itself. */
+  readonly handler?: string | undefined
 }> {
   override get message(): string {
-    return `handler was not added to shared informer ${this.informer} because it has stopped already`
+    switch (this.operation) {
+      case "addIndexers":
+        return `indexers were not added to shared informer ${this.informer} because it has stopped already`
+      case "start":
+        return `shared informer ${this.informer} was not started because it has stopped already`
+      case "synced":
+        return this.handler === undefined
+          ? `shared informer ${this.informer} stopped before it synced`
+          : `shared informer ${this.informer} stopped before handler ${this.handler} synced`
+      default:
+        return `handler was not added to shared informer ${this.informer} because it has stopped already`
+    }
   }
 }
 
@@ -205,9 +236,14 @@ export declare namespace SharedInformer {
     readonly removeEventHandler: (registration: Registration) => Effect.Effect<void>
     /** Starts the Reflector and the processing loop. A second call does nothing. */
     readonly start: Effect.Effect<void, InformerStoppedError>
+    /** One full list has been applied to the cache and handed to the handlers. Stays true once true. */
     readonly hasSynced: Effect.Effect<boolean>
-    /** Waits until `hasSynced`. */
-    readonly synced: Effect.Effect<void>
+    /**
+     * Waits until `hasSynced`; succeeds at once once it is, also after the informer stopped. Fails with
+     * `InformerStoppedError` (`operation: "synced"`) when the informer stops before it synced (e.g. every
+     * list is forbidden and then its scope closes): at the stop for pending waits, at once for later ones.
+     */
+    readonly synced: Effect.Effect<void, InformerStoppedError>
     readonly isStarted: Effect.Effect<boolean>
     readonly isStopped: Effect.Effect<boolean>
     /** The cache (client-go's `GetStore`/`GetIndexer`). Read only: objects are shared. */
@@ -285,7 +321,9 @@ class Listener<A> {
   inFlight = 0
   removed = false
   fiber: Fiber.RuntimeFiber<void> | undefined = undefined
-  readonly syncedSignal = Deferred.unsafeMake<void>(undefined as never)
+  /** Whether `syncedSignal` is done: `"synced"` (success), or `"failed"` (informer stopped, or removed) first. */
+  syncState: "pending" | "synced" | "failed" = "pending"
+  readonly syncedSignal = Deferred.unsafeMake<void, InformerStoppedError>(undefined as never)
   /**
    * The labels of this handler's metrics. Updating a base metric with one stable label array hits Effect's
    * per-array hook cache; a `Metric.tagged` metric builds (and hashes) a new metric key on every update.
@@ -337,7 +375,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
   private started = false
   private stopped = false
   private synced_ = false
-  private readonly syncedSignal = Deferred.unsafeMake<void>(undefined as never)
+  private readonly syncedSignal = Deferred.unsafeMake<void, InformerStoppedError>(undefined as never)
   private resyncCheckPeriod: number
   private readonly defaultResync: number
   private transform: ((obj: A) => A) | undefined
@@ -507,10 +545,10 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
    * mode) syncs the FIFO without any batch to process.
    */
   private checkSynced(fifo: DeltaFifo.DeltaFifo.Service<A>): Effect.Effect<void> {
-    if (this.synced_) return Effect.void
+    if (this.synced_ || this.stopped) return Effect.void
     // The FIFO's synced flag never reverts: reading it a step early is safe.
     return Effect.flatMap(fifo.hasSynced, (synced) => {
-      if (!synced || this.synced_ || this.unapplied > 0) return Effect.void
+      if (!synced || this.synced_ || this.stopped || this.unapplied > 0) return Effect.void
       this.synced_ = true
       Deferred.unsafeDone(this.syncedSignal, Exit.void)
       for (const listener of this.listeners.values()) this.checkListenerSynced(listener)
@@ -518,8 +556,14 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     })
   }
 
+  /**
+   * Marks a listener synced once the informer is and its initial adds have all returned. Not after the
+   * informer stopped: its `synced` failed then (see `markStopped`), and `hasSynced` must agree with it.
+   */
   private checkListenerSynced(listener: Listener<A>): void {
-    if (this.synced_ && listener.initialPending === 0) Deferred.unsafeDone(listener.syncedSignal, Exit.void)
+    if (listener.syncState !== "pending" || !this.synced_ || listener.initialPending > 0 || this.stopped) return
+    listener.syncState = "synced"
+    Deferred.unsafeDone(listener.syncedSignal, Exit.void)
   }
 
   // --- resync -------------------------------------------------------------------------------------
@@ -547,7 +591,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     const self = this
     // Uninterruptible: a handler's fiber never runs without its listener being registered, nor the reverse.
     return Effect.uninterruptible(Effect.gen(function*() {
-      if (self.stopped) return yield* new InformerStoppedError({ informer: self.name })
+      if (self.stopped) return yield* new InformerStoppedError({ informer: self.name, operation: "addEventHandler" })
       const id = self.nextListenerId++
       const name = options.name ?? handler.name ?? `handler-${id}`
       let requested = options.resyncPeriod === undefined ? self.defaultResync : toResync(options.resyncPeriod)
@@ -573,7 +617,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       if (joined === "stopped") {
         // Stopped since the check above: the fiber was forked into a closed scope, or is about to be stopped.
         yield* Fiber.interrupt(fiber)
-        return yield* new InformerStoppedError({ informer: self.name })
+        return yield* new InformerStoppedError({ informer: self.name, operation: "addEventHandler" })
       }
       if (joined === "raised") {
         yield* Effect.logWarning(`${self.name}: resync period of handler ${name} raised to the informer's check period`)
@@ -620,7 +664,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     const remove = this.removeListener(listener)
     const registration: Registration = {
       name: listener.name,
-      hasSynced: Effect.sync(() => this.synced_ && listener.initialPending === 0),
+      hasSynced: Effect.sync(() => listener.syncState === "synced"),
       synced: Deferred.await(listener.syncedSignal),
       backlog: Effect.sync(() => listener.backlog()),
       remove
@@ -639,8 +683,12 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       this.syncing.delete(listener)
       const fiber = listener.fiber
       listener.updateBacklogGauge()
-      // A registration removed before it synced never will: whoever waits on `synced` is interrupted.
-      Deferred.unsafeDone(listener.syncedSignal, Exit.interrupt(FiberId.none))
+      // A registration removed before it synced never will: whoever waits on `synced` is interrupted. (Removed
+      // after the informer stopped unsynced, its `synced` has failed already and keeps failing.)
+      if (listener.syncState === "pending") {
+        listener.syncState = "failed"
+        Deferred.unsafeDone(listener.syncedSignal, Exit.interrupt(FiberId.none))
+      }
       // Buffer first: a handler removing itself from its own callback interrupts its own fiber, and whatever
       // follows that interruption never runs.
       return Effect.zipRight(
@@ -772,7 +820,7 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
   // --- lifecycle ----------------------------------------------------------------------------------
 
   readonly start: Effect.Effect<void, InformerStoppedError> = Effect.suspend(() => {
-    if (this.stopped) return Effect.fail(new InformerStoppedError({ informer: this.name }))
+    if (this.stopped) return Effect.fail(new InformerStoppedError({ informer: this.name, operation: "start" }))
     if (this.started) return Effect.logWarning(`${this.name}: informer already started`)
     this.started = true
     const self = this
@@ -832,13 +880,31 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
       : obj
   }
 
-  /** Called by the scope between stopping the controller and stopping the handlers. */
+  /**
+   * Called by the scope between stopping the controller and stopping the handlers. With the controller
+   * stopped nothing can sync any more: the informer's and every registration's `synced` that has not
+   * succeeded fails from now on (client-go's `WaitForCacheSync` returning false once `stopCh` is closed).
+   */
   markStopped(): void {
     this.stopped = true
+    if (!this.synced_) {
+      Deferred.unsafeDone(
+        this.syncedSignal,
+        Exit.fail(new InformerStoppedError({ informer: this.name, operation: "synced" }))
+      )
+    }
+    for (const listener of this.listeners.values()) {
+      if (listener.syncState !== "pending") continue
+      listener.syncState = "failed"
+      Deferred.unsafeDone(
+        listener.syncedSignal,
+        Exit.fail(new InformerStoppedError({ informer: this.name, operation: "synced", handler: listener.name }))
+      )
+    }
   }
 
   readonly hasSynced: Effect.Effect<boolean> = Effect.sync(() => this.synced_)
-  readonly synced: Effect.Effect<void> = Deferred.await(this.syncedSignal)
+  readonly synced: Effect.Effect<void, InformerStoppedError> = Deferred.await(this.syncedSignal)
   readonly isStarted: Effect.Effect<boolean> = Effect.sync(() => this.started)
   readonly isStopped: Effect.Effect<boolean> = Effect.sync(() => this.stopped)
 
@@ -850,7 +916,9 @@ class InformerImpl<A extends KubeObject> implements SharedInformer.Service<A> {
     indexers: Indexers<A>
   ): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
     Effect.suspend((): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
-      this.stopped ? Effect.fail(new InformerStoppedError({ informer: this.name })) : this.indexer.addIndexers(indexers)
+      this.stopped
+        ? Effect.fail(new InformerStoppedError({ informer: this.name, operation: "addIndexers" }))
+        : this.indexer.addIndexers(indexers)
     )
 
   readonly setTransform = (transform: (obj: A) => A): Effect.Effect<void, InformerStartedError> =>
