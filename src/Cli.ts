@@ -78,6 +78,12 @@ const messageOf = (error: unknown): string =>
     ? error.message
     : String(error)
 
+/**
+ * A message as one line: without the stack trace some messages carry (an `UnexpectedError` embeds its
+ * cause's), and with any other line breaks folded into spaces.
+ */
+const oneLine = (message: string): string => message.split(/\r?\n\s+at\s/)[0].replace(/\s*\r?\n\s*/g, " ").trim()
+
 const isTTY = process.stdout.isTTY === true
 
 const formatNumber = (n: number): string => Math.round(n).toLocaleString("en-US")
@@ -105,6 +111,126 @@ export const resolveResource = (
   return Either.left(
     `unknown resource "${name}": use a built-in name (pods, deployments, ...) or GROUP/VERSION/RESOURCE`
   )
+}
+
+/**
+ * Below this depth the fallback serializer of {@link stringifyJson} stops indenting: a deeper value is
+ * written compactly, so that the output grows linearly with the depth (indenting a 6,000-deep object
+ * two spaces per level would print 72 MB of spaces).
+ */
+const indentedLevels = 100
+
+const isSkipped = (value: unknown): boolean =>
+  value === undefined || typeof value === "function" || typeof value === "symbol"
+
+/** What `JSON.stringify` serialises in place of `value`, held under `key`: `toJSON()`, then unboxed. */
+const jsonValueOf = (value: unknown, key: string): unknown => {
+  let result = value
+  if ((typeof result === "object" && result !== null) || typeof result === "bigint") {
+    const toJSON = (result as { readonly toJSON?: unknown }).toJSON
+    if (typeof toJSON === "function") result = toJSON.call(result, key)
+  }
+  if (typeof result === "object" && result !== null) {
+    if (result instanceof Number) return Number(result)
+    if (result instanceof String) return String(result)
+    if (result instanceof Boolean || result instanceof BigInt) return result.valueOf()
+  }
+  return result
+}
+
+const primitiveJson = (value: unknown): string => {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value)
+    case "number":
+      return Number.isFinite(value) ? String(value) : "null"
+    case "boolean":
+      return value ? "true" : "false"
+    case "bigint":
+      throw new TypeError("Do not know how to serialize a BigInt")
+    default:
+      return "null"
+  }
+}
+
+interface JsonFrame {
+  readonly container: object
+  /** `undefined` for an array. */
+  readonly keys: ReadonlyArray<string> | undefined
+  readonly length: number
+  readonly depth: number
+  index: number
+  written: number
+}
+
+/** `JSON.stringify(value, null, indent)` with an explicit stack instead of recursion: any depth. */
+const stringifyIteratively = (value: unknown, indent: number): string | undefined => {
+  const top = jsonValueOf(value, "")
+  if (isSkipped(top)) return undefined
+  const parts: Array<string> = []
+  const stack: Array<JsonFrame> = []
+  const open = new Set<object>()
+  const newlines: Array<string> = []
+  const newline = (depth: number): string => newlines[depth] ??= `\n${" ".repeat(indent * depth)}`
+  const emit = (v: unknown): void => {
+    if (typeof v !== "object" || v === null) {
+      parts.push(primitiveJson(v))
+      return
+    }
+    if (open.has(v)) throw new TypeError("Converting circular structure to JSON")
+    const keys = Array.isArray(v) ? undefined : Object.keys(v)
+    const length = keys === undefined ? (v as ReadonlyArray<unknown>).length : keys.length
+    parts.push(keys === undefined ? "[" : "{")
+    open.add(v)
+    stack.push({ container: v, keys, length, depth: stack.length, index: 0, written: 0 })
+  }
+  emit(top)
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]
+    const indented = indent > 0 && frame.depth < indentedLevels
+    if (frame.index === frame.length) {
+      stack.pop()
+      open.delete(frame.container)
+      const close = frame.keys === undefined ? "]" : "}"
+      parts.push(frame.written > 0 && indented ? newline(frame.depth) + close : close)
+      continue
+    }
+    const i = frame.index++
+    const key = frame.keys === undefined ? String(i) : frame.keys[i]
+    let member = jsonValueOf((frame.container as Record<string, unknown>)[key], key)
+    if (isSkipped(member)) {
+      if (frame.keys !== undefined) continue
+      member = null
+    }
+    const separator = frame.written++ > 0 ? "," : ""
+    const lead = indented ? newline(frame.depth + 1) : ""
+    parts.push(
+      frame.keys === undefined
+        ? separator + lead
+        : `${separator}${lead}${JSON.stringify(key)}${indented ? ": " : ":"}`
+    )
+    emit(member)
+  }
+  return parts.join("")
+}
+
+/**
+ * `JSON.stringify(value, null, indent)`, also for values nested too deeply for it: when it overflows the
+ * stack (a `RangeError`), an iterative serializer writes the same JSON, indenting the first 100 levels
+ * and writing deeper ones compactly. It still throws what `JSON.stringify` throws otherwise (a cycle, a
+ * `BigInt`) and when the result is longer than the longest string the engine can hold.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const stringifyJson = (value: unknown, indent = 0): string | undefined => {
+  const spaces = Math.min(10, Math.max(0, Math.floor(indent)))
+  try {
+    return JSON.stringify(value, null, spaces)
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error
+    return stringifyIteratively(value, spaces)
+  }
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -231,6 +357,64 @@ const describeObject = (obj: KubeObject.DeletedObject<KubeObject.KubeObject>): s
   return `${name}${rv === undefined ? "" : ` rv=${rv}`}`
 }
 
+/** `NAMESPACE/NAME` of an object for a message, whatever the object is. */
+const keyForMessage = (obj: KubeObject.DeletedObject<KubeObject.KubeObject>): string => {
+  try {
+    return Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<unknown>")
+  } catch {
+    return "<unknown>"
+  }
+}
+
+/**
+ * The one stderr line for an object that cannot be printed; the command goes on with the next event or
+ * object.
+ */
+const cannotPrint = (
+  resource: Resource.Resource<KubeObject.KubeObject>,
+  obj: KubeObject.DeletedObject<KubeObject.KubeObject>,
+  error: unknown
+): string => `warning: cannot print ${resource.resource} ${keyForMessage(obj)}: ${oneLine(messageOf(error))}`
+
+/**
+ * `watch --output json`: the cache as one JSON array, as `JSON.stringify(objects, null, 2)` prints it. An
+ * object nested too deeply for `JSON.stringify` is printed by {@link stringifyJson}'s fallback; one that
+ * cannot be printed at all (longer than the engine's longest string) is left out, with one line on stderr.
+ */
+const printCache = (
+  resource: Resource.Resource<KubeObject.KubeObject>,
+  objects: ReadonlyArray<KubeObject.KubeObject>
+): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    try {
+      return Console.log(JSON.stringify(objects, null, 2))
+    } catch {
+      // object by object, below
+    }
+    const printed: Array<string> = []
+    const warnings: Array<string> = []
+    for (const obj of objects) {
+      try {
+        const text = stringifyJson(obj, 2) ?? "null"
+        printed.push(`  ${text.replaceAll("\n", "\n  ")}`)
+      } catch (error) {
+        warnings.push(cannotPrint(resource, obj, error))
+      }
+    }
+    // line by line rather than one string: the whole array may be longer than the longest string
+    return Effect.zipRight(
+      Effect.forEach(warnings, (line) => Console.error(line), { discard: true }),
+      printed.length === 0 ? Console.log("[]") : Effect.zipRight(
+        Console.log("["),
+        Effect.forEach(
+          printed,
+          (text, i) => Console.log(i === printed.length - 1 ? `${text}\n]` : `${text},`),
+          { discard: true }
+        )
+      )
+    )
+  })
+
 /** How long `watch --output json` waits for the cache to sync (or `--duration`, when longer). */
 const jsonSyncTimeout = Duration.seconds(30)
 
@@ -280,13 +464,17 @@ const watch = Command.make("watch", {
     // Errors are never fatal to the informer: report each as one line and keep going.
     yield* informer.errors.pipe(
       Stream.runForEach(({ context: where, error }) =>
-        Console.error(`warning: ${where.phase}: ${error._tag}: ${error.message}`)
+        Console.error(`warning: ${where.phase}: ${error._tag}: ${oneLine(error.message)}`)
       ),
       Effect.forkScoped
     )
     if (options.output === "events") {
+      // Whatever printing an event throws is one line on stderr, never the end of the command (nor a
+      // handler failure, which the informer would log with its stack trace).
       const print = (type: string, obj: KubeObject.DeletedObject<KubeObject.KubeObject>) =>
-        Console.log(`${type.padEnd(8)} ${describeObject(obj)}`)
+        Effect.suspend(() => Console.log(`${type.padEnd(8)} ${describeObject(obj)}`)).pipe(
+          Effect.catchAllCause((cause) => Console.error(cannotPrint(resource, obj, Cause.squash(cause))))
+        )
       yield* informer.addEventHandler({
         name: "cli",
         onAdd: (obj, initial) => print(initial ? "EXISTING" : "ADDED", obj),
@@ -310,7 +498,11 @@ const watch = Command.make("watch", {
         const kb = `${b.metadata?.namespace ?? ""}/${b.metadata?.name ?? ""}`
         return ka < kb ? -1 : ka > kb ? 1 : 0
       })
-      yield* Console.log(JSON.stringify(objects, null, 2))
+      yield* printCache(resource, objects).pipe(
+        Effect.catchAllCause((cause) =>
+          fail(`cannot print the cache of ${resource.resource}: ${oneLine(messageOf(Cause.squash(cause)))}`)
+        )
+      )
       return
     }
     // The duration counts from the start, so that a watch that never syncs still ends on time.

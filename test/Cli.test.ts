@@ -10,8 +10,11 @@ import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { stringifyJson } from "../src/Cli.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -120,9 +123,142 @@ const getJson = (url: string) =>
     return { status: response.status, json: await response.json() as any }
   })
 
+/** `{"level":{"level":...{"leaf":true}}}`, `depth` levels of `level`, as JSON text (built without recursion). */
+const deepJson = (depth: number): string => `${"{\"level\":".repeat(depth)}{"leaf":true}${"}".repeat(depth)}`
+
+/** How deep `obj.level.level...` goes, and what is at the bottom (walked without recursion). */
+const depthOf = (obj: any): { readonly depth: number; readonly leaf: unknown } => {
+  let depth = 0
+  while (typeof obj === "object" && obj !== null && "level" in obj) {
+    obj = obj.level
+    depth++
+  }
+  return { depth, leaf: obj }
+}
+
+/**
+ * A scripted API server (plain `node:http`, so that no limit of the embedded server's gets in the way):
+ * it refuses watch-lists with a 400, so that the informer LISTs; the LIST holds `items` (JSON text); every
+ * watch stays open, without events.
+ */
+const scriptedServer = (items: ReadonlyArray<string>): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<http.Server>((resume) => {
+      const server = http.createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://localhost")
+        if (url.pathname !== "/api/v1/pods") {
+          res.writeHead(404, { "content-type": "application/json" })
+          res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code: 404 }))
+        } else if (url.searchParams.get("sendInitialEvents") === "true") {
+          res.writeHead(400, { "content-type": "application/json" })
+          res.end(JSON.stringify({
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            reason: "BadRequest",
+            code: 400,
+            message: "sendInitialEvents is not supported"
+          }))
+        } else if (url.searchParams.get("watch") === "true") {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.flushHeaders()
+        } else {
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(
+            `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"10"},"items":[${items.join(",")}]}`
+          )
+        }
+      })
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+
+const podJson = (name: string, spec: string): string =>
+  `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"${name}","namespace":"default","resourceVersion":"5"},` +
+  `"spec":${spec}}`
+
 // -------------------------------------------------------------------------------------------------
 // tests
 // -------------------------------------------------------------------------------------------------
+
+describe("Cli - stringifyJson", () => {
+  const sample = {
+    number: 1,
+    negativeZero: -0,
+    big: 1e21,
+    notFinite: [NaN, Infinity, -Infinity],
+    text: "quote \" backslash \\ newline \n separator \u2028 lone surrogate \ud800",
+    list: [1, "x", null, undefined, () => 1, Symbol("s"), true, false],
+    skipped: undefined,
+    fn: () => 1,
+    symbol: Symbol("s"),
+    date: new Date(0),
+    toJSON: { toJSON: (key: string) => `toJSON(${key})` },
+    boxed: [new Number(3), new String("s"), new Boolean(false)],
+    empty: { object: {}, array: [], allSkipped: { a: undefined } },
+    nested: { a: [{ b: [[], {}] }, [[1]]] }
+  }
+
+  /** Equal texts; else where they first differ (not both texts: they are megabytes long). */
+  const assertSameText = (actual: string, expected: string) => {
+    if (actual === expected) return
+    let i = 0
+    while (actual[i] === expected[i]) i++
+    assert.fail(
+      `the texts differ at ${i} (lengths ${actual.length}, ${expected.length}): ` +
+        `${JSON.stringify(actual.slice(Math.max(0, i - 40), i + 40))} instead of ` +
+        JSON.stringify(expected.slice(Math.max(0, i - 40), i + 40))
+    )
+  }
+
+  /** `n` nested arrays around `inner`. */
+  const wrap = (inner: unknown, n: number): unknown => {
+    let value = inner
+    for (let i = 0; i < n; i++) value = [value]
+    return value
+  }
+
+  it("is JSON.stringify wherever JSON.stringify works", () => {
+    for (const value of [sample, [sample], 1, "s", null, { toJSON: () => undefined }]) {
+      for (const indent of [0, 2]) assert.strictEqual(stringifyJson(value, indent), JSON.stringify(value, null, indent))
+    }
+  })
+
+  it("writes what JSON.stringify would, at depths that overflow JSON.stringify", () => {
+    const n = 100_000
+    const deep = wrap(sample, n)
+    assert.throws(() => JSON.stringify(deep), RangeError)
+    assertSameText(stringifyJson(deep)!, `${"[".repeat(n)}${JSON.stringify(sample)}${"]".repeat(n)}`)
+
+    // indented: the first 100 levels as JSON.stringify indents them (the object, then 99 arrays), the
+    // deeper ones (the other n - 99 arrays) compact
+    const chain = { sample, deep: wrap(undefined, n) }
+    assert.throws(() => JSON.stringify(chain, null, 2), RangeError)
+    const placeholder = "\u0000rest"
+    const expected = JSON.stringify({ sample, deep: wrap(placeholder, 99) }, null, 2).replace(
+      JSON.stringify(placeholder),
+      `${"[".repeat(n - 99)}null${"]".repeat(n - 99)}`
+    )
+    const printed = stringifyJson(chain, 2)!
+    assertSameText(printed, expected)
+    assert.isBelow(printed.length, 3 * n, "the output grows linearly with the depth")
+  })
+
+  it("throws what JSON.stringify throws, also at depth", () => {
+    const cyclic: Array<unknown> = []
+    cyclic.push(cyclic)
+    for (const value of [{ n: 1n }, cyclic]) {
+      assert.throws(() => stringifyJson(value), TypeError)
+      assert.throws(() => stringifyJson(wrap(value, 100_000)), TypeError)
+    }
+    assert.isUndefined(stringifyJson(wrap({ toJSON: () => undefined }, 0)))
+  })
+})
 
 describe("Cli - effect-informers as a child process", () => {
   it.live("demo --json prints exactly one JSON summary line and exits 0", () =>
@@ -328,5 +464,53 @@ describe("Cli - effect-informers as a child process", () => {
         assert.strictEqual(serveExit.stderr.trim(), "")
       }),
     150_000
+  )
+
+  it.scopedLive(
+    "watch of a 6,000-deep object: -o json prints it, events print it, no stack trace",
+    () =>
+      Effect.gen(function*() {
+        const depth = 6000
+        const url = yield* scriptedServer([
+          podJson("deep", `{"containers":[],"level":${deepJson(depth)}}`),
+          podJson("shallow", `{"containers":[]}`)
+        ])
+        const args = ["watch", "pods", "--server", url, "-o", "json", "--duration", "1s"]
+        const [json, events] = yield* Effect.all([
+          run(args),
+          Effect.gen(function*() {
+            const cli = yield* start(["watch", "pods", "--server", url])
+            yield* waitFor(
+              cli,
+              "an EXISTING line per pod",
+              () => cli.lines().filter((line) => line.startsWith("EXISTING")).length >= 2,
+              "60 seconds"
+            )
+            cli.child.kill("SIGINT")
+            return yield* awaitExit(cli, ["watch (SIGINT)"], "10 seconds")
+          })
+        ], { concurrency: "unbounded" })
+
+        assert.strictEqual(json.code, 0, json.stderr)
+        assertNoStackTrace(json.stderr)
+        // the informer's warning that watch-lists are refused, nothing else
+        for (const line of nonEmptyLines(json.stderr)) assert.match(line, /^warning: watch-list: /, json.stderr)
+        const objects = JSON.parse(json.stdout)
+        assert.deepStrictEqual(objects.map(keyOf), ["default/deep", "default/shallow"])
+        assert.deepStrictEqual(depthOf(objects[0].spec), { depth: depth + 1, leaf: { leaf: true } })
+        assert.deepStrictEqual(objects[1], JSON.parse(podJson("shallow", `{"containers":[]}`)))
+        // as JSON.stringify(objects, null, 2) starts it, and compact once deep (not 72 MB of indentation)
+        assert.isTrue(json.stdout.startsWith(`[\n  {\n    "apiVersion": "v1",\n    "kind": "Pod",\n`), json.stdout)
+        assert.isBelow(json.stdout.length, 200_000)
+
+        assert.strictEqual(events.code, 0, events.stderr)
+        assertNoStackTrace(events.stderr)
+        for (const line of nonEmptyLines(events.stderr)) assert.match(line, /^warning: watch-list: /, events.stderr)
+        assert.deepStrictEqual(nonEmptyLines(events.stdout).sort(), [
+          "EXISTING default/deep rv=5",
+          "EXISTING default/shallow rv=5"
+        ])
+      }),
+    90_000
   )
 })
