@@ -46,7 +46,14 @@ import {
   writeContext
 } from "./internal/apiServerHttp.js"
 import type { Entry, JsonObject, ResourceStore, Result } from "./internal/apiServerStore.js"
-import { badRequest, notFound, objectKey, resourceNotFound, Store } from "./internal/apiServerStore.js"
+import {
+  badRequest,
+  maxJsonDepth as storeMaxJsonDepth,
+  notFound,
+  objectKey,
+  resourceNotFound,
+  Store
+} from "./internal/apiServerStore.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { ListOptions as ListerWatcherListOptions, ListPage } from "./ListerWatcher.js"
 import * as Resource from "./Resource.js"
@@ -333,6 +340,26 @@ export class ApiError extends Data.TaggedError("ApiServerError")<{
 }
 
 /**
+ * The default request body limit, as kube-apiserver's: 3 MiB (3,145,728 bytes). See
+ * `Options.maxRequestBodyBytes`.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const defaultMaxRequestBodyBytes: number = 3 * 1024 * 1024
+
+/**
+ * The deepest nesting of objects and arrays the server accepts, 1,000 levels (the top-level object is at
+ * depth 1): a request body nested deeper gets `400 BadRequest` (checked on the text, before it is parsed),
+ * and a patch whose result would be deeper gets `422 Invalid`. Real objects stay far below it (a pod with
+ * its `managedFields` is about 10 levels deep); kube-apiserver's JSON decoder stops at 10,000.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const maxJsonDepth: number = storeMaxJsonDepth
+
+/**
  * Construction options.
  *
  * @since 0.1.0
@@ -353,6 +380,17 @@ export interface Options {
   readonly maxTimeoutSeconds?: number | undefined
   /** A watcher this many bytes behind is disconnected. Defaults to 256 MiB. */
   readonly watchBufferBytes?: number | undefined
+  /**
+   * The largest request body, in bytes (create, update, patch, delete options), as kube-apiserver's
+   * `MaxRequestBodyBytes`: a larger one gets `413 RequestEntityTooLarge` ("Request entity too large: limit
+   * is N"), whether its Content-Length announces it or it is streamed, and is not read further. It also
+   * bounds what the `copy` operations of one JSON patch may duplicate. Defaults to
+   * `defaultMaxRequestBodyBytes` (3 MiB). Independently, a body nesting objects and arrays more than
+   * `maxJsonDepth` levels deep gets `400 BadRequest`, and a patch whose result would, `422 Invalid`.
+   *
+   * @since 0.1.0
+   */
+  readonly maxRequestBodyBytes?: number | undefined
   /** Objects created at start, each with `apiVersion` and `kind` of a served resource. */
   readonly objects?: ReadonlyArray<KubeObject> | undefined
 }
@@ -597,6 +635,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
       bookmarkInterval: Duration.decode(options.bookmarkInterval ?? Duration.seconds(10)),
       maxTimeoutSeconds: options.maxTimeoutSeconds ?? 1800,
       watchBufferBytes: options.watchBufferBytes ?? 256 * 1024 * 1024,
+      maxRequestBodyBytes: Math.max(0, options.maxRequestBodyBytes ?? defaultMaxRequestBodyBytes),
       discovery: makeDiscovery(resources)
     }
 
@@ -831,7 +870,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
             rs,
             namespaceOf(rs, ref),
             ref.name,
-            (current: JsonObject) => applyPatch(type, current, patch)
+            (current: JsonObject) => applyPatch(type, current, patch, state.maxRequestBodyBytes)
           )),
       delete: (resource, ref, preconditions = {}) =>
         write(

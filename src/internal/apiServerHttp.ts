@@ -9,6 +9,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -16,7 +17,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomInt, randomUUID } from "node:crypto"
-import type { ServerResponse } from "node:http"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import * as FieldSelector from "../FieldSelector.js"
 import * as LabelSelector from "../LabelSelector.js"
 import type { Resource } from "../Resource.js"
@@ -42,11 +43,15 @@ import {
   inconsistentContinue,
   internalError,
   invalid,
+  jsonTextTooDeep,
+  jsonValueTooDeep,
+  maxJsonDepth,
   methodNotAllowed,
   modifiedConflict,
   notFound,
   objectKey,
   ok,
+  requestEntityTooLarge,
   resourceNotFound,
   tooLargeResourceVersion
 } from "./apiServerStore.js"
@@ -137,6 +142,8 @@ export interface ServerState {
   readonly bookmarkInterval: Duration.Duration
   readonly maxTimeoutSeconds: number
   readonly watchBufferBytes: number
+  /** A request body over this many bytes gets 413 RequestEntityTooLarge. */
+  readonly maxRequestBodyBytes: number
   readonly discovery: Discovery
 }
 
@@ -656,19 +663,113 @@ const resolve = (state: ServerState, segments: ReadonlyArray<string>): Target =>
 
 const param = (query: URLSearchParams, name: string): string | undefined => query.get(name) ?? undefined
 
-const readJson = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Result<unknown>> =>
-  Effect.map(
-    Effect.either(request.text),
-    (text): Result<unknown> => {
-      if (Either.isLeft(text)) return fail(badRequest("the request body could not be read"))
-      if (text.right.trim() === "") return ok(undefined)
-      try {
-        return ok(JSON.parse(text.right))
-      } catch (e) {
-        return fail(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
-      }
+/**
+ * How long a connection whose request body was refused stays open while the rest of the body is read and
+ * dropped, so that the client reads the answer before the connection is reset.
+ */
+const LINGER_MILLIS = 1000
+
+/**
+ * Drops what is left of a refused request body without keeping it.
+ *
+ * When the answer to a `Connection: close` request is written, Node destroys the connection at once: a
+ * client still sending its body gets a reset (EPIPE) instead of the answer. As Go's server (kube-apiserver)
+ * does, only our side is closed then, and the body is read on, bytes dropped; `LINGER_MILLIS` later the
+ * connection is destroyed if the body has not ended (a client that streams on and on) or if our side was
+ * closed.
+ */
+const discardBody = (incoming: IncomingMessage): void => {
+  if (incoming.readableEnded || incoming.destroyed) return
+  const socket = incoming.socket
+  if (socket !== null) {
+    // without `destroySoon`, Node's HTTP server ends a closing connection with `end()` (a half-close)
+    Object.defineProperty(socket, "destroySoon", { value: undefined, configurable: true, writable: true })
+    const timer = setTimeout(() => {
+      if (!incoming.readableEnded || !socket.writable) socket.destroy()
+    }, LINGER_MILLIS)
+    timer.unref()
+  }
+  incoming.resume()
+}
+
+const unreadableBody = fail<string>(badRequest("the request body could not be read"))
+
+/** Reads a Node request body, `limit` bytes at most: one byte more and the rest is not read. */
+const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Result<string>> =>
+  Effect.async<Result<string>>((resume) => {
+    if (incoming.readableEnded) return resume(Effect.succeed(ok("")))
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const detach = () => {
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onError)
+      incoming.off("close", onError)
     }
-  )
+    const done = (result: Result<string>) => {
+      detach()
+      resume(Effect.succeed(result))
+    }
+    const onData = (chunk: Buffer | string) => {
+      size += chunk.length
+      if (size > limit) {
+        chunks.length = 0
+        done(fail(requestEntityTooLarge(`limit is ${limit}`)))
+        discardBody(incoming)
+        return
+      }
+      chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
+    }
+    const onEnd = () => done(ok(Buffer.concat(chunks).toString("utf8")))
+    const onError = () => done(unreadableBody)
+    incoming.on("data", onData)
+    incoming.once("end", onEnd)
+    incoming.once("error", onError)
+    incoming.once("close", onError)
+    return Effect.sync(detach)
+  })
+
+/**
+ * The request body as text, as kube-apiserver reads it: more than `limit` bytes (announced by
+ * Content-Length, or counted while reading) is 413 RequestEntityTooLarge, and no more of it is read.
+ */
+const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number): Effect.Effect<Result<string>> =>
+  Effect.suspend(() => {
+    const tooLarge = fail<string>(requestEntityTooLarge(`limit is ${limit}`))
+    const incoming: IncomingMessage | undefined = NodeHttpServerRequest.toIncomingMessage(request)
+    const declared = request.headers["content-length"]
+    if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
+      if (incoming !== undefined) discardBody(incoming)
+      return Effect.succeed(tooLarge)
+    }
+    if (incoming !== undefined && typeof incoming.on === "function") return readIncoming(incoming, limit)
+    // not a Node request (none in this server): read it whole
+    return Effect.map(
+      Effect.either(request.text),
+      (text): Result<string> =>
+        Either.isLeft(text) ? unreadableBody : Buffer.byteLength(text.right) > limit ? tooLarge : ok(text.right)
+    )
+  })
+
+const tooDeep = badRequest(
+  `the body of the request was in an unknown format: objects and arrays are nested more than ${maxJsonDepth} levels deep`
+)
+
+/**
+ * The request body as JSON (`undefined` when empty): over the body limit, nested deeper than `maxJsonDepth`
+ * (checked on the text, before parsing) or not JSON, a Status.
+ */
+const readJson = (state: ServerState, request: HttpServerRequest.HttpServerRequest): Effect.Effect<Result<unknown>> =>
+  Effect.map(readBody(request, state.maxRequestBodyBytes), (text): Result<unknown> => {
+    if (!text.ok) return text
+    if (text.value.trim() === "") return ok(undefined)
+    if (jsonTextTooDeep(text.value, maxJsonDepth)) return fail(tooDeep)
+    try {
+      return ok(JSON.parse(text.value))
+    } catch (e) {
+      return fail(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
+    }
+  })
 
 const entryResponse = (code: number, result: Result<Entry>): HttpServerResponse.HttpServerResponse =>
   result.ok ? jsonText(code, result.value.json) : statusResponse(result.status)
@@ -689,24 +790,44 @@ const patchKind = (contentType: string | undefined): PatchKind | undefined => {
   }
 }
 
-/** @internal */
-export const applyPatch = (kind: PatchKind, current: JsonObject, patch: unknown): Result<unknown> => {
-  switch (kind) {
-    case "merge":
-      return ok(mergePatch(current, patch))
-    case "strategic":
-      return ok(strategicMergePatch(current, patch))
-    case "json":
-      try {
-        return ok(jsonPatch(current, patch))
-      } catch (e) {
-        if (e instanceof JsonPatchError) {
-          return fail(failureStatus(422, "Invalid", e.message))
-        }
-        throw e
-      }
+/**
+ * Applies a patch; a JSON patch may copy at most `maxCopyBytes` (the request body limit, as in
+ * kube-apiserver) and have at most 10,000 operations.
+ *
+ * @internal
+ */
+export const applyPatch = (
+  kind: PatchKind,
+  current: JsonObject,
+  patch: unknown,
+  maxCopyBytes: number
+): Result<unknown> => {
+  try {
+    switch (kind) {
+      case "merge":
+        return ok(mergePatch(current, patch))
+      case "strategic":
+        return ok(strategicMergePatch(current, patch))
+      case "json":
+        return ok(jsonPatch(current, patch, { maxOperations: 10_000, maxCopyBytes }))
+    }
+  } catch (e) {
+    if (e instanceof JsonPatchError) {
+      return fail(e.tooLarge ? requestEntityTooLarge(e.message) : failureStatus(422, "Invalid", e.message))
+    }
+    // a value too deep or too large for the engine (the stack, the longest string)
+    if (e instanceof RangeError) {
+      return fail(failureStatus(422, "Invalid", `the patch could not be applied: ${e.message}`))
+    }
+    throw e
   }
 }
+
+const patchedTooDeep = failureStatus(
+  422,
+  "Invalid",
+  `the patched object would nest objects and arrays more than ${maxJsonDepth} levels deep`
+)
 
 /** Patches one object through the store's update rules. @internal */
 export const patchObject = (
@@ -724,6 +845,8 @@ export const patchObject = (
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) {
     return fail(badRequest("the patched object is not a JSON object"))
   }
+  // a JSON patch can move or copy values under others
+  if (jsonValueTooDeep(obj, maxJsonDepth)) return fail(patchedTooDeep)
   const input = obj as JsonObject
   const meta: JsonObject = typeof input.metadata === "object" && input.metadata !== null
     ? { ...(input.metadata as JsonObject) }
@@ -841,12 +964,12 @@ const handleResource = (
       }
       case "create": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
-        const body = yield* readJson(request)
+        const body = yield* readJson(state, request)
         if (!body.ok) return statusResponse(body.status)
         return entryResponse(201, state.store.create(rs, body.value, namespace, ctx))
       }
       case "update": {
-        const body = yield* readJson(request)
+        const body = yield* readJson(state, request)
         if (!body.ok) return statusResponse(body.status)
         return entryResponse(200, state.store.update(rs, body.value, objectNamespace, name))
       }
@@ -861,15 +984,21 @@ const handleResource = (
             )
           )
         }
-        const body = yield* readJson(request)
+        const body = yield* readJson(state, request)
         if (!body.ok) return statusResponse(body.status)
         return entryResponse(
           200,
-          patchObject(state, rs, objectNamespace, name!, (current) => applyPatch(patchType, current, body.value))
+          patchObject(
+            state,
+            rs,
+            objectNamespace,
+            name!,
+            (current) => applyPatch(patchType, current, body.value, state.maxRequestBodyBytes)
+          )
         )
       }
       case "delete": {
-        const body = yield* readJson(request)
+        const body = yield* readJson(state, request)
         if (!body.ok) return statusResponse(body.status)
         const preconditions = deletePreconditions(body.value)
         const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx)
@@ -1152,6 +1281,23 @@ export const makeApp = (state: ServerState, address: () => string) => {
     HttpRouter.all("/apis/*", apiHandler(state))
   )
   return router.pipe(
-    Effect.catchTag("RouteNotFound", () => Effect.succeed(statusResponse(resourceNotFound)))
+    Effect.catchTag("RouteNotFound", () => Effect.succeed(statusResponse(resourceNotFound))),
+    // a bug must not leave the client with an empty 500, nor end the process
+    Effect.catchAllDefect((defect) =>
+      HttpServerResponse.isServerResponse(defect)
+        ? Effect.succeed(defect)
+        : Effect.as(
+          Effect.logError("ApiServer: a request failed", Cause.die(defect)),
+          statusResponse(internalError(defectMessage(defect)))
+        )
+    )
   )
+}
+
+const defectMessage = (defect: unknown): string => {
+  try {
+    return defect instanceof Error ? `${defect.name}: ${defect.message}` : String(defect)
+  } catch {
+    return "unexpected error"
+  }
 }

@@ -110,8 +110,27 @@ const mergeList = (base: ReadonlyArray<unknown>, patch: ReadonlyArray<unknown>, 
  * @internal
  */
 export class JsonPatchError {
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    /** A limit of `JsonPatchLimits` was exceeded (413 rather than 422). */
+    readonly tooLarge = false
+  ) {}
 }
+
+/**
+ * Bounds of one JSON patch, as kube-apiserver sets them.
+ *
+ * @internal
+ */
+export interface JsonPatchLimits {
+  /** Operations in one patch (kube-apiserver: 10,000). */
+  readonly maxOperations: number
+  /** The total size, as JSON, of the values that `copy` operations duplicate (kube-apiserver: its body limit). */
+  readonly maxCopyBytes: number
+}
+
+/** @internal */
+export const defaultJsonPatchLimits: JsonPatchLimits = { maxOperations: 10_000, maxCopyBytes: 3 * 1024 * 1024 }
 
 const decodePointer = (pointer: string): Array<string> => {
   if (pointer === "") return []
@@ -182,8 +201,15 @@ const addAt = (doc: Json, tokens: ReadonlyArray<string>, value: Json, op: string
  *
  * @internal
  */
-export const jsonPatch = (target: Json, operations: Json): Json => {
+export const jsonPatch = (target: Json, operations: Json, limits: JsonPatchLimits = defaultJsonPatchLimits): Json => {
   if (!Array.isArray(operations)) throw new JsonPatchError("json patch must be an array of operations")
+  if (operations.length > limits.maxOperations) {
+    throw new JsonPatchError(
+      `The allowed maximum operations in a JSON patch is ${limits.maxOperations}, got ${operations.length}`,
+      true
+    )
+  }
+  let copied = 0
   let doc = clone(target)
   for (const operation of operations) {
     if (!isObject(operation) || typeof operation.op !== "string" || typeof operation.path !== "string") {
@@ -209,7 +235,15 @@ export const jsonPatch = (target: Json, operations: Json): Json => {
       }
       case "copy": {
         const from = decodePointer(String(operation.from))
-        doc = addAt(doc, path, clone(getAt(doc, from, "copy")), "copy", false)
+        const json = JSON.stringify(getAt(doc, from, "copy"))
+        copied += json.length
+        if (copied > limits.maxCopyBytes) {
+          throw new JsonPatchError(
+            `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${limits.maxCopyBytes}`,
+            true
+          )
+        }
+        doc = addAt(doc, path, JSON.parse(json), "copy", false)
         break
       }
       case "test": {

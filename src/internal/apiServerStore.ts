@@ -63,8 +63,10 @@ export class Entry {
     return this.obj.metadata as JsonObject
   }
 
+  /** `undefined` unless `metadata.labels` is an object (a client may send `null` or any other value). */
   get labels(): LabelSelector.Labels {
-    return this.metadata.labels as LabelSelector.Labels
+    const labels = this.metadata.labels
+    return typeof labels === "object" && labels !== null ? labels as LabelSelector.Labels : undefined
   }
 
   /** The JSON before the quoted resourceVersion. */
@@ -158,7 +160,6 @@ const rewriteLine = (slab: Slab, rewrite: Rewrite, version: string): Uint8Array 
 }
 
 const RV_SENTINEL = "\u0000rv\u0000"
-const RV_SENTINEL_JSON = "\"\\u0000rv\\u0000\""
 
 /**
  * Serialises `obj`, whose `metadata` is a fresh object owned by the caller, at resourceVersion `rv`:
@@ -177,17 +178,33 @@ export const makeEntry = (
   const version = String(rv)
   metadata.resourceVersion = version
   const json = JSON.stringify(obj)
-  // a fresh resourceVersion appears nowhere else as an unescaped `"resourceVersion":"N"` pair
+  // Every occurrence of the pair in the JSON is a real `"resourceVersion":"N"` member of some object (in a
+  // string, quotes are escaped): when there is only one, it is metadata's. The second search is cheap; a
+  // label, annotation or spec field of that name and value forces the exact (slower) way.
   const marker = `"resourceVersion":"${version}"`
   const at = json.indexOf(marker)
-  if (at >= 0) return new Entry(key, namespace, name, obj, json, at + marker.length - version.length - 2, rv)
-  // unreachable in practice; locate the value with a sentinel
-  metadata.resourceVersion = RV_SENTINEL
-  const probe = JSON.stringify(obj)
-  metadata.resourceVersion = version
-  const i = probe.indexOf(RV_SENTINEL_JSON)
-  const flat = probe.slice(0, i) + "\"" + version + "\"" + probe.slice(i + RV_SENTINEL_JSON.length)
-  return new Entry(key, namespace, name, obj, flat, i, rv)
+  if (at >= 0 && json.indexOf(marker, at + marker.length) < 0) {
+    return new Entry(key, namespace, name, obj, json, at + marker.length - version.length - 2, rv)
+  }
+  return new Entry(key, namespace, name, obj, json, locateResourceVersion(obj, json), rv)
+}
+
+/**
+ * The offset in `json` (the serialisation of `obj`) of the quoted `metadata.resourceVersion`: `obj` is
+ * serialised again with, in its place, a sentinel string that `json` does not contain, so that the
+ * sentinel occurs exactly once, where metadata's value is.
+ */
+const locateResourceVersion = (obj: JsonObject, json: string): number => {
+  const metadata = obj.metadata as JsonObject
+  const version = metadata.resourceVersion
+  let sentinel = RV_SENTINEL
+  for (let i = 0; json.includes(JSON.stringify(sentinel)); i++) sentinel = `${RV_SENTINEL}${i}\u0000`
+  metadata.resourceVersion = sentinel
+  try {
+    return JSON.stringify(obj).indexOf(JSON.stringify(sentinel))
+  } finally {
+    metadata.resourceVersion = version
+  }
 }
 
 /** @internal */
@@ -507,6 +524,10 @@ export const invalid = (
 
 /** @internal */
 export const expired = (message: string): Status => failureStatus(410, "Expired", message)
+
+/** 413, as kube-apiserver answers a request body over its limit. @internal */
+export const requestEntityTooLarge = (message: string): Status =>
+  failureStatus(413, "RequestEntityTooLarge", `Request entity too large: ${message}`)
 
 /** @internal */
 export const tooLargeResourceVersion = (requested: number, current: number): Status =>
@@ -1045,6 +1066,80 @@ export class Store {
     }
     return out
   }
+}
+
+// -------------------------------------------------------------------------------------------------
+// nesting
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The deepest nesting of objects and arrays accepted in a request body or a patched object (the top-level
+ * object is at depth 1). Real objects stay far below it; it keeps every recursive walk of a stored object
+ * (copies, patches, comparisons, serialisation) well within the stack.
+ *
+ * @internal
+ */
+export const maxJsonDepth = 1000
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+
+/**
+ * Whether the JSON text `text` nests objects and arrays deeper than `max`, in one scan of its characters
+ * (no recursion, no parse): brackets inside strings do not count. `text` need not be valid JSON.
+ *
+ * @internal
+ */
+export const jsonTextTooDeep = (text: string, max: number): boolean => {
+  // a text shorter than the bound cannot be deeper
+  if (text.length <= max) return false
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === QUOTE) {
+      // the closing quote is the next one not escaped by an odd number of backslashes
+      let end = text.indexOf("\"", i + 1)
+      for (;;) {
+        if (end < 0) return false
+        let k = end - 1
+        while (text.charCodeAt(k) === BACKSLASH) k--
+        if ((end - 1 - k) % 2 === 0) break
+        end = text.indexOf("\"", end + 1)
+      }
+      i = end
+    } else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--
+    }
+  }
+  return false
+}
+
+/**
+ * Whether the JSON value `value` nests objects and arrays deeper than `max`, walked with an explicit stack
+ * (no recursion).
+ *
+ * @internal
+ */
+export const jsonValueTooDeep = (value: unknown, max: number): boolean => {
+  const values: Array<unknown> = [value]
+  const depths: Array<number> = [1]
+  while (values.length > 0) {
+    const current = values.pop()
+    const depth = depths.pop()!
+    if (typeof current !== "object" || current === null) continue
+    if (depth > max) return true
+    const children = Array.isArray(current) ? current : Object.values(current)
+    for (let i = 0; i < children.length; i++) {
+      const child: unknown = children[i]
+      if (typeof child === "object" && child !== null) {
+        values.push(child)
+        depths.push(depth + 1)
+      }
+    }
+  }
+  return false
 }
 
 /** Structural equality of JSON values (key order ignored). @internal */
