@@ -2,15 +2,23 @@
  * The ListerWatcher over HTTP: LIST and WATCH requests for one resource, sent with the `HttpClient` in
  * the context to the API server the `KubeConfig` describes, with its credentials.
  *
- * - LIST reads the body as text, `JSON.parse`s it once and validates the envelope and item metadata
- *   (`Wire.decodeList`); objects are the parsed JSON, never copied or converted.
+ * - LIST decodes the body as it arrives: each item is parsed and validated (envelope and item metadata, as
+ *   `Wire.decodeList`) when its bytes are complete, so a list of any size that fits in memory as objects is
+ *   accepted and the body is never held whole, as bytes or as one string (V8's limit is ~512 MB; an
+ *   unpaginated list of 150,000 pods is ~450 MB of JSON). Objects are the parsed JSON, never copied. A LIST
+ *   whose response headers, or next bytes, take longer than `listIdleTimeout` (60 s) fails with `Transport`.
  * - WATCH streams the body: bytes are split into lines and decoded chunk by chunk (`Wire.decodeWatchLine`),
  *   never buffered whole. `ERROR` events become the stream's typed failure, unknown event types and objects
  *   of another kind are skipped with a warning, a line over `maxLineBytes` fails with `Decode`, a reset
  *   connection or a body cut mid-line fails with `Transport`, and a clean end of the body ends the stream.
  *   Interrupting the stream aborts the request, which closes its connection.
  * - Error responses map to the typed errors of `ListerWatcher` through `fromStatus` (the body's `Status`
- *   when there is one, the HTTP code otherwise; `Retry-After` on 429).
+ *   when there is one, the HTTP code otherwise; `Retry-After` on 429). At most 8 KiB of an error body are
+ *   read.
+ * - Text from the server that goes into an error or a log line (Status messages and causes, previews of
+ *   malformed bodies and lines, warnings) is scrubbed of the request's credentials first: the bearer token,
+ *   the basic-auth password (plain and base64), the client key's lines, and anything credential-shaped
+ *   (`Bearer x`, `https://user:pass@host`, PEM private keys).
  *
  * `layerHttpClient` provides a Node `HttpClient` for a `KubeConfig`: one keep-alive agent pool with the
  * cluster's TLS material, so LIST and WATCH requests reuse connections.
@@ -24,12 +32,16 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { decodeWatchBody, defaultMaxLineBytes } from "./internal/httpWatchDecoder.js"
+import { ListBodyDecoder } from "./internal/listBodyDecoder.js"
+import type { Scrub } from "./internal/redact.js"
+import { makeScrub, scrubStatus, secretsOf } from "./internal/redact.js"
 import type { KubeConfigError } from "./KubeConfig.js"
 import { KubeConfig } from "./KubeConfig.js"
 import type { KubeObject } from "./KubeObject.js"
@@ -37,8 +49,8 @@ import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOption
 import { Decode, fromStatus, ListerWatcher, ListerWatcherSource, Transport } from "./ListerWatcher.js"
 import type { Resource } from "./Resource.js"
 import { collectionPath, groupResource } from "./Resource.js"
-import type { Status } from "./Wire.js"
-import { decodeList, failureStatus, isStatus } from "./Wire.js"
+import type { DecodeFailure, Status } from "./Wire.js"
+import { failureStatus, isStatus } from "./Wire.js"
 
 // -------------------------------------------------------------------------------------------------
 // options
@@ -64,6 +76,12 @@ export interface Options {
   readonly watchInactivityTimeout?: Duration.DurationInput | undefined
   /** The longest watch line accepted, in bytes. Default 64 MiB. */
   readonly maxLineBytes?: number | undefined
+  /**
+   * Fail a LIST with `Transport` when its response headers, or the next bytes of its body, take longer than
+   * this: an idle timeout, not a bound on a large list's total time. The Reflector then backs off and
+   * retries. Default 60 seconds; `Duration.infinity` turns it off.
+   */
+  readonly listIdleTimeout?: Duration.DurationInput | undefined
   /** `User-Agent` header. Default `effect-informers/0.1.0`. */
   readonly userAgent?: string | undefined
 }
@@ -111,13 +129,32 @@ const causeMessage = (cause: unknown): string | undefined => {
   return cause === undefined ? undefined : oneLine(String(cause))
 }
 
-/** Removes the credential part of the request's Authorization header from text received from a server. */
-const scrub = (text: string, request: HttpClientRequest.HttpClientRequest): string => {
-  const authorization = request.headers["authorization"]
-  if (authorization === undefined) return text
-  const secret = authorization.slice(authorization.indexOf(" ") + 1)
-  return secret.length >= 4 && text.includes(secret) ? text.split(secret).join("<redacted>") : text
-}
+/** The longest part of an error response body that is read (the rest is never received). */
+const maxErrorBodyBytes = 8 * 1024
+
+/** Default `listIdleTimeout`. */
+const defaultListIdleTimeout = Duration.seconds(60)
+
+/** Reads at most `max` bytes of a body as text; the rest is never read (the request is then aborted). */
+const readBounded = <E>(
+  body: Stream.Stream<Uint8Array, E>,
+  max: number
+): Effect.Effect<{ readonly text: string; readonly truncated: boolean }, E> =>
+  Effect.suspend(() => {
+    const parts: Array<Uint8Array> = []
+    let size = 0
+    return Effect.as(
+      Stream.runForEachWhile(body, (chunk) => {
+        parts.push(chunk)
+        size += chunk.length
+        return Effect.succeed(size < max)
+      }),
+      null
+    ).pipe(Effect.map(() => {
+      const bytes = Buffer.concat(parts, Math.min(size, max))
+      return { text: bytes.toString("utf8"), truncated: size > max }
+    }))
+  })
 
 const reasonForCode = (code: number): string => {
   switch (code) {
@@ -219,91 +256,120 @@ const unsafeMake = <A>(
   const inactivity = options.watchInactivityTimeout === undefined
     ? undefined
     : Duration.decode(options.watchInactivityTimeout)
-  const decodeBody = decodeWatchBody<A>({ kind: resource.kind, description, maxLineBytes })
+  const decoderOptions = { kind: resource.kind, description, maxLineBytes }
+  const decodeBody = (bytes: Stream.Stream<Uint8Array, ListerWatcherError>, scrub: Scrub) =>
+    decodeWatchBody<A>({ ...decoderOptions, scrub })(bytes)
   const userAgent = options.userAgent ?? defaultUserAgent
 
-  const transport = (verb: string) => (error: HttpClientError.HttpClientError): Transport =>
+  const listIdle = Duration.decode(options.listIdleTimeout ?? defaultListIdleTimeout)
+  const key = config.tls.key === undefined ? undefined : Redacted.value(config.tls.key)
+
+  const transport = (verb: string, scrub: Scrub) => (error: HttpClientError.HttpClientError): Transport =>
     new Transport({
-      message: `${verb} ${description}: ${causeMessage(error.cause) ?? `${error.reason} error`}`,
+      message: scrub(`${verb} ${description}: ${causeMessage(error.cause) ?? `${error.reason} error`}`),
       cause: error.cause
     })
 
   const credentials = (verb: string) => (error: KubeConfigError): Transport =>
     new Transport({ message: `${verb} ${description}: ${error.message}`, cause: error })
 
+  /** The request, and the scrubber for what the server sends back to it (its own credentials removed). */
   const request = (verb: string, params: Array<[string, string]>) =>
     Effect.map(
       Effect.mapError(config.headers(target), credentials(verb)),
       (auth) => {
         const headers: Record<string, string> = { accept: "application/json", "user-agent": userAgent }
         for (const name in auth) headers[name] = Redacted.value(auth[name]!)
-        return HttpClientRequest.get(url, { urlParams: params, headers })
+        const scrub = makeScrub(secretsOf(headers, key))
+        return [HttpClientRequest.get(url, { urlParams: params, headers }), scrub] as const
       }
     )
 
-  /** The typed error of a non-2xx response, from its `Status` body or its HTTP code. */
+  /**
+   * The typed error of a non-2xx response, from its `Status` body or its HTTP code. At most
+   * `maxErrorBodyBytes` of the body are read: an error body of any size costs a few KB.
+   */
   const statusError = (
     verb: string,
-    response: HttpClientResponse.HttpClientResponse
+    response: HttpClientResponse.HttpClientResponse,
+    scrub: Scrub
   ): Effect.Effect<never, ListerWatcherError> =>
     Effect.flatMap(
-      Effect.mapError(response.text, transport(verb)),
-      (body) => {
+      Effect.mapError(readBounded(response.stream, maxErrorBodyBytes), transport(verb, scrub)),
+      ({ text: body, truncated }) => {
         let status: Status | undefined
-        try {
-          const parsed: unknown = JSON.parse(body)
-          if (isStatus(parsed)) status = parsed
-        } catch {
-          // not JSON: described by the HTTP code below
+        if (!truncated) {
+          try {
+            const parsed: unknown = JSON.parse(body)
+            if (isStatus(parsed)) status = scrubStatus(parsed, scrub)
+          } catch {
+            // not JSON: described by the HTTP code below
+          }
         }
         if (status === undefined) {
-          const text = oneLine(scrub(body, response.request))
+          const text = oneLine(scrub(body))
           status = failureStatus(
             response.status,
             reasonForCode(response.status),
             `${verb} ${description}: HTTP ${response.status}${text === "" ? "" : `: ${text}`}`
           )
-        } else if (status.message !== undefined) {
-          status = { ...status, message: scrub(status.message, response.request) }
         }
         return Effect.fail(fromStatus(status, response.status, response.headers["retry-after"]))
       }
     )
 
-  const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
-    Effect.flatMap(request("list", listParams(options, listOptions)), (req) =>
-      Effect.flatMap(
-        Effect.mapError(client.execute(req), transport("list")),
-        (response): Effect.Effect<ListPage<A>, ListerWatcherError> => {
-          if (response.status < 200 || response.status >= 300) return statusError("list", response)
-          return Effect.flatMap(Effect.mapError(response.text, transport("list")), (body) => {
-            let parsed: unknown
-            try {
-              parsed = JSON.parse(body)
-            } catch (cause) {
-              return Effect.fail(
-                new Decode({
-                  message: `list ${description}: malformed JSON in the response: ${oneLine(scrub(body, req), 120)}`,
-                  cause
-                })
-              )
-            }
-            const decoded = decodeList<A>(parsed)
-            if (decoded._tag === "Left") {
-              return Effect.fail(
-                new Decode({ message: `list ${description}: ${decoded.left.message}`, cause: decoded.left.cause })
-              )
-            }
-            const page = decoded.right
-            return Effect.succeed<ListPage<A>>({
-              items: page.items,
-              resourceVersion: page.resourceVersion,
-              continue: page.continue,
-              remainingItemCount: page.remainingItemCount
-            })
+  const listIdleError = (what: string) => () =>
+    new Transport({ message: `list ${description}: ${what} for ${Duration.format(listIdle)}` })
+
+  /** A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. */
+  const decodeListBody = (
+    response: HttpClientResponse.HttpClientResponse,
+    scrub: Scrub
+  ): Effect.Effect<ListPage<A>, ListerWatcherError> =>
+    Effect.suspend(() => {
+      const decoder = new ListBodyDecoder<A>({ description })
+      let failure: DecodeFailure | undefined
+      const body = Duration.isFinite(listIdle)
+        ? Stream.timeoutFail(response.stream, listIdleError("no bytes received"), listIdle)
+        : response.stream
+      return body.pipe(
+        Stream.mapError((error) => error._tag === "Transport" ? error : transport("list", scrub)(error)),
+        Stream.runForEachWhile((chunk) => {
+          failure = decoder.push(chunk)
+          return Effect.succeed(failure === undefined)
+        }),
+        Effect.flatMap(() => {
+          const decoded = failure === undefined ? decoder.end() : Either.left(failure)
+          if (Either.isLeft(decoded)) {
+            const { detail, message } = decoded.left
+            return Effect.fail(
+              new Decode({ message: scrub(message), ...(detail === undefined ? {} : { detail: scrub(detail) }) })
+            )
+          }
+          const page = decoded.right
+          return Effect.succeed<ListPage<A>>({
+            items: page.items,
+            resourceVersion: page.resourceVersion,
+            continue: page.continue,
+            remainingItemCount: page.remainingItemCount
           })
-        }
+        })
+      )
+    })
+
+  const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
+    Effect.flatMap(request("list", listParams(options, listOptions)), ([req, scrub]) => {
+      const execute = Effect.mapError(scopedClient.execute(req), transport("list", scrub))
+      return Effect.scoped(Effect.flatMap(
+        Duration.isFinite(listIdle)
+          ? Effect.timeoutFail(execute, { duration: listIdle, onTimeout: listIdleError("no response headers") })
+          : execute,
+        (response): Effect.Effect<ListPage<A>, ListerWatcherError> =>
+          response.status < 200 || response.status >= 300
+            ? statusError("list", response, scrub)
+            : decodeListBody(response, scrub)
       ))
+    })
 
   const noBytes = () =>
     new Transport({ message: `watch ${description}: no bytes received for ${Duration.format(inactivity!)}` })
@@ -318,14 +384,15 @@ const unsafeMake = <A>(
    */
   const openGuarded = (
     req: HttpClientRequest.HttpClientRequest,
+    scrub: Scrub,
     inactivity: Duration.Duration
   ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
     Effect.gen(function*() {
-      const response = yield* Effect.timeoutFail(Effect.mapError(scopedClient.execute(req), transport("watch")), {
-        duration: inactivity,
-        onTimeout: noBytes
-      })
-      if (response.status < 200 || response.status >= 300) return yield* statusError("watch", response)
+      const response = yield* Effect.timeoutFail(
+        Effect.mapError(scopedClient.execute(req), transport("watch", scrub)),
+        { duration: inactivity, onTimeout: noBytes }
+      )
+      if (response.status < 200 || response.status >= 300) return yield* statusError("watch", response, scrub)
       const scope = yield* Effect.scope
       const clock = yield* Effect.clock
       const limit = Duration.toMillis(inactivity)
@@ -336,7 +403,7 @@ const unsafeMake = <A>(
           last = clock.unsafeCurrentTimeMillis()
           return mailbox.offerAll(chunk)
         }),
-        Effect.mapError(transport("watch")),
+        Effect.mapError(transport("watch", scrub)),
         Mailbox.into(mailbox),
         Effect.forkIn(scope)
       )
@@ -347,19 +414,19 @@ const unsafeMake = <A>(
           : mailbox.fail(noBytes())
       })
       yield* Effect.forkIn(check, scope)
-      return decodeBody(Mailbox.toStream(mailbox))
+      return decodeBody(Mailbox.toStream(mailbox), scrub)
     })
 
   const open = (
     watchOptions: WatchOptions
   ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
-    Effect.flatMap(request("watch", watchParams(options, watchOptions)), (req) =>
+    Effect.flatMap(request("watch", watchParams(options, watchOptions)), ([req, scrub]) =>
       inactivity !== undefined
-        ? openGuarded(req, inactivity)
-        : Effect.flatMap(Effect.mapError(scopedClient.execute(req), transport("watch")), (response) =>
+        ? openGuarded(req, scrub, inactivity)
+        : Effect.flatMap(Effect.mapError(scopedClient.execute(req), transport("watch", scrub)), (response) =>
           response.status < 200 || response.status >= 300
-            ? statusError("watch", response)
-            : Effect.succeed(decodeBody(Stream.mapError(response.stream, transport("watch"))))))
+            ? statusError("watch", response, scrub)
+            : Effect.succeed(decodeBody(Stream.mapError(response.stream, transport("watch", scrub)), scrub))))
 
   const watch = (watchOptions: WatchOptions): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
     Stream.unwrapScoped(open(watchOptions))

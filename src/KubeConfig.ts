@@ -29,6 +29,7 @@ import type * as Https from "node:https"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { scrubPatterns } from "./internal/redact.js"
 
 // -------------------------------------------------------------------------------------------------
 // errors
@@ -262,14 +263,9 @@ const oneLine = (text: string, max = 300): string => {
   return line.length > max ? line.slice(0, max) + "…" : line
 }
 
-/** Credentials a message from a library or plugin might quote (`Bearer x`, `Basic x`, `token: x`). */
-const authSchemePattern = /\b(bearer|basic)\s+[^\s"',;]+/gi
-const secretFieldPattern = /\b(token|password|secret|key-data)(["']?\s*[:=]\s*["']?)[^\s"',;]+/gi
-
+/** A message from a library or plugin, with whatever looks like a credential removed (the one scrubber). */
 const causeMessage = (cause: unknown): string =>
-  oneLine(cause instanceof Error ? cause.message : typeof cause === "string" ? cause : String(cause))
-    .replace(authSchemePattern, "$1 <redacted>")
-    .replace(secretFieldPattern, "$1$2<redacted>")
+  scrubPatterns(oneLine(cause instanceof Error ? cause.message : typeof cause === "string" ? cause : String(cause)))
 
 const errnoCode = (cause: unknown): string | undefined => {
   const code = (cause as { readonly code?: unknown } | null)?.code

@@ -212,7 +212,10 @@ export class Transport extends Data.TaggedError("Transport")<{
  * @category errors
  */
 export class Decode extends Data.TaggedError("Decode")<{
+  /** One line, scrubbed of the request's credentials. */
   readonly message: string
+  /** The full explanation when there is more than a line of it (a schema error tree): logged at debug level. */
+  readonly detail?: string | undefined
   readonly cause?: unknown
 }> {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId

@@ -221,7 +221,10 @@ export interface BookmarkObject {
  * @category models
  */
 export interface DecodeFailure {
+  /** One line. */
   readonly message: string
+  /** The full explanation (a schema error tree, several lines), for debug logs. */
+  readonly detail?: string | undefined
   readonly cause?: unknown
 }
 
@@ -234,12 +237,38 @@ const isObjectWithMeta = guard(ObjectWithMeta)
 const isListEnvelope = guard(ListEnvelope)
 const isStatusValue = guard(Status)
 
-const explain = <A, I>(schema: Schema.Schema<A, I>, u: unknown): string => {
-  const result = Schema.decodeUnknownEither(schema)(u)
-  return Either.isLeft(result) ? ParseResult.TreeFormatter.formatErrorSync(result.left) : "invalid value"
+const oneLine = (text: string, max = 200): string => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? line.slice(0, max) + "…" : line
 }
 
-const preview = (text: string): string => text.length > 200 ? text.slice(0, 200) + "…" : text
+/**
+ * Why `u` is not a `schema`: one line (the first issues, each as `path: message`) and the full tree.
+ */
+const explain = <A, I>(
+  schema: Schema.Schema<A, I>,
+  u: unknown
+): { readonly line: string; readonly tree: string | undefined } => {
+  let result: Either.Either<A, ParseResult.ParseError>
+  try {
+    result = Schema.decodeUnknownEither(schema)(u)
+  } catch {
+    // a value too deeply nested for the decoder's recursion
+    return { line: "invalid value (nested too deeply to explain)", tree: undefined }
+  }
+  if (Either.isRight(result)) return { line: "invalid value", tree: undefined }
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
+  const shown = issues.slice(0, 3).map((issue) =>
+    oneLine(issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
+  )
+  const more = issues.length > 3 ? `; and ${issues.length - 3} more` : ""
+  return { line: shown.join("; ") + more, tree: ParseResult.TreeFormatter.formatErrorSync(result.left) }
+}
+
+const invalid = (prefix: string, explained: { readonly line: string; readonly tree: string | undefined }) =>
+  Either.left<DecodeFailure>({ message: `${prefix}: ${explained.line}`, detail: explained.tree })
+
+const preview = (text: string): string => oneLine(text.length > 400 ? text.slice(0, 400) : text)
 
 /**
  * Decodes one line of a watch body. Unknown event types decode to `{ type: "UNKNOWN" }` so that callers
@@ -284,15 +313,15 @@ export const decodeWatchValue = <A = KubeObject>(u: unknown): Either.Either<Deco
     case "DELETED":
       return isObjectEvent(u)
         ? Either.right(u as DecodedEvent<A>)
-        : Either.left({ message: `invalid ${type} event: ${explain(ObjectEvent, u)}` })
+        : invalid(`invalid ${type} event`, explain(ObjectEvent, u))
     case "BOOKMARK":
       return isBookmarkEvent(u)
         ? Either.right(u as DecodedEvent<A>)
-        : Either.left({ message: `invalid BOOKMARK event: ${explain(BookmarkEvent, u)}` })
+        : invalid("invalid BOOKMARK event", explain(BookmarkEvent, u))
     case "ERROR":
       return isErrorEvent(u)
         ? Either.right(u as DecodedEvent<A>)
-        : Either.left({ message: `invalid ERROR event: ${explain(ErrorEvent, u)}` })
+        : invalid("invalid ERROR event", explain(ErrorEvent, u))
     default:
       return typeof type === "string"
         ? Either.right({ type: "UNKNOWN", eventType: type })
@@ -321,11 +350,11 @@ export interface DecodedList<A> {
  * @category decoding
  */
 export const decodeList = <A = KubeObject>(u: unknown): Either.Either<DecodedList<A>, DecodeFailure> => {
-  if (!isListEnvelope(u)) return Either.left({ message: `invalid list response: ${explain(ListEnvelope, u)}` })
+  if (!isListEnvelope(u)) return invalid("invalid list response", explain(ListEnvelope, u))
   const items = u.items
   for (let i = 0; i < items.length; i++) {
     if (!isObjectWithMeta(items[i])) {
-      return Either.left({ message: `invalid list item ${i}: ${explain(ObjectWithMeta, items[i])}` })
+      return invalid(`invalid list item ${i}`, explain(ObjectWithMeta, items[i]))
     }
   }
   const cont = u.metadata.continue

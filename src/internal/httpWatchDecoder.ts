@@ -20,6 +20,8 @@ import type { KubeObject } from "../KubeObject.js"
 import type { ListerWatcherError, WatchEvent } from "../ListerWatcher.js"
 import { Decode, fromStatus, Transport } from "../ListerWatcher.js"
 import { decodeWatchLine } from "../Wire.js"
+import type { Scrub } from "./redact.js"
+import { scrubPatterns, scrubStatus } from "./redact.js"
 
 /** @internal */
 export const defaultMaxLineBytes = 64 * 1024 * 1024
@@ -31,10 +33,15 @@ export interface WatchDecoderOptions {
   /** What is watched, to prefix messages, e.g. `"pods in default"`. */
   readonly description: string
   readonly maxLineBytes: number
+  /** Removes the request's credentials from text the server sent (default: the generic patterns). */
+  readonly scrub?: Scrub | undefined
 }
 
 const LF = 10
 const CR = 13
+
+/** A server-sent name in a message: at most 100 characters. */
+const quote = (text: string): string => text.length > 100 ? text.slice(0, 100) + "…" : text
 
 const isBlank = (line: string): boolean => {
   for (let i = 0; i < line.length; i++) {
@@ -64,7 +71,11 @@ export class WatchBodyDecoder<A> {
   /** Warnings produced since the last `takeWarnings`. */
   warnings: Array<string> | undefined = undefined
 
-  constructor(readonly options: WatchDecoderOptions) {}
+  private readonly scrub: Scrub
+
+  constructor(readonly options: WatchDecoderOptions) {
+    this.scrub = options.scrub ?? scrubPatterns
+  }
 
   /**
    * Decodes the complete lines of `bytes`, pushing events to `out`. Returns the failure that ends the
@@ -156,9 +167,11 @@ export class WatchBodyDecoder<A> {
     if (line.length === 0 || (line.charCodeAt(0) <= 32 && isBlank(line))) return undefined
     const decoded = decodeWatchLine<A>(line)
     if (decoded._tag === "Left") {
+      // the message quotes the line, which may echo the request's credentials
+      const scrub = this.scrub
       return new Decode({
-        message: `watch ${this.options.description}: ${decoded.left.message}`,
-        cause: decoded.left.cause
+        message: scrub(`watch ${this.options.description}: ${decoded.left.message}`),
+        ...(decoded.left.detail === undefined ? {} : { detail: scrub(decoded.left.detail) })
       })
     }
     const event = decoded.right
@@ -168,10 +181,12 @@ export class WatchBodyDecoder<A> {
       case "DELETED": {
         const kind = (event.object as KubeObject).kind
         if (kind !== undefined && this.options.kind !== "" && kind !== this.options.kind) {
-          this.warn(
-            `watch ${this.options.description}: skipping a ${event.type} event with an object of kind "${kind}", ` +
+          this.warn(this.scrub(
+            `watch ${this.options.description}: skipping ${
+              event.type === "ADDED" ? "an" : "a"
+            } ${event.type} event with an object of kind "${quote(kind)}", ` +
               `expected "${this.options.kind}"`
-          )
+          ))
           return undefined
         }
         out.push(event)
@@ -182,9 +197,11 @@ export class WatchBodyDecoder<A> {
         return undefined
       }
       case "ERROR":
-        return fromStatus(event.object)
+        return fromStatus(scrubStatus(event.object, this.scrub))
       case "UNKNOWN": {
-        this.warn(`watch ${this.options.description}: skipping an event of unknown type "${event.eventType}"`)
+        this.warn(
+          this.scrub(`watch ${this.options.description}: skipping an event of unknown type "${quote(event.eventType)}"`)
+        )
         return undefined
       }
     }

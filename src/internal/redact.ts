@@ -1,0 +1,123 @@
+/**
+ * The one scrubber for text built from what a server (or a plugin) sent: Status messages, decode previews,
+ * transport causes, warnings. A hostile or careless server may echo the request's credentials back; no
+ * message the library builds may carry them onwards to a log.
+ *
+ * Removed, in this order:
+ * - every secret the request carried, verbatim: the bearer token, the basic-auth header's base64 form, the
+ *   decoded `user:password` pair and the password alone (plain and URL-encoded), and each line of the
+ *   client key's PEM body;
+ * - whatever still looks like a credential: `Bearer x` / `Basic x`, `user:pass@` in a URL, a PEM private
+ *   key block, and `token=`, `password:` style fields.
+ *
+ * @internal
+ */
+import type { Status } from "../Wire.js"
+
+/** @internal */
+export const redacted = "<redacted>"
+
+/** A scrubber: text in, the same text without secrets out. */
+export type Scrub = (text: string) => string
+
+const authSchemePattern = /\b(bearer|basic)(\s+)[^\s"',;]+/gi
+const urlCredentialsPattern = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']+@/gi
+const privateKeyPattern = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g
+const secretFieldPattern =
+  /\b(token|password|passwd|secret|key-data|client-key-data)(["']?\s*[:=]\s*["']?)[^\s"',;&]+/gi
+
+/** The generic patterns alone: for text that no request's secrets are known for. */
+export const scrubPatterns: Scrub = (text) =>
+  text
+    .replace(privateKeyPattern, `-----BEGIN $1PRIVATE KEY----- ${redacted}`)
+    .replace(urlCredentialsPattern, `$1${redacted}@`)
+    .replace(authSchemePattern, `$1$2${redacted}`)
+    .replace(secretFieldPattern, `$1$2${redacted}`)
+
+const minSecretLength = 4
+
+/**
+ * The verbatim secrets carried by a request's headers and TLS key: what `makeScrub` removes.
+ *
+ * @internal
+ */
+export const secretsOf = (
+  headers: Readonly<Record<string, string | undefined>>,
+  key?: string | undefined
+): ReadonlyArray<string> => {
+  const secrets = new Set<string>()
+  const add = (secret: string | undefined) => {
+    if (secret === undefined) return
+    const trimmed = secret.trim()
+    if (trimmed.length < minSecretLength) return
+    secrets.add(trimmed)
+    const encoded = encodeURIComponent(trimmed)
+    if (encoded !== trimmed) secrets.add(encoded)
+  }
+  for (const name in headers) {
+    const value = headers[name]
+    if (value === undefined) continue
+    const lower = name.toLowerCase()
+    if (lower !== "authorization" && lower !== "proxy-authorization" && !lower.includes("token")) continue
+    const space = value.indexOf(" ")
+    const scheme = space === -1 ? "" : value.slice(0, space).toLowerCase()
+    const credential = space === -1 ? value : value.slice(space + 1)
+    add(credential)
+    if (scheme === "basic") {
+      const decoded = Buffer.from(credential.trim(), "base64").toString("utf8")
+      add(decoded)
+      const colon = decoded.indexOf(":")
+      if (colon !== -1) add(decoded.slice(colon + 1))
+    }
+  }
+  if (key !== undefined) {
+    for (const line of key.split(/\r?\n/)) {
+      if (line.startsWith("-----") || line.trim().length < 16) continue
+      add(line)
+    }
+  }
+  // longest first, so that a secret containing another is removed whole
+  return Array.from(secrets).sort((a, b) => b.length - a.length)
+}
+
+/**
+ * A scrubber removing `secrets` verbatim, then the generic patterns.
+ *
+ * @internal
+ */
+export const makeScrub = (secrets: ReadonlyArray<string>): Scrub => {
+  if (secrets.length === 0) return scrubPatterns
+  return (text) => {
+    let out = text
+    for (const secret of secrets) {
+      if (out.includes(secret)) out = out.split(secret).join(redacted)
+    }
+    return scrubPatterns(out)
+  }
+}
+
+/**
+ * A Status with its message and its causes' messages scrubbed (the Status travels in typed errors).
+ *
+ * @internal
+ */
+export const scrubStatus = (status: Status, scrub: Scrub): Status => {
+  const causes = status.details?.causes
+  return {
+    ...status,
+    ...(status.message === undefined ? {} : { message: scrub(status.message) }),
+    ...(status.details === undefined ? {} : {
+      details: {
+        ...status.details,
+        ...(status.details.name === undefined ? {} : { name: scrub(status.details.name) }),
+        ...(causes === undefined ? {} : {
+          causes: causes.map((cause) => ({
+            ...cause,
+            ...(cause.message === undefined ? {} : { message: scrub(cause.message) }),
+            ...(cause.field === undefined ? {} : { field: scrub(cause.field) })
+          }))
+        })
+      }
+    })
+  }
+}

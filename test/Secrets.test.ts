@@ -1,0 +1,244 @@
+// Credentials never reach a log or an error message, whatever the server echoes: a scripted server quotes the
+// request's Authorization header (and the decoded basic-auth password, and a URL with credentials) on every
+// failure path of LIST and WATCH, and the informer's logs, errors and error fields must not contain them.
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Logger, LogLevel, Redacted, Schedule, Stream } from "effect"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
+import { makeScrub, scrubPatterns, secretsOf } from "../src/internal/redact.js"
+import * as KubeConfig from "../src/KubeConfig.js"
+import type { KubeObject } from "../src/KubeObject.js"
+import * as Resource from "../src/Resource.js"
+import * as SharedInformer from "../src/SharedInformer.js"
+
+const token = "tok-SECRET-7f3a9c2e1b"
+const user = "alice"
+const password = "pa55-SECRET-w0rd"
+
+/** Every form a secret could take in a message. */
+const forbidden = [
+  token,
+  password,
+  encodeURIComponent(password),
+  Buffer.from(`${user}:${password}`).toString("base64"),
+  `${user}:${password}`
+]
+
+const pod = (name: string, rv: number): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { namespace: "ns", name, uid: name, resourceVersion: String(rv) }
+})
+
+const status = (code: number, reason: string, message: string, extra: object = {}) => ({
+  kind: "Status",
+  apiVersion: "v1",
+  status: "Failure",
+  code,
+  reason,
+  message,
+  ...extra
+})
+
+type Reply = { readonly code: number; readonly body: string; readonly headers?: Record<string, string> }
+
+/** What the server says back, quoting the request's credentials. */
+const echoOf = (req: Http.IncomingMessage): string => {
+  const authorization = req.headers.authorization ?? ""
+  const [scheme, credential = ""] = authorization.split(" ")
+  const decoded = scheme === "Basic" ? Buffer.from(credential, "base64").toString("utf8") : ""
+  const pw = decoded.slice(decoded.indexOf(":") + 1)
+  return `you sent ${authorization} (${decoded}, password ${pw}, ${encodeURIComponent(pw)}) ` +
+    `from https://${decoded}@example.com/ and token=${credential}`
+}
+
+/** The failure paths of LIST, one per request until they are used up; then a good list. */
+const listFailures: ReadonlyArray<(echo: string) => Reply> = [
+  (echo) => ({ code: 500, body: JSON.stringify(status(500, "InternalError", echo)) }),
+  (echo) => ({ code: 500, body: `<html>${echo}</html>` }),
+  (echo) => ({ code: 200, body: `{"kind":"PodList","items":[${echo}` }),
+  (echo) => ({
+    code: 200,
+    body: JSON.stringify({
+      kind: "PodList",
+      metadata: { resourceVersion: "1" },
+      items: [{ metadata: { name: { echo }, namespace: "ns" } }]
+    })
+  }),
+  (echo) => ({
+    code: 403,
+    body: JSON.stringify(
+      status(403, "Forbidden", echo, { details: { name: echo, causes: [{ reason: "x", message: echo, field: echo }] } })
+    )
+  }),
+  (echo) => ({
+    code: 429,
+    body: JSON.stringify(status(429, "TooManyRequests", echo)),
+    headers: { "retry-after": "0" }
+  }),
+  (echo) => ({ code: 401, body: echo })
+]
+
+/** The failure paths of WATCH: lines sent on one watch each; then a quiet watch. */
+const watchFailures: ReadonlyArray<(echo: string) => ReadonlyArray<string>> = [
+  (echo) => [JSON.stringify({ type: "ERROR", object: status(500, "InternalError", echo) })],
+  (echo) => [`{"type":"MODIFIED","object":${echo}`],
+  (echo) => [JSON.stringify({ type: "MODIFIED", object: { metadata: { name: { echo } } } })],
+  (
+    echo
+  ) => [
+    JSON.stringify({ type: echo, object: {} }),
+    JSON.stringify({ type: "ERROR", object: status(410, "Gone", echo) })
+  ],
+  (echo) => [
+    JSON.stringify({ type: "ADDED", object: { ...pod("x", 9), kind: echo } }),
+    JSON.stringify({ type: "ERROR", object: status(403, "Forbidden", echo) })
+  ]
+]
+
+const startEchoServer = Effect.acquireRelease(
+  Effect.async<
+    { readonly url: string; readonly server: Http.Server; readonly counts: { lists: number; watches: number } }
+  >(
+    (resume) => {
+      const counts = { lists: 0, watches: 0 }
+      const server = Http.createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://localhost")
+        const echo = echoOf(req)
+        if (url.searchParams.get("watch") !== "true") {
+          const failure = listFailures[counts.lists++]
+          const reply = failure === undefined
+            ? {
+              code: 200,
+              body: JSON.stringify({ kind: "PodList", metadata: { resourceVersion: "5" }, items: [pod("a", 5)] })
+            }
+            : failure(echo)
+          res.writeHead(reply.code, { "content-type": "application/json", ...reply.headers })
+          res.end(reply.body)
+          return
+        }
+        const failure = watchFailures[counts.watches++]
+        res.writeHead(200, { "content-type": "application/json" })
+        res.flushHeaders()
+        if (failure === undefined) return // a quiet watch, left open
+        for (const line of failure(echo)) res.write(line + "\n")
+        res.end()
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as AddressInfo).port
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, server, counts }))
+      })
+    }
+  ),
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+const pods = Resource.make<KubeObject>({ group: "", version: "v1", resource: "pods", kind: "Pod", namespaced: true })
+
+const runAgainstEcho = (config: Omit<KubeConfig.Options, "server">) =>
+  Effect.gen(function*() {
+    const { counts, url } = yield* startEchoServer
+    const lines: Array<string> = []
+    const logger = Logger.make((options) => {
+      lines.push(Logger.logfmtLogger.log(options))
+    })
+    const errors: Array<string> = []
+    yield* Effect.gen(function*() {
+      const lw = yield* HttpListerWatcher.make(pods, {})
+      const informer = yield* SharedInformer.make(lw, {
+        name: "pods",
+        reflector: { watchList: false, backoff: Schedule.spaced("5 millis") }
+      })
+      yield* informer.errors.pipe(
+        Stream.runForEach(({ error }) =>
+          Effect.sync(() => {
+            errors.push(`${error._tag}: ${error.message} ${JSON.stringify(error)}`)
+          })
+        ),
+        Effect.forkScoped
+      )
+      yield* informer.start
+      const deadline = Date.now() + 20_000
+      while (counts.watches <= watchFailures.length && Date.now() < deadline) yield* Effect.sleep("20 millis")
+      yield* Effect.sleep("100 millis")
+    }).pipe(
+      Effect.provide(
+        HttpListerWatcher.layerHttpClient.pipe(
+          Layer.provideMerge(KubeConfig.layerFromOptions({ server: url, ...config }))
+        )
+      ),
+      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
+      Effect.provide(Logger.minimumLogLevel(LogLevel.All)),
+      Effect.scoped
+    )
+    assert.isAbove(counts.lists, listFailures.length, "every list failure path was taken")
+    assert.isAbove(counts.watches, watchFailures.length, "every watch failure path was taken")
+    return { lines, errors }
+  })
+
+const assertClean = (texts: ReadonlyArray<string>) => {
+  for (const text of texts) {
+    for (const secret of forbidden) {
+      assert.notInclude(text, secret, `a secret in: ${text.slice(0, 300)}`)
+    }
+  }
+}
+
+describe("credentials in messages", () => {
+  it.scopedLive(
+    "bearer token: no failure path of LIST or WATCH quotes it in a log or an error",
+    () =>
+      Effect.gen(function*() {
+        const { errors, lines } = yield* runAgainstEcho({ token: Redacted.make(token) })
+        assert.isAtLeast(errors.length, listFailures.length + watchFailures.length - 1)
+        assert.isTrue(lines.some((line) => line.includes("<redacted>")), "the echo was scrubbed, not absent")
+        assertClean(lines)
+        assertClean(errors)
+      }),
+    30_000
+  )
+
+  it.scopedLive(
+    "basic auth: neither the base64 form nor the plain password, on any path",
+    () =>
+      Effect.gen(function*() {
+        const { errors, lines } = yield* runAgainstEcho({ username: user, password: Redacted.make(password) })
+        assert.isAtLeast(errors.length, listFailures.length + watchFailures.length - 1)
+        assertClean(lines)
+        assertClean(errors)
+      }),
+    30_000
+  )
+
+  it("the scrubber: verbatim secrets, URL credentials, PEM keys and credential-shaped fields", () => {
+    const key = [
+      "-----BEGIN RSA PRIVATE KEY-----",
+      "MIIEowIBAAKCAQEAx7SECRETKEYLINE0000000000000000000000000000000",
+      "ZmFrZWtleW1hdGVyaWFsZmFrZWtleW1hdGVyaWFsZmFrZWtleW1hdGVyaWFs",
+      "-----END RSA PRIVATE KEY-----"
+    ].join("\n")
+    const scrub = makeScrub(
+      secretsOf({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` }, key)
+    )
+    const text = [
+      `password ${password}`,
+      `url https://bob:hunter22@example.com/x`,
+      `a key line ZmFrZWtleW1hdGVyaWFsZmFrZWtleW1hdGVyaWFsZmFrZWtleW1hdGVyaWFs in the middle`,
+      key,
+      `Bearer abc.def.ghi`,
+      `token=zzz-111`
+    ].join(" | ")
+    const out = scrub(text)
+    for (const secret of [password, "hunter22", "ZmFrZWtleW1hdGVyaWFs", "SECRETKEYLINE", "abc.def.ghi", "zzz-111"]) {
+      assert.notInclude(out, secret)
+    }
+    assert.include(out, "https://<redacted>@example.com/x")
+    // text without secrets is unchanged
+    assert.strictEqual(scrubPatterns("list pods in ns: HTTP 500: boom"), "list pods in ns: HTTP 500: boom")
+  })
+})
