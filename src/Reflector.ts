@@ -10,10 +10,17 @@
  *    the store and keeps using the same stream as the watch. If the server rejects or ignores watch-list,
  *    or the stream stalls (no event for `watchListTimeout`) before the end bookmark, the Reflector falls back to a paged LIST
  *    (pages of 500 following `continue`; an expired continue token falls back to one full list) and
- *    replaces the store with the list's resourceVersion.
+ *    replaces the store with the list's resourceVersion. Watch-list is asked again on a later cycle, once
+ *    `watchListRetryDelay` (1 minute, doubling to 30) has passed. As in client-go, a relist at a concrete
+ *    resourceVersion carries no `limit` (the API server's watch cache serves it) unless the first any-age
+ *    list came back paginated (`listPageSize`). A server that repeats a `continue` token fails the list
+ *    with `PaginationError`.
  * 2. **Watch** from the last resourceVersion with bookmarks and a `timeoutSeconds` drawn from
- *    [5, 10] minutes. Every event and bookmark advances the resourceVersion. A normal close (timeout, EOF,
- *    a connection reset after events) re-watches at once without relisting.
+ *    [5, 10] minutes. Every event and bookmark advances the resourceVersion, except an empty one, which is
+ *    never adopted (a watch from `""` starts from "now" and would miss a delete): the event is applied, the
+ *    last good resourceVersion kept, and a `Decode` error reported; a list or initial-events-end bookmark
+ *    without one is not used at all. A normal close (timeout, EOF, a connection reset after events)
+ *    re-watches at once without relisting.
  * 3. **Failures** go to the watch-error handler and are logged once, then:
  *    - `Gone` or `ResourceVersionTooLarge` (list or watch): relist at once with a consistent read
  *      (`resourceVersion=""`); a second one in a row without progress backs off first;
@@ -22,7 +29,8 @@
  *      resync, even a defect — reported as `UnexpectedError`): back off, relist. The loop never dies.
  *
  * Backoff is a `Schedule` (`defaultBackoff`: 800 ms doubling to a 30 s cap, each wait jittered into
- * [base, 2·base), reset after 2 minutes without failures, never shorter than a 429's `Retry-After`). The
+ * [base, 2·base), reset after 2 minutes without failures, never shorter than a 429's `Retry-After`, which
+ * is cut to `maxRetryAfter`, 30 s by default, so that no server can silence the informer for days). The
  * resync timer is a `Schedule` too. Closing the Reflector's scope interrupts it wherever it is, in a LIST,
  * a backoff wait or mid-stream, and interrupting the stream closes the request.
  *
@@ -47,7 +55,7 @@ import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
 import type { KubeObject } from "./KubeObject.js"
 import { resourceVersion } from "./KubeObject.js"
 import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOptions } from "./ListerWatcher.js"
-import { isInitialEventsEnd, ListerWatcher } from "./ListerWatcher.js"
+import { Decode, isInitialEventsEnd, ListerWatcher } from "./ListerWatcher.js"
 import * as Metrics from "./Metrics.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -75,6 +83,20 @@ export class VeryShortWatchError extends Data.TaggedError("VeryShortWatchError")
 export class WatchListError extends Data.TaggedError("WatchListError")<{
   readonly reason: "Timeout" | "EndedEarly"
   readonly message: string
+}> {}
+
+/**
+ * A paged LIST the server does not bring to an end: it answered a `continue` token with one it had already
+ * sent (`ContinueRepeated`), which would otherwise page forever. The Reflector backs off and relists.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PaginationError extends Data.TaggedError("PaginationError")<{
+  readonly reason: "ContinueRepeated"
+  readonly message: string
+  /** Pages received before the repeat. */
+  readonly pages: number
 }> {}
 
 /**
@@ -113,7 +135,13 @@ export class UnexpectedError extends Data.TaggedError("UnexpectedError")<{
  * @since 0.1.0
  * @category errors
  */
-export type ReflectorError = ListerWatcherError | VeryShortWatchError | WatchListError | StoreError | UnexpectedError
+export type ReflectorError =
+  | ListerWatcherError
+  | VeryShortWatchError
+  | WatchListError
+  | PaginationError
+  | StoreError
+  | UnexpectedError
 
 /**
  * Where in the loop an error happened.
@@ -176,14 +204,25 @@ const initialEventsTick = 10_000
 export interface Options<A> {
   /** For logs, spans and metrics. Defaults to the ListerWatcher's description. */
   readonly name?: string | undefined
-  /** LIST page size. Defaults to client-go's policy: 500 for consistent and any-age lists. */
+  /**
+   * LIST page size; `0` lists without pagination. Default: client-go's policy (`listPageSize`): pages of 500
+   * for consistent (`resourceVersion=""`) and any-age (`"0"`) lists, and no `limit` on a relist at a
+   * concrete resourceVersion, so that the API server's watch cache serves it instead of etcd, unless the
+   * first any-age list came back paginated (the server pages even from its cache).
+   */
   readonly pageSize?: number | undefined
   /**
    * First list: `"consistent"` (`resourceVersion=""`, default: never older than the server's state) or
    * `"any"` (`resourceVersion="0"`, may be served stale from the watch cache).
    */
   readonly initialList?: "consistent" | "any" | undefined
-  /** Try watch-list (`sendInitialEvents`) first. Defaults to `true`. */
+  /**
+   * Try watch-list (`sendInitialEvents`) first. Defaults to `true`. A server that rejects it (400, 405,
+   * 422) or ignores it (no initial-events-end bookmark within `watchListTimeout`) is asked again on a later
+   * list-and-watch cycle, no sooner than `watchListRetryDelay` says (1 minute, doubling to 30 minutes), so
+   * that an API server upgraded in place is used without a restart and a server without watch-list costs
+   * at most a request per delay.
+   */
   readonly watchList?: boolean | undefined
   /**
    * How long the initial events may stall (no event at all) before the initial-events-end bookmark.
@@ -196,6 +235,11 @@ export interface Options<A> {
   readonly shouldResync?: Effect.Effect<boolean> | undefined
   /** Backoff between failed attempts. Defaults to `defaultBackoff`. */
   readonly backoff?: Schedule.Schedule<unknown, ReflectorError> | undefined
+  /**
+   * The longest wait a 429's `Retry-After` may impose (longer ones are cut to it). Defaults to 30 seconds,
+   * the backoff's cap: a server asking for days would otherwise silence the informer.
+   */
+  readonly maxRetryAfter?: Duration.DurationInput | undefined
   /** Watch `timeoutSeconds` is drawn from [min, 2·min]; only values above 5 minutes raise it. */
   readonly minWatchTimeout?: Duration.DurationInput | undefined
   /** Receives every error, after it is logged. */
@@ -246,37 +290,102 @@ export const resetAfterIdle =
   }
 
 /**
- * Never waits less than a `TooManyRequests` error's `Retry-After`.
+ * The longest `Retry-After` honoured by default: 30 seconds, the cap of `defaultBackoff`.
  *
  * @since 0.1.0
  * @category backoff
  */
-export const honourRetryAfter = <Out, In, R>(
+export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(30)
+
+/**
+ * The wait a `TooManyRequests` error asks for, cut to `max`; zero for other errors.
+ *
+ * @since 0.1.0
+ * @category backoff
+ */
+export const retryAfterDelay = (error: ReflectorError, max: Duration.DurationInput): Duration.Duration =>
+  error._tag === "TooManyRequests" && Option.isSome(error.retryAfter)
+    ? Duration.min(error.retryAfter.value, Duration.decode(max))
+    : Duration.zero
+
+/**
+ * Never waits less than a `TooManyRequests` error's `Retry-After`, up to `max`.
+ *
+ * @since 0.1.0
+ * @category backoff
+ */
+export const honourRetryAfterUpTo = (max: Duration.DurationInput) =>
+<Out, In, R>(
   self: Schedule.Schedule<Out, In, R>
 ): Schedule.Schedule<Out, In & ReflectorError, R> =>
   Schedule.intersect(
     self,
-    Schedule.identity<ReflectorError>().pipe(
-      Schedule.addDelay((error) =>
-        error._tag === "TooManyRequests" ? Option.getOrElse(error.retryAfter, () => Duration.zero) : Duration.zero
-      )
-    )
+    Schedule.identity<ReflectorError>().pipe(Schedule.addDelay((error) => retryAfterDelay(error, max)))
   ).pipe(Schedule.map(([out]) => out))
 
 /**
- * client-go's reflector backoff: 800 ms, doubling, capped at 30 s, each wait jittered into
- * [base, 2·base) through the `Random` service, reset after 2 minutes without failures, and never shorter
- * than a 429's `Retry-After`.
+ * Never waits less than a `TooManyRequests` error's `Retry-After`, up to `defaultMaxRetryAfter` (30 s).
  *
  * @since 0.1.0
  * @category backoff
  */
-export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = Schedule.exponential("800 millis", 2).pipe(
+export const honourRetryAfter: <Out, In, R>(
+  self: Schedule.Schedule<Out, In, R>
+) => Schedule.Schedule<Out, In & ReflectorError, R> = honourRetryAfterUpTo(defaultMaxRetryAfter)
+
+/** `defaultBackoff` before `Retry-After` is honoured (the Reflector adds it with its own cap). */
+const jitteredExponential: Schedule.Schedule<unknown, ReflectorError> = Schedule.exponential("800 millis", 2).pipe(
   Schedule.union(Schedule.spaced("30 seconds")),
   Schedule.jitteredWith({ min: 1, max: 2 }),
-  resetAfterIdle("2 minutes"),
-  honourRetryAfter
+  resetAfterIdle("2 minutes")
 )
+
+/**
+ * client-go's reflector backoff: 800 ms, doubling, capped at 30 s, each wait jittered into
+ * [base, 2·base) through the `Random` service, reset after 2 minutes without failures, and never shorter
+ * than a 429's `Retry-After` (up to 30 s: `defaultMaxRetryAfter`).
+ *
+ * @since 0.1.0
+ * @category backoff
+ */
+export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = honourRetryAfter(jitteredExponential)
+
+// -------------------------------------------------------------------------------------------------
+// policies
+// -------------------------------------------------------------------------------------------------
+
+/** client-go's pager page size. */
+const defaultPageSize = 500
+
+/**
+ * The `limit` of a LIST (`undefined`: no pagination), as client-go's Reflector chooses it: the page size
+ * asked for if any (`0`: none); otherwise pages of 500, except for a relist at a concrete resourceVersion
+ * when the first any-age list was not paginated: that one has no `limit`, so that the API server's watch
+ * cache serves it rather than etcd.
+ *
+ * @since 0.1.0
+ * @category policies
+ */
+export const listPageSize = (options: {
+  readonly pageSize: number | undefined
+  readonly resourceVersion: string
+  readonly paginatedResult: boolean
+}): number | undefined => {
+  if (options.pageSize !== undefined) return options.pageSize > 0 ? options.pageSize : undefined
+  if (options.paginatedResult) return defaultPageSize
+  if (options.resourceVersion !== "" && options.resourceVersion !== "0") return undefined
+  return defaultPageSize
+}
+
+/**
+ * How long after its `rejections`-th rejection (a 400/405/422, or no initial-events-end bookmark in time)
+ * watch-list is tried again: 1 minute, doubling, at most 30 minutes.
+ *
+ * @since 0.1.0
+ * @category policies
+ */
+export const watchListRetryDelay = (rejections: number): Duration.Duration =>
+  Duration.minutes(Math.min(30, 2 ** Math.max(0, Math.min(rejections, 16) - 1)))
 
 // -------------------------------------------------------------------------------------------------
 // the loop
@@ -288,6 +397,21 @@ type SessionEnd = {
   readonly error?: ReflectorError | undefined
 }
 
+/** The typed error for an event whose resourceVersion is empty: it is never adopted as the position. */
+const emptyResourceVersion = (
+  event: { readonly type: string; readonly object?: unknown }
+): Decode => {
+  const meta = (event.object as { readonly metadata?: KubeObject["metadata"] } | undefined)?.metadata
+  const what = event.type === "BOOKMARK"
+    ? "a BOOKMARK"
+    : `${event.type === "object" ? "an" : `a ${event.type}`} event for ${
+      meta?.namespace === undefined || meta.namespace === "" ? "" : `${meta.namespace}/`
+    }${meta?.name ?? "(no name)"}`
+  return new Decode({
+    message: `${what} has no resourceVersion: the last good one is kept as the watch position`
+  })
+}
+
 const minimumWatchTimeout = Duration.minutes(5)
 const shortWatch = 1000
 
@@ -296,7 +420,14 @@ class ReflectorImpl<A, E> implements Reflector {
   private lastSyncRV = ""
   /** Set by Gone / too-large: the next list or watch-list must be a consistent read. */
   private forceConsistent = false
-  private watchListEnabled: boolean
+  /** `false`: never (the option, or a ListerWatcher without it). */
+  private readonly watchListWanted: boolean
+  /** Rejections of watch-list in a row, and when it may be tried again (`watchListRetryDelay`). */
+  private watchListRejections = 0
+  private watchListRetryAt = 0
+  /** The first any-age list came back paginated (client-go's `paginatedResult`). */
+  private paginatedResult = false
+  private readonly maxRetryAfter: Duration.Duration
   /** Relists made at once because of Gone, without a watch delivering anything in between. */
   private immediateRelists = 0
   private readonly watchTimeoutMin: number
@@ -321,7 +452,8 @@ class ReflectorImpl<A, E> implements Reflector {
     readonly options: Options<A>
   ) {
     this.name = options.name ?? lw.description ?? "reflector"
-    this.watchListEnabled = (options.watchList ?? true) && lw.supportsWatchList !== false
+    this.watchListWanted = (options.watchList ?? true) && lw.supportsWatchList !== false
+    this.maxRetryAfter = Duration.decode(options.maxRetryAfter ?? defaultMaxRetryAfter)
     const min = options.minWatchTimeout === undefined ? minimumWatchTimeout : Duration.decode(options.minWatchTimeout)
     this.watchTimeoutMin = Math.ceil(Duration.toSeconds(Duration.max(min, minimumWatchTimeout)))
     const storeFailure = (operation: StoreError["operation"]) => (cause: E) =>
@@ -348,6 +480,9 @@ class ReflectorImpl<A, E> implements Reflector {
     const log = error._tag === "Gone"
       ? Effect.logInfo(`${this.name}: ${phase}: ${error.message}`)
       : Effect.logWarning(`${this.name}: ${phase} failed: ${error._tag}: ${error.message}`)
+    const detail = error._tag === "Decode" && error.detail !== undefined
+      ? Effect.logDebug(`${this.name}: ${phase}: ${error._tag} in detail:\n${error.detail}`)
+      : Effect.void
     const count = Metric.increment(
       Metric.tagged(
         Metric.tagged(Metric.tagged(Metrics.errors, "informer", this.name), "phase", phase),
@@ -360,7 +495,7 @@ class ReflectorImpl<A, E> implements Reflector {
       : this.options.onError(error, context).pipe(
         Effect.catchAllCause((cause) => Effect.logError(`${this.name}: watch-error handler failed`, cause))
       )
-    return Effect.zipRight(Effect.zipRight(log, count), handler).pipe(
+    return Effect.zipRight(Effect.zipRight(Effect.zipRight(log, detail), count), handler).pipe(
       Effect.annotateLogs({ reflector: this.name, phase, resourceVersion: context.resourceVersion })
     )
   }
@@ -375,6 +510,18 @@ class ReflectorImpl<A, E> implements Reflector {
 
   private markSynced(): void {
     if (this.sessionSynced !== undefined) Deferred.unsafeDone(this.sessionSynced, Exit.void)
+  }
+
+  /** Whether this list-and-watch cycle starts with watch-list. */
+  private watchListAllowed(): boolean {
+    return this.watchListWanted && this.clock.unsafeCurrentTimeMillis() >= this.watchListRetryAt
+  }
+
+  /** The server rejected or ignored watch-list: LIST until `watchListRetryDelay` has passed. */
+  private rejectWatchList(): void {
+    this.watchListRejections++
+    this.watchListRetryAt = this.clock.unsafeCurrentTimeMillis() +
+      Duration.toMillis(watchListRetryDelay(this.watchListRejections))
   }
 
   /** The resourceVersion for a (re)list or watch-list. */
@@ -396,13 +543,20 @@ class ReflectorImpl<A, E> implements Reflector {
 
   // --- LIST ------------------------------------------------------------------------------------
 
-  /** A paged LIST into the store. Gone and too-large versions retry at once with a consistent read. */
+  /**
+   * A paged LIST into the store. Gone and too-large versions retry at once with a consistent read. A
+   * `continue` token the server already sent fails with `PaginationError` (a cycle would page forever),
+   * and a list without a resourceVersion with `Decode` (watching from `""` would lose deletes).
+   */
   private list(): Effect.Effect<void, ReflectorError> {
     const self = this
     return Effect.gen(function*() {
       const rv = self.relistResourceVersion()
-      const requested = self.options.pageSize ?? 500
-      const pageSize = requested > 0 ? requested : undefined
+      const pageSize = listPageSize({
+        pageSize: self.options.pageSize,
+        resourceVersion: rv,
+        paginatedResult: self.paginatedResult
+      })
       const items: Array<A> = []
       const first: ListOptions = { resourceVersion: rv, ...(pageSize === undefined ? {} : { limit: pageSize }) }
       const firstPage = yield* self.lw.list(first).pipe(
@@ -414,9 +568,22 @@ class ReflectorImpl<A, E> implements Reflector {
       if (firstPage === undefined) return yield* self.list()
       let page: ListPage<A> = firstPage
       let listRV = page.resourceVersion
+      if (rv === "0" && page.continue !== undefined) self.paginatedResult = true
       self.collect(items, page.items)
+      let pages = 1
+      let tokens: Set<string> | undefined
       while (page.continue !== undefined) {
-        const next: Option.Option<ListPage<A>> = yield* self.lw.list({ continue: page.continue, limit: pageSize }).pipe(
+        const token = page.continue
+        if ((tokens ??= new Set()).has(token)) {
+          return yield* new PaginationError({
+            reason: "ContinueRepeated",
+            pages,
+            message: `the server repeated a continue token after ${pages} pages (${items.length} items): ` +
+              `paging would never end`
+          })
+        }
+        tokens.add(token)
+        const next: Option.Option<ListPage<A>> = yield* self.lw.list({ continue: token, limit: pageSize }).pipe(
           Effect.map(Option.some),
           Effect.catchTag("Gone", () => Effect.succeed(Option.none()))
         )
@@ -424,13 +591,21 @@ class ReflectorImpl<A, E> implements Reflector {
           // The continue token expired: list everything at once at the original version.
           yield* Effect.logInfo(`${self.name}: continue token expired, listing without pagination`)
           items.length = 0
+          tokens = undefined
           page = yield* self.lw.list({ resourceVersion: rv })
           listRV = page.resourceVersion
           self.collect(items, page.items)
           break
         }
         page = next.value
+        pages++
         self.collect(items, page.items)
+      }
+      if (listRV === "") {
+        return yield* new Decode({
+          message: `the list response has no resourceVersion (${items.length} items): a watch from "" would miss ` +
+            `changes, so the list is not used`
+        })
       }
       self.listedCounter.unsafeUpdate(items.length, [])
       yield* self.store.replace(items, listRV).pipe(
@@ -462,6 +637,7 @@ class ReflectorImpl<A, E> implements Reflector {
         return this.track(event.object, Effect.catchAll(this.store.delete(event.object), this.onStoreDelete))
       case "BOOKMARK": {
         const rv = event.object.metadata.resourceVersion
+        if (rv === "") return this.report(emptyResourceVersion(event), "event")
         this.lastSyncRV = rv
         return this.store.bookmark === undefined
           ? Effect.void
@@ -470,10 +646,14 @@ class ReflectorImpl<A, E> implements Reflector {
     }
   }
 
+  /** Adopts the object's resourceVersion (never `""`: the last good one is kept, and the event reported). */
   private track(obj: A, effect: Effect.Effect<void>): Effect.Effect<void> {
     const rv = resourceVersion(obj)
-    if (rv !== undefined) this.lastSyncRV = rv
-    return effect
+    if (rv !== undefined && rv !== "") {
+      this.lastSyncRV = rv
+      return effect
+    }
+    return Effect.zipRight(effect, this.report(emptyResourceVersion({ type: "object", object: obj }), "event"))
   }
 
   private countEvents(chunk: Iterable<WatchEvent<A>>): number {
@@ -509,18 +689,24 @@ class ReflectorImpl<A, E> implements Reflector {
     const unsafe = this.store.unsafe
     if (unsafe === undefined) return Effect.forEach(chunk, (event) => this.applyEvent(event), { discard: true })
     return Effect.suspend(() => {
-      let failures: Array<readonly [StoreError, string]> | undefined
+      let failures: Array<readonly [ReflectorError, string]> | undefined
       for (const event of chunk) {
         let error: E | undefined
         let operation: StoreError["operation"]
         if (event.type === "BOOKMARK") {
           operation = "bookmark"
-          this.lastSyncRV = event.object.metadata.resourceVersion
-          error = unsafe.bookmark(this.lastSyncRV)
+          const rv = event.object.metadata.resourceVersion
+          if (rv === "") {
+            ;(failures ??= []).push([emptyResourceVersion(event), this.lastSyncRV])
+            continue
+          }
+          this.lastSyncRV = rv
+          error = unsafe.bookmark(rv)
         } else {
           // as `track` does: the event's version is the Reflector's before the store sees the event
           const rv = resourceVersion(event.object)
-          if (rv !== undefined) this.lastSyncRV = rv
+          if (rv !== undefined && rv !== "") this.lastSyncRV = rv
+          else (failures ??= []).push([emptyResourceVersion(event), this.lastSyncRV])
           if (event.type === "ADDED") {
             operation = "add"
             error = unsafe.add(event.object)
@@ -647,6 +833,8 @@ class ReflectorImpl<A, E> implements Reflector {
           case "BOOKMARK": {
             if (!isInitialEventsEnd(event.object)) return Effect.void
             const bookmarkRV = event.object.metadata.resourceVersion
+            // The state cannot be placed in time: fall back to a LIST rather than watch from "".
+            if (bookmarkRV === "") return Effect.fail(emptyResourceVersion(event))
             const objects = Array.from(temp.values())
             temp.clear()
             self.listedCounter.unsafeUpdate(objects.length, [])
@@ -655,6 +843,7 @@ class ReflectorImpl<A, E> implements Reflector {
               Effect.tap(() =>
                 Effect.sync(() => {
                   synced = true
+                  self.watchListRejections = 0
                   self.lastSyncRV = bookmarkRV
                   self.forceConsistent = false
                   self.markSynced()
@@ -762,11 +951,11 @@ class ReflectorImpl<A, E> implements Reflector {
           return { immediate: false, error }
         case "WatchListError":
           if (error.reason === "EndedEarly") return { immediate: elapsed >= shortWatch && counter.events > 0, error }
-          // No end bookmark in time: the server ignores watch-list. Stop asking.
-          self.watchListEnabled = false
+          // No end bookmark in time: the server ignores watch-list. Ask again later.
+          self.rejectWatchList()
           break
         case "ServerError":
-          if (error.code === 400 || error.code === 422 || error.code === 405) self.watchListEnabled = false
+          if (error.code === 400 || error.code === 422 || error.code === 405) self.rejectWatchList()
           break
       }
       yield* self.countRelist("watch-list-fallback")
@@ -782,7 +971,7 @@ class ReflectorImpl<A, E> implements Reflector {
     const synced = Deferred.unsafeMake<void>(undefined as never)
     this.sessionSynced = synced
     const sync = Effect.gen(function*() {
-      if (self.watchListEnabled) {
+      if (self.watchListAllowed()) {
         const outcome = yield* self.watchList(backoff)
         if (outcome === "synced-watching") return yield* self.watchLoop(backoff)
         if (outcome !== "fallback") return outcome
@@ -826,7 +1015,9 @@ class ReflectorImpl<A, E> implements Reflector {
   readonly run: Effect.Effect<never> = Effect.gen(this, function*() {
     const self = this
     this.clock = yield* Effect.clock
-    const driver = yield* Schedule.driver(honourRetryAfter(this.options.backoff ?? defaultBackoff))
+    const driver = yield* Schedule.driver(
+      honourRetryAfterUpTo(this.maxRetryAfter)(this.options.backoff ?? jitteredExponential)
+    )
     // A schedule that stops (a custom one with a limit) starts over, with its first wait.
     const backoff = (error: ReflectorError): Effect.Effect<void> =>
       driver.next(error).pipe(

@@ -341,7 +341,7 @@ describe("Reflector", () => {
     it.effect("defaultBackoff: a 429's Retry-After is a lower bound, even on the first step", () =>
       Effect.gen(function*() {
         const first = stepper(Reflector.defaultBackoff)
-        assert.strictEqual(yield* first(0, tooManyRequests(45)), 45_000)
+        assert.strictEqual(yield* first(0, tooManyRequests(25)), 25_000)
 
         // Without Retry-After a 429 is an ordinary failure.
         inRange(yield* stepper(Reflector.defaultBackoff)(0, tooManyRequests()), 800, 1600, "429 without Retry-After")
@@ -351,12 +351,16 @@ describe("Reflector", () => {
         let at = 0
         for (let i = 0; i < 8; i++) at += yield* step(at, failure)
         const withRetryAfter = yield* step(at, tooManyRequests(45))
-        inRange(withRetryAfter, 45_000, 60_000, "Retry-After 45 s at the cap")
+        inRange(withRetryAfter, 30_000, 60_000, "Retry-After 45 s at the cap")
         at += withRetryAfter
         inRange(yield* step(at, tooManyRequests(1)), 30_000, 60_000, "Retry-After 1 s at the cap")
-        // A Retry-After longer than the cap.
-        const step2 = stepper(Reflector.defaultBackoff)
-        assert.strictEqual(yield* step2(0, tooManyRequests(300)), 300_000)
+        // A Retry-After longer than the cap is cut to defaultMaxRetryAfter (30 s); 999999 s would be 11.6 days.
+        assert.strictEqual(yield* stepper(Reflector.defaultBackoff)(0, tooManyRequests(300)), 30_000)
+        assert.strictEqual(yield* stepper(Reflector.defaultBackoff)(0, tooManyRequests(999999)), 30_000)
+        // honourRetryAfterUpTo sets another cap
+        const upTo = stepper(Reflector.honourRetryAfterUpTo("5 minutes")(Schedule.spaced("1 second")))
+        assert.strictEqual(yield* upTo(0, tooManyRequests(300)), 300_000)
+        assert.strictEqual(yield* upTo(0, tooManyRequests(999999)), 300_000)
       }))
 
     it.scoped("Retry-After end to end: a re-watch refused with 429 (Retry-After 20 s) is retried after exactly 20 s", () =>
@@ -765,9 +769,9 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), ["watch:ServerError"])
       }))
 
-    // Our policy differs from client-go's: a relist at a concrete version is paged too (client memory bounded
-    // by a page, not by the whole collection); `pageSize: 0` asks for one unpaginated list.
-    it.scoped("TestReflectorNotPaginatingNotConsistentReads (adapted): a relist at a concrete version is paged too", () =>
+    // client-go's policy: a relist at a concrete version carries no limit, so that the API server's watch
+    // cache serves it instead of etcd.
+    it.scoped("TestReflectorNotPaginatingNotConsistentReads: a relist at a concrete version is not paginated", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { store } = yield* recordingStore()
@@ -777,9 +781,45 @@ describe("Reflector", () => {
         yield* advance("2 seconds")
         assert.deepStrictEqual(listsOf(yield* fake.requests), [
           { resourceVersion: "", limit: 500 },
-          { resourceVersion: "10", limit: 500 }
+          { resourceVersion: "10" }
         ])
       }))
+
+    it.scoped("a consistent relist after Gone is paginated (etcd serves it)", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
+        const { store } = yield* recordingStore()
+        yield* Reflector.make(fake, store, { watchList: false })
+        yield* settle
+        yield* fake.failWatches(gone())
+        yield* settle
+        assert.deepStrictEqual(listsOf(yield* fake.requests), [
+          { resourceVersion: "", limit: 500 },
+          { resourceVersion: "", limit: 500 }
+        ])
+      }))
+
+    it("listPageSize as a table (client-go's Reflector policy)", () => {
+      const cases: ReadonlyArray<readonly [number | undefined, string, boolean, number | undefined]> = [
+        // pageSize asked, resourceVersion, paginatedResult, limit sent
+        [undefined, "", false, 500],
+        [undefined, "0", false, 500],
+        [undefined, "10", false, undefined],
+        [undefined, "10", true, 500],
+        [undefined, "", true, 500],
+        [4, "10", false, 4],
+        [4, "", false, 4],
+        [0, "", false, undefined],
+        [0, "10", true, undefined]
+      ]
+      for (const [pageSize, resourceVersion, paginatedResult, limit] of cases) {
+        assert.strictEqual(
+          Reflector.listPageSize({ pageSize, resourceVersion, paginatedResult }),
+          limit,
+          JSON.stringify({ pageSize, resourceVersion, paginatedResult })
+        )
+      }
+    })
 
     it.scoped("pageSize 0: every list is one unpaginated response", () =>
       Effect.gen(function*() {
@@ -811,7 +851,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("an any-age first list that was not paginated: relists are paged all the same", () =>
+    it.scoped("an any-age first list that was not paginated: a relist at a concrete version is not paginated", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 3) })
         const { store } = yield* recordingStore()
@@ -820,8 +860,7 @@ describe("Reflector", () => {
         yield* fake.failWatches(serverError())
         yield* advance("2 seconds")
         assert.deepStrictEqual(listsOf(yield* fake.requests), [{ resourceVersion: "0", limit: 500 }, {
-          resourceVersion: "3",
-          limit: 500
+          resourceVersion: "3"
         }])
       }))
   })
@@ -859,7 +898,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), [])
       }))
 
-    it.scoped("a server that rejects watch-list: List+Watch in the same cycle, and no watch-list ever again", () =>
+    it.scoped("a server that rejects watch-list: List+Watch in the same cycle, and LIST on relists for a minute", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")], watchList: "reject" })
         const { names, store } = yield* recordingStore()
@@ -871,11 +910,51 @@ describe("Reflector", () => {
         assert.strictEqual((errors.reported[0].error as ListerWatcher.ServerError).code, 422)
         assert.deepStrictEqual(yield* names, ["a"])
         assert.strictEqual(yield* now, 0)
-        // A later relist goes straight to LIST.
+        // A later relist within the retry delay goes straight to LIST.
         yield* fake.failWatches(serverError())
         yield* advance("2 seconds")
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch", "List", "Watch"])
       }))
+
+    it.scoped("after a 422, watch-list is tried again on a later cycle once watchListRetryDelay has passed", () =>
+      Effect.gen(function*() {
+        let reject = true
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const lw: LW = {
+          ...fake,
+          watch: (options) =>
+            options.sendInitialEvents === true && reject
+              ? Stream.fail(serverError(422, "Invalid"))
+              : fake.watch(options)
+        }
+        const t = timed(lw)
+        const { names, store } = yield* recordingStore()
+        const errors = errorLog()
+        yield* Reflector.make(t.lw, store, { onError: errors.onError })
+        yield* settle
+        assert.deepStrictEqual(kinds(t.log.map((x) => x.request)), ["WatchList", "List", "Watch"])
+        // the API server is upgraded: it now serves watch-list
+        reject = false
+        // a relist 30 s later still lists (1 minute has not passed)
+        yield* advance("30 seconds")
+        yield* fake.failWatches(serverError())
+        yield* advance("2 seconds")
+        assert.deepStrictEqual(kinds(t.log.map((x) => x.request)).slice(3), ["List", "Watch"])
+        // a relist after the minute uses watch-list again, and keeps it
+        yield* advance("40 seconds")
+        yield* fake.failWatches(serverError())
+        yield* advance("4 seconds")
+        assert.deepStrictEqual(kinds(t.log.map((x) => x.request)).slice(5), ["WatchList"])
+        yield* fake.add(pod("b"))
+        yield* settle
+        assert.deepStrictEqual(yield* names, ["a", "b"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:ServerError", "watch:ServerError", "watch:ServerError"])
+      }))
+
+    it("watchListRetryDelay: 1 minute, doubling, at most 30 minutes", () => {
+      const minutes = [1, 2, 3, 4, 5, 6, 10, 100].map((n) => Duration.toMinutes(Reflector.watchListRetryDelay(n)))
+      assert.deepStrictEqual(minutes, [1, 2, 4, 8, 16, 30, 30, 30])
+    })
 
     it.scoped("a server that ignores watch-list: WatchListError Timeout after watchListTimeout, then List+Watch", () =>
       Effect.gen(function*() {
@@ -1382,11 +1461,11 @@ describe("Reflector", () => {
     it.scoped("a custom backoff still honours Retry-After", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
-        yield* fake.failNextList(tooManyRequests(40))
+        yield* fake.failNextList(tooManyRequests(25))
         const t = timed(fake)
         const { store } = yield* recordingStore()
         yield* Reflector.make(t.lw, store, { watchList: false, backoff: Schedule.spaced("1 second") })
-        yield* advance("39 seconds")
+        yield* advance("24 seconds")
         assert.strictEqual(t.times("List").length, 1)
         yield* advance("2 seconds")
         assert.strictEqual(t.times("List").length, 2)
@@ -1876,7 +1955,8 @@ describe("Reflector", () => {
         const reflector = yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
         yield* settle
         assert.isTrue((yield* names).includes("corrupt"))
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError"])
+        // the corrupt object has no resourceVersion: applied, reported, and never the watch position
+        assert.deepStrictEqual(errors.summary(), ["event:Decode", "watch:ServerError"])
         yield* advance("1600 millis")
         assert.deepStrictEqual(yield* names, ["p001", "p002", "p003", "p004", "p005"])
         assert.deepStrictEqual(listsOf(yield* fake.requests).map((o) => o.resourceVersion), ["", "5"])
@@ -2119,7 +2199,9 @@ describe("Reflector", () => {
           "watch:ServerError",
           "list:ServerError",
           "event:StoreError",
-          "resync:StoreError"
+          "resync:StoreError",
+          // the relist after the resync failure came more than a minute after the 422: watch-list is asked again
+          "watch-list:ServerError"
         ])
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, yield* fake.resourceVersion)
       }))
@@ -2267,6 +2349,169 @@ describe("Reflector", () => {
         yield* settle
         assert.strictEqual(calls, 1)
         assert.deepStrictEqual(yield* names, ["a", "b"])
+      }))
+  })
+
+  describe("hostile servers", () => {
+    it.scoped("a BOOKMARK with an empty resourceVersion is not adopted: the re-watch resumes from the last good one", () =>
+      Effect.gen(function*() {
+        const { lw, requests } = scripted({
+          list: { items: [pod("a", { rv: "5" })], resourceVersion: "5", continue: undefined },
+          watches: [Stream.make(modified(pod("a", { rv: "7" })), bookmarkEvent(""))]
+        })
+        const { store } = yield* recordingStore()
+        const errors = errorLog()
+        const reflector = yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
+        yield* advance("2 seconds")
+        assert.strictEqual(yield* reflector.lastSyncResourceVersion, "7")
+        const watches = watchesOf(requests)
+        assert.deepStrictEqual(watches.map((w) => w.resourceVersion), ["5", "7"])
+        assert.deepStrictEqual(errors.summary(), ["event:Decode"])
+        assert.include(errors.reported[0].error.message, "has no resourceVersion")
+      }))
+
+    it.scoped("an object event with an empty resourceVersion is applied, not adopted, and reported", () =>
+      Effect.gen(function*() {
+        const { lw, requests } = scripted({
+          list: { items: [pod("a", { rv: "5" }), pod("b", { rv: "5" })], resourceVersion: "5", continue: undefined },
+          watches: [Stream.make(deleted(pod("a", { rv: "6" })), deleted(pod("b", { rv: "" })))]
+        })
+        // through the DeltaFifo (the chunked, synchronous path) and through an Indexer (one Effect per event)
+        const fifo = yield* DeltaFifo.make()
+        const { names, store } = yield* recordingStore()
+        const errors = errorLog()
+        const viaFifo = yield* Reflector.make(lw, fifo, { watchList: false, onError: errors.onError })
+        yield* advance("2 seconds")
+        assert.strictEqual(yield* viaFifo.lastSyncResourceVersion, "6")
+        assert.deepStrictEqual(watchesOf(requests).map((w) => w.resourceVersion), ["5", "6"])
+        assert.deepStrictEqual(errors.summary(), ["event:Decode"])
+        assert.include(errors.reported[0].error.message, "a DELETED event for ns/b has no resourceVersion")
+
+        const second = scripted({
+          list: { items: [pod("a", { rv: "5" }), pod("b", { rv: "5" })], resourceVersion: "5", continue: undefined },
+          watches: [Stream.make(deleted(pod("a", { rv: "6" })), deleted(pod("b")))]
+        })
+        const errors2 = errorLog()
+        const viaStore = yield* Reflector.make(second.lw, store, { watchList: false, onError: errors2.onError })
+        yield* advance("2 seconds")
+        assert.deepStrictEqual(yield* names, [])
+        assert.strictEqual(yield* viaStore.lastSyncResourceVersion, "6")
+        assert.deepStrictEqual(watchesOf(second.requests).map((w) => w.resourceVersion), ["5", "6"])
+        assert.deepStrictEqual(errors2.summary(), ["event:Decode"])
+      }))
+
+    it.scoped("a list without a resourceVersion is not used: Decode, back off, list again", () =>
+      Effect.gen(function*() {
+        let listed = 0
+        const lw: LW = {
+          list: () =>
+            Effect.sync(() => {
+              listed++
+              return { items: [pod("a", { rv: "3" })], resourceVersion: listed === 1 ? "" : "3", continue: undefined }
+            }),
+          watch: () => Stream.never
+        }
+        const { calls, store } = yield* recordingStore()
+        const errors = errorLog()
+        const reflector = yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
+        yield* settle
+        assert.deepStrictEqual(calls.replace, [])
+        assert.deepStrictEqual(errors.summary(), ["list:Decode"])
+        yield* advance("2 seconds")
+        assert.deepStrictEqual(calls.replace.map((r) => r.resourceVersion), ["3"])
+        assert.strictEqual(yield* reflector.lastSyncResourceVersion, "3")
+      }))
+
+    it.scoped("a watch-list whose initial-events-end bookmark has no resourceVersion falls back to LIST", () =>
+      Effect.gen(function*() {
+        const requests: Array<Request> = []
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const lw: LW = {
+          ...fake,
+          list: (options) =>
+            Effect.zipRight(Effect.sync(() => requests.push({ _tag: "List", options })), fake.list(options)),
+          watch: (options) => {
+            requests.push({ _tag: "Watch", options })
+            return options.sendInitialEvents === true
+              ? Stream.make(added(pod("a", { rv: "1" })), bookmarkEvent("", "true")).pipe(Stream.concat(Stream.never))
+              : fake.watch(options)
+          }
+        }
+        const { calls, store } = yield* recordingStore()
+        const errors = errorLog()
+        yield* Reflector.make(lw, store, { onError: errors.onError })
+        yield* settle
+        assert.deepStrictEqual(kinds(requests), ["WatchList", "List", "Watch"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:Decode"])
+        assert.deepStrictEqual(calls.replace.map((r) => r.resourceVersion), ["1"])
+      }))
+
+    it.scoped("a continue token the server repeats: PaginationError after a bounded number of pages, then backoff and relist", () =>
+      Effect.gen(function*() {
+        let lists = 0
+        const lw: LW = {
+          list: (options) =>
+            Effect.sync(() => {
+              lists++
+              return {
+                items: [pod(`p${lists}`, { rv: "9" })],
+                resourceVersion: "9",
+                // a cycle of two tokens
+                continue: options.continue === "b" ? "a" : options.continue === "a" ? "b" : "a"
+              }
+            }),
+          watch: () => Stream.never
+        }
+        const { calls, store } = yield* recordingStore()
+        const errors = errorLog()
+        yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
+        yield* settle
+        assert.strictEqual(lists, 3)
+        assert.deepStrictEqual(errors.summary(), ["list:PaginationError"])
+        const error = errors.reported[0].error as Reflector.PaginationError
+        assert.strictEqual(error.reason, "ContinueRepeated")
+        assert.strictEqual(error.pages, 3)
+        assert.deepStrictEqual(calls.replace, [])
+        yield* advance("2 seconds")
+        assert.strictEqual(lists, 6)
+        assert.deepStrictEqual(errors.summary(), ["list:PaginationError", "list:PaginationError"])
+      }))
+
+    it.scoped("Retry-After: 999999 is cut to maxRetryAfter (30 s by default)", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const t = timed(fake)
+        yield* fake.failNextList(tooManyRequests(999999))
+        const { names, store } = yield* recordingStore()
+        yield* Reflector.make(t.lw, store, { watchList: false })
+        yield* advance("31 seconds")
+        assert.deepStrictEqual(t.times("List"), [0, 30_000])
+        assert.deepStrictEqual(yield* names, ["a"])
+      }))
+
+    it.scoped("maxRetryAfter raises or lowers the cap", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const t = timed(fake)
+        yield* fake.failNextList(tooManyRequests(999999))
+        const { store } = yield* recordingStore()
+        yield* Reflector.make(t.lw, store, {
+          watchList: false,
+          maxRetryAfter: "5 minutes",
+          backoff: Schedule.spaced("1 second")
+        })
+        yield* advance("299 seconds")
+        assert.deepStrictEqual(t.times("List"), [0])
+        yield* advance("2 seconds")
+        assert.deepStrictEqual(t.times("List"), [0, 300_000])
+        const fake2 = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const t2 = timed(fake2)
+        yield* fake2.failNextList(tooManyRequests(999999))
+        const start = yield* now
+        yield* Reflector.make(t2.lw, store, { watchList: false, maxRetryAfter: "3 seconds" })
+        yield* advance("4 seconds")
+        assert.strictEqual(t2.times("List").length, 2)
+        inRange(t2.times("List")[1] - start, 3000, 3001, "second list")
       }))
   })
 })
