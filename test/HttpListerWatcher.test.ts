@@ -11,6 +11,7 @@ import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
@@ -31,6 +32,7 @@ import type * as KubeObject from "../src/KubeObject.js"
 import * as Informers from "../src/Layer.js"
 import type * as ListerWatcher from "../src/ListerWatcher.js"
 import { ListerWatcherSource } from "../src/ListerWatcher.js"
+import * as Reflector from "../src/Reflector.js"
 import * as Resource from "../src/Resource.js"
 import * as Wire from "../src/Wire.js"
 
@@ -184,6 +186,15 @@ const runWatch = <A>(stream: Stream.Stream<ListerWatcher.WatchEvent<A>, ListerWa
 
 const names = (events: ReadonlyArray<ListerWatcher.WatchEvent<KubeObject.KubeObject>>) =>
   events.map((e) => e.type === "BOOKMARK" ? `BOOKMARK:${e.object.metadata.resourceVersion}` : e.object.metadata?.name)
+
+/** A store that keeps nothing. */
+const noopStore: Reflector.Store<KubeObject.KubeObject, never> = {
+  add: () => Effect.void,
+  update: () => Effect.void,
+  delete: () => Effect.void,
+  replace: () => Effect.void,
+  resync: Effect.void
+}
 
 /** Captures log lines (message and cause) into `lines`. */
 const captureLogs = () => {
@@ -494,6 +505,46 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
         assert.include(error!.message, expected)
       }).pipe(Effect.provide(layer))
     }, { discard: true })
+  })
+
+  it.effect("decode failures are one line; the schema's error tree is in detail, logged at debug level", () => {
+    // several issues at once: the tree spans many lines
+    const bad = { metadata: { name: "", namespace: 7, uid: [1], resourceVersion: {} } }
+    const list = fake(() => json(200, { kind: "PodList", metadata: { resourceVersion: "1" }, items: [bad] }))
+    const watch = fake(() => new Response(chunked([event("MODIFIED", bad)])))
+    return Effect.gen(function*() {
+      const listError = yield* Effect.flip(Effect.flatMap(pods(), (lw) => lw.list({}))).pipe(Effect.provide(list.layer))
+      const { error: watchError } = yield* Effect.flatMap(pods(), (lw) => runWatch(lw.watch({}))).pipe(
+        Effect.provide(watch.layer)
+      )
+      for (const error of [listError, watchError]) {
+        assert.strictEqual(error?._tag, "Decode")
+        const decode = error as ListerWatcher.Decode
+        assert.notInclude(decode.message, "\n")
+        assert.include(decode.message, "metadata.name")
+        assert.isTrue(decode.detail !== undefined && decode.detail.split("\n").length > 3, decode.detail)
+      }
+      // through the Reflector: one warning line, and the tree at debug level
+      const logs = captureLogs()
+      const lines = logs.lines
+      yield* Effect.gen(function*() {
+        const lw = yield* pods()
+        const reflector = yield* Reflector.make(lw, { ...noopStore }, { watchList: false })
+        yield* TestClock.adjust("1 second")
+        return reflector
+      }).pipe(
+        Effect.provide(list.layer),
+        Effect.provide(logs.layer),
+        Effect.provide(Logger.minimumLogLevel(LogLevel.Debug)),
+        Effect.scoped
+      )
+      const warning = lines.find((line) => line.startsWith("WARN") && line.includes("Decode"))
+      assert.isDefined(warning)
+      assert.strictEqual(warning!.trim().split("\n").length, 1, warning)
+      const debug = lines.find((line) => line.startsWith("DEBUG") && line.includes("in detail"))
+      assert.isDefined(debug)
+      assert.isAbove(debug!.split("\n").length, 3)
+    })
   })
 
   it.effect("watch: a line over maxLineBytes fails with Decode", () => {
