@@ -359,6 +359,9 @@ export const defaultMaxRequestBodyBytes: number = 3 * 1024 * 1024
  */
 export const maxJsonDepth: number = storeMaxJsonDepth
 
+/** kube-apiserver's idle timeout for kept-alive connections. */
+const defaultKeepAliveTimeout = Duration.seconds(90)
+
 /**
  * Construction options.
  *
@@ -380,6 +383,16 @@ export interface Options {
   readonly maxTimeoutSeconds?: number | undefined
   /** A watcher this many bytes behind is disconnected. Defaults to 256 MiB. */
   readonly watchBufferBytes?: number | undefined
+  /**
+   * How long an idle kept-alive connection stays open, waiting for its next request. Defaults to 90 seconds,
+   * kube-apiserver's (the `IdleTimeout` of its `http.Server`, matching Go's client transport, so
+   * client-go's). Node's own default, 5 seconds, counts from the moment a response has been written out,
+   * not read: a client still reading a large LIST page when it runs out sends its next request on a
+   * connection the server has closed ("socket hang up").
+   *
+   * @since 0.1.0
+   */
+  readonly keepAliveTimeout?: Duration.DurationInput | undefined
   /**
    * The largest request body, in bytes (create, update, patch, delete options), as kube-apiserver's
    * `MaxRequestBodyBytes`: a larger one gets `413 RequestEntityTooLarge` ("Request entity too large: limit
@@ -657,6 +670,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
     const host = options.host ?? "127.0.0.1"
     const sockets = new Set<Socket>()
     const nodeServer = Http.createServer()
+    nodeServer.keepAliveTimeout = Duration.toMillis(options.keepAliveTimeout ?? defaultKeepAliveTimeout)
     nodeServer.on("connection", (socket: Socket) => {
       sockets.add(socket)
       socket.once("close", () => sockets.delete(socket))

@@ -156,6 +156,20 @@ const readBounded = <E>(
     }))
   })
 
+/**
+ * Whether a request failed before any response because its connection was closed under it: a kept-alive
+ * connection that the server timed out (or dropped) while this process had not yet read its end, reused
+ * for the request (`ECONNRESET`, "socket hang up"; `EPIPE`).
+ */
+const closedConnection = (error: HttpClientError.HttpClientError): boolean => {
+  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
+  const code = (error.cause as { readonly code?: unknown } | null | undefined)?.code
+  return code === "ECONNRESET" || code === "EPIPE"
+}
+
+/** Sends of one request on a closed connection before its failure is returned. */
+const closedConnectionRetries = 2
+
 const reasonForCode = (code: number): string => {
   switch (code) {
     case 400:
@@ -262,6 +276,18 @@ const unsafeMake = <A>(
   const userAgent = options.userAgent ?? defaultUserAgent
 
   const listIdle = Duration.decode(options.listIdleTimeout ?? defaultListIdleTimeout)
+
+  /**
+   * Sends a LIST or WATCH request (a GET, so idempotent), again at once, on another connection, when it met a
+   * connection the server had closed before any response (`closedConnection`), as Go's transport (so
+   * client-go) does for a request on a reused connection that the server closed while idle. Without it a
+   * client slower to read a LIST page than the server's idle timeout (a busy event loop, a slow link) fails
+   * the paged list at every page boundary past it and starts over from the first page after a backoff.
+   * Twice at most: then the `Transport` failure is returned (the Reflector backs off).
+   */
+  const execute = (req: HttpClientRequest.HttpClientRequest) =>
+    Effect.retry(scopedClient.execute(req), { times: closedConnectionRetries, while: closedConnection })
+
   const key = config.tls.key === undefined ? undefined : Redacted.value(config.tls.key)
 
   const transport = (verb: string, scrub: Scrub) => (error: HttpClientError.HttpClientError): Transport =>
@@ -359,11 +385,11 @@ const unsafeMake = <A>(
 
   const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
     Effect.flatMap(request("list", listParams(options, listOptions)), ([req, scrub]) => {
-      const execute = Effect.mapError(scopedClient.execute(req), transport("list", scrub))
+      const sent = Effect.mapError(execute(req), transport("list", scrub))
       return Effect.scoped(Effect.flatMap(
         Duration.isFinite(listIdle)
-          ? Effect.timeoutFail(execute, { duration: listIdle, onTimeout: listIdleError("no response headers") })
-          : execute,
+          ? Effect.timeoutFail(sent, { duration: listIdle, onTimeout: listIdleError("no response headers") })
+          : sent,
         (response): Effect.Effect<ListPage<A>, ListerWatcherError> =>
           response.status < 200 || response.status >= 300
             ? statusError("list", response, scrub)
@@ -389,7 +415,7 @@ const unsafeMake = <A>(
   ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
     Effect.gen(function*() {
       const response = yield* Effect.timeoutFail(
-        Effect.mapError(scopedClient.execute(req), transport("watch", scrub)),
+        Effect.mapError(execute(req), transport("watch", scrub)),
         { duration: inactivity, onTimeout: noBytes }
       )
       if (response.status < 200 || response.status >= 300) return yield* statusError("watch", response, scrub)
@@ -423,7 +449,7 @@ const unsafeMake = <A>(
     Effect.flatMap(request("watch", watchParams(options, watchOptions)), ([req, scrub]) =>
       inactivity !== undefined
         ? openGuarded(req, scrub, inactivity)
-        : Effect.flatMap(Effect.mapError(scopedClient.execute(req), transport("watch", scrub)), (response) =>
+        : Effect.flatMap(Effect.mapError(execute(req), transport("watch", scrub)), (response) =>
           response.status < 200 || response.status >= 300
             ? statusError("watch", response, scrub)
             : Effect.succeed(decodeBody(Stream.mapError(response.stream, transport("watch", scrub)), scrub))))
