@@ -14,13 +14,17 @@
  * - `--json`: the machine-readable results on stdout (progress goes to stderr).
  * - `--profile` (`--profile=all`: every contender): `--cpu-prof` for the sessions of effect-informers and
  *   W7, into .bench/profiles/<session>/ (summarise one with `npx tsx bench/profile.ts .bench/profiles/<session>`).
- * - `--pods=N`, `--events=N`, `--bursts=N`: override the sizes; `--only=ID,...`: run only these sessions
+ * - `--pods=N`, `--events=N`, `--bursts=N`: override the sizes; `--relists=N`: W6 forces N relists in a row
+ *   (default 3: heapUsed sampled every ~10 ms, then the last one with a full GC before each sample);
+ *   `--only=ID,...`: run only these sessions
  *   (ids: floor, ours, peer, ours-watchlist, ours-nostrip, {floor,ours,peer}-fanout-{10,100}, ours-stalled,
  *   micro).
  * - `--from=FILE`: print the table of a run saved with `--json`, without running anything.
  * - `--client-flags="..."`: extra node flags for the client processes (e.g. `--max-semi-space-size=64`).
  *
- * Every wait has a timeout; the children are killed on exit, on SIGINT/SIGTERM and on failure.
+ * Every wait has a timeout; the children are killed on exit, on SIGINT/SIGTERM and on failure. A measurement
+ * that fails or times out is a failure in the output: under `failures` in the JSON (by session id, with the
+ * message), `FAILED` in its cells of the table and a `FAILED` line below it, and a non-zero exit code.
  */
 import type { ChildProcess } from "node:child_process"
 import { fork } from "node:child_process"
@@ -72,6 +76,7 @@ const config = {
   pods: numberOption("pods", quick ? 10_000 : 50_000),
   events: numberOption("events", quick ? 20_000 : 100_000),
   bursts: numberOption("bursts", quick ? 1 : 3),
+  relists: numberOption("relists", 3),
   microObjects: 100_000,
   microOperations: quick ? 100_000 : 1_000_000,
   sessionTimeoutMs: quick ? 90_000 : 600_000,
@@ -264,7 +269,7 @@ type SessionSpec = Omit<SessionJob, "kind" | "serverUrl" | "controlUrl" | "pods"
   readonly events?: number | undefined
 }
 
-const base = { bursts: config.bursts, handlers: 1 }
+const base = { bursts: config.bursts, handlers: 1, relists: config.relists }
 
 /** Session id -> what it runs. Interleaved by workload, so that drifting load hits every contender. */
 const plan: ReadonlyArray<readonly [string, SessionSpec]> = [
@@ -350,13 +355,21 @@ const main = async () => {
       try {
         const result = await runJob(job, id, quick ? job.contender : undefined) as SessionResult
         sessions[id] = result
+        const relists = [...(result.relists ?? []), ...(result.liveRelist === undefined ? [] : [result.liveRelist])]
         log(
           `${id}: sync ${result.syncMs.toFixed(0)} ms, ${result.heapPerObject.toFixed(0)} B/object, ` +
             `${result.bursts.map((b) => Math.round(b.rate)).join(" / ")} events/s` +
             (result.relist === undefined ? "" : `, relist peak/steady ${result.relist.ratio.toFixed(2)}`) +
+            (relists.length === 0 ? "" : `, relists ${relists.map((r) => (r.ms / 1000).toFixed(1)).join(" / ")} s`) +
             (result.heapGrowth === undefined ? "" : `, heap growth ${(result.heapGrowth / 1048576).toFixed(0)} MB`) +
             ` (server reset ${reset.ms.toFixed(0)} ms)`
         )
+        // a measurement that failed inside a session that otherwise completed
+        const failed = Object.values(result.failed ?? {}).filter((m): m is string => m !== undefined)
+        if (failed.length > 0) {
+          failures[id] = failed.join("; ")
+          log(`${id}: FAILED: ${failures[id]}`)
+        }
       } catch (error) {
         failures[id] = error instanceof Error ? error.message : String(error)
         log(`${id}: FAILED: ${failures[id]}`)
@@ -386,7 +399,7 @@ const main = async () => {
     await control(server.controlUrl, "/quit", {}, 5_000).catch(() => undefined)
     await exited(server.child, 5_000)
   }
-  const results = rows({ sessions, micro, pods: config.pods, events: config.events })
+  const results = rows({ sessions, micro, pods: config.pods, events: config.events, failures })
   const finished = {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     loadAverageAtEnd: Os.loadavg().map((n) => Number(n.toFixed(2)))
@@ -435,7 +448,15 @@ const replay = (file: string) => {
       `load ${machine.loadAverageAtStart.join(" ")} -> ${
         machine.loadAverageAtEnd.join(" ")
       }; ${machine.seconds} s\n\n` +
-      table(rows({ sessions: saved.sessions, micro: saved.micro, pods: saved_.pods, events: saved_.events })) + "\n"
+      table(
+        rows({
+          sessions: saved.sessions,
+          micro: saved.micro,
+          pods: saved_.pods,
+          events: saved_.events,
+          failures: saved.failures
+        })
+      ) + "\n"
   )
   for (const [id, message] of Object.entries(saved.failures)) process.stdout.write(`FAILED ${id}: ${message}\n`)
 }

@@ -28,8 +28,13 @@ export interface SessionJob {
   readonly watchList?: boolean | undefined
   /** ours: the factory's managedFields stripping (default true). */
   readonly stripManagedFields?: boolean | undefined
-  /** W6: force a relist after the bursts and watch the heap. */
+  /** W6: force relists after the bursts and watch the heap. */
   readonly relist?: boolean | undefined
+  /**
+   * W6: how many relists are forced, one after the other (default 3). All but the last sample heapUsed every
+   * ~10 ms; the last one samples the live heap (a full GC before each sample), but for the peer.
+   */
+  readonly relists?: number | undefined
   /** Every wait of the session gives up after this long. */
   readonly timeoutMs: number
 }
@@ -60,6 +65,9 @@ export interface RelistResult {
   readonly peakHeap: number
   readonly peakHeapTotal: number
   readonly samples: number
+  /** Time spent taking the samples (for a live relist, mostly its full GCs), included in `ms`. */
+  readonly sampleMs?: number | undefined
+  /** From the request that forces the relist until the client has applied its list. */
   readonly ms: number
   readonly ratio: number
 }
@@ -81,9 +89,17 @@ export interface SessionResult {
   readonly rate: number
   /** W5: heapUsed (after GC) after the bursts minus before them. */
   readonly heapGrowth?: number | undefined
+  /** W6: the first forced relist. */
   readonly relist?: RelistResult | undefined
-  /** W6 again, with a full GC before each sample: the peak of live objects. */
+  /** W6: every forced relist sampled without GC, in order (the first is `relist`). */
+  readonly relists?: ReadonlyArray<RelistResult> | undefined
+  /** W6 again, the last relist, with a full GC before each sample: the peak of live objects. */
   readonly liveRelist?: RelistResult | undefined
+  /**
+   * Measurements of the session that failed (the others are kept), by figure: the main process records each
+   * under `failures` and the table shows `FAILED` in its cell.
+   */
+  readonly failed?: { readonly relist?: string | undefined; readonly liveRelist?: string | undefined } | undefined
 }
 
 export interface MicroResult {

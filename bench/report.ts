@@ -18,6 +18,24 @@ export interface Row {
   readonly target?: string | undefined
   readonly met?: boolean | undefined
   readonly note?: string | undefined
+  /** The contenders whose figure failed to be measured: `FAILED` in their cell (and `NO` if ours did). */
+  readonly failed?: ReadonlyArray<Contender> | undefined
+}
+
+type Contender = "floor" | "ours" | "peer"
+
+/** A figure that a session measures and may fail to, leaving the session's other figures. */
+type Figure = keyof NonNullable<SessionResult["failed"]>
+
+/**
+ * Where a row's figures come from: the session id of each contender and, for a figure that can fail alone,
+ * the measurements whose failure leaves it unmeasured.
+ */
+interface Source {
+  readonly floor?: string | undefined
+  readonly ours?: string | undefined
+  readonly peer?: string | undefined
+  readonly figures?: ReadonlyArray<Figure> | undefined
 }
 
 export interface Results {
@@ -25,6 +43,8 @@ export interface Results {
   readonly micro: MicroResult | undefined
   readonly pods: number
   readonly events: number
+  /** The run's failures, by session id (`micro` for W7). */
+  readonly failures?: { readonly [id: string]: string } | undefined
 }
 
 const ratio = (a: number | undefined, b: number | undefined) =>
@@ -35,7 +55,16 @@ const mb = (bytes: number) => bytes / (1024 * 1024)
 export const rows = (results: Results): Array<Row> => {
   const s = results.sessions
   const out: Array<Row> = []
-  const push = (row: Row) => out.push(row)
+  /** Whether session `id` failed to measure a figure: the whole session (no result), or one of `figures`. */
+  const failedIn = (id: string | undefined, figures: ReadonlyArray<Figure> = []): boolean =>
+    id !== undefined && results.failures?.[id] !== undefined &&
+    (s[id] === undefined || figures.some((figure) => s[id]?.failed?.[figure] !== undefined))
+  const push = (row: Row, source: Source = {}) => {
+    const failed = (["floor", "ours", "peer"] as const).filter((c) =>
+      row[c] === undefined && failedIn(source[c], source.figures)
+    )
+    out.push(failed.length === 0 ? row : { ...row, failed, ...(failed.includes("ours") ? { met: false } : {}) })
+  }
 
   // W1
   const w1 = (id: string) => s[id]?.syncMs
@@ -60,7 +89,7 @@ export const rows = (results: Results): Array<Row> => {
           met: overFloor !== undefined && overPeer !== undefined ? overFloor <= 1.15 && overPeer < 1 : undefined
         }
         : { note: "floor pages by 500, peer lists unpaged" })
-    })
+    }, { floor: "floor", ours: id, peer: "peer" })
   }
 
   // W2
@@ -83,7 +112,7 @@ export const rows = (results: Results): Array<Row> => {
           met: overFloor !== undefined && overPeer !== undefined ? overFloor >= 0.85 && overPeer >= 1.1 : undefined
         }
         : {})
-    })
+    }, { floor: "floor", ours: id, peer: "peer" })
   }
 
   // W3
@@ -107,7 +136,7 @@ export const rows = (results: Results): Array<Row> => {
       oursOverPeer: overPeer,
       target: `<= ${limit.toFixed(1)}x peer`,
       met: overPeer === undefined ? undefined : overPeer <= limit
-    })
+    }, { floor: "floor", ours: id, peer: "peer" })
   }
 
   // W4
@@ -125,11 +154,16 @@ export const rows = (results: Results): Array<Row> => {
       oursOverFloor: overFloor,
       oursOverPeer: ratio(rate(id("ours")), rate(id("peer"))),
       ...(n === 10 ? { target: ">= 0.7x floor", met: overFloor === undefined ? undefined : overFloor >= 0.7 } : {})
-    })
+    }, { floor: id("floor"), ours: id("ours"), peer: id("peer") })
   }
 
   // W5
   const stalled = s["ours-stalled"]
+  if (stalled === undefined && failedIn("ours-stalled")) {
+    push({ workload: "W5", metric: "running handler beside a stalled one, events/s", variant: "paged" }, {
+      ours: "ours-stalled"
+    })
+  }
   if (stalled !== undefined) {
     const kept = ratio(stalled.rate, rate("ours"))
     push({
@@ -167,7 +201,7 @@ export const rows = (results: Results): Array<Row> => {
       oursOverPeer: ratio(ours, relist("peer")),
       target: "<= 1.3",
       met: ours === undefined ? undefined : ours <= 1.3
-    })
+    }, { floor: "floor", ours: id, peer: "peer", figures: ["relist"] })
   }
 
   const live = (id: string) => s[id]?.liveRelist?.ratio
@@ -187,11 +221,53 @@ export const rows = (results: Results): Array<Row> => {
             "not for the peer, whose one synchronous parse of the unpaged list no sample can see into"
         }
         : {})
-    })
+    }, { floor: "floor", ours: id, peer: "peer", figures: ["relist", "liveRelist"] })
+  }
+
+  // every forced relist of a session, in order, the live one last: the slowest, within 30 s each
+  const allRelists = (id: string): ReadonlyArray<number> | undefined => {
+    const session = s[id]
+    if (session === undefined || session.relists === undefined) return undefined
+    const all = [...session.relists, ...(session.liveRelist === undefined ? [] : [session.liveRelist])]
+    return all.length === 0 || session.failed !== undefined ? undefined : all.map((r) => r.ms)
+  }
+  const slowest = (id: string) => {
+    const all = allRelists(id)
+    return all === undefined ? undefined : Math.max(...all)
+  }
+  const relistLimitMs = 30_000
+  for (const [id, variant] of [["ours", "paged"], ["ours-watchlist", "watch-list"]] as const) {
+    const all = allRelists(id)
+    const ours = slowest(id)
+    push({
+      workload: "W6",
+      metric: `forced relists in a row, slowest, ms`,
+      variant,
+      floor: slowest("floor"),
+      ours,
+      peer: slowest("peer"),
+      oursOverFloor: ratio(ours, slowest("floor")),
+      oursOverPeer: ratio(ours, slowest("peer")),
+      target: `each <= ${relistLimitMs / 1000} s`,
+      met: ours === undefined ? undefined : ours <= relistLimitMs,
+      ...(all === undefined ? {} : {
+        note: `${all.length} relists: ${all.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(", ")} (the last with a ` +
+          "full GC before each heap sample)"
+      })
+    }, { floor: "floor", ours: id, peer: "peer", figures: ["relist", "liveRelist"] })
   }
 
   // W7
   const micro = results.micro
+  if (micro === undefined && results.failures?.micro !== undefined) {
+    push({
+      workload: "W7",
+      metric: "DeltaFifo and Indexer micro-benchmarks",
+      variant: "",
+      failed: ["ours"],
+      met: false
+    })
+  }
   if (micro !== undefined) {
     for (
       const [variant, value] of [["inOrder (atomic)", micro.fifoInOrder], ["coalescing", micro.fifoCoalescing]] as const
@@ -238,15 +314,19 @@ const figure = (value: number | undefined): string => {
 
 const times = (value: number | undefined) => value === undefined ? "-" : `${value.toFixed(2)}x`
 
+/** A contender's cell: `FAILED` when its measurement failed. */
+const cell = (row: Row, contender: Contender) =>
+  row.failed?.includes(contender) === true ? "FAILED" : figure(row[contender])
+
 export const table = (all: ReadonlyArray<Row>): string => {
   const header = ["W", "metric", "variant of ours", "floor", "ours", "peer", "ours/floor", "ours/peer", "target", "met"]
   const lines = all.map((row) => [
     row.workload,
     row.metric,
     row.variant,
-    figure(row.floor),
-    figure(row.ours),
-    figure(row.peer),
+    cell(row, "floor"),
+    cell(row, "ours"),
+    cell(row, "peer"),
     times(row.oursOverFloor),
     times(row.oursOverPeer),
     row.target ?? "",

@@ -77,6 +77,9 @@ export class Counters {
   }
 }
 
+/** A watch closed sooner than this after its start, without events, is a "very short watch". */
+const shortWatchMs = 1_000
+
 /** Runs one burst: asks the server for `job.events` MODIFIED events and waits until every handler saw them. */
 /** Waits until the client's watch is open on the server: a burst before it would not be paced by it. */
 const watchOpen = async (job: SessionJob): Promise<void> => {
@@ -110,6 +113,18 @@ export const runBurst = async (job: SessionJob, counters: Counters): Promise<Bur
  * W6: settles the heap, asks the server to force a relist, samples heapUsed every ~10 ms until `applied`
  * says the client has applied the list of `resourceVersion`. With `live`, every sample follows a full GC
  * (so samples are far apart): what the client still references at its peak.
+ *
+ * A full GC is synchronous and slow on a large heap (~0.4 s at 150,000 pods): live samples are spaced so
+ * that the collections take at most a fifth of the client's time (the next one 4x the last one's length
+ * after it, at least 100 ms). Sampling on a fixed 100 ms interval instead left the client nothing but
+ * collections, one per turn of its event loop: reading a page of 500 pods took ~7 s, longer than the
+ * server's idle timeout on the kept-alive connection, so the next page's request met a closed connection
+ * ("socket hang up") on every page, and the relist never completed.
+ *
+ * The relist is forced once the client's watch has been open for over a second: a watch that the server
+ * closes sooner, before any event, is a "very short watch" (client-go's check, and the Reflector's), after
+ * which the client backs off and relists from its last resourceVersion, unpaged: another path than the 410
+ * that W6 measures. Relists forced one after the other would otherwise take either path, by timing.
  */
 export const runRelist = async (
   job: SessionJob,
@@ -117,20 +132,36 @@ export const runRelist = async (
   /** Collect before each sample: the peak of what is still referenced, not of what the GC has yet to free. */
   live = false
 ): Promise<RelistResult> => {
+  await watchOpen(job)
+  await sleep(shortWatchMs + 200)
   const steadyHeap = settledHeap()
   let peakHeap = 0
   let peakHeapTotal = 0
   let samples = 0
-  const sample = () => {
+  let sampleMs = 0
+  /** Takes a sample; returns how long it took. */
+  const sample = (): number => {
+    const started = performance.now()
     if (live) gc!()
     const usage = process.memoryUsage()
     samples++
     if (usage.heapUsed > peakHeap) peakHeap = usage.heapUsed
     if (usage.heapTotal > peakHeapTotal) peakHeapTotal = usage.heapTotal
+    const took = performance.now() - started
+    sampleMs += took
+    return took
+  }
+  let sampling = true
+  let timer: NodeJS.Timeout | undefined
+  const next = (delay: number) => {
+    timer = setTimeout(() => {
+      if (!sampling) return
+      const took = sample()
+      next(live ? Math.max(100, 4 * took) : 10)
+    }, delay)
   }
   const started = performance.now()
-  // a full GC takes a while on a large heap: sample live heaps every 100 ms, not every 10
-  const sampler = setInterval(sample, live ? 100 : 10)
+  next(live ? 100 : 10)
   try {
     const { resourceVersion } = await control<RelistResponse>(job.controlUrl, "/relist", {}, job.timeoutMs)
     const finished = deferred<void>()
@@ -144,11 +175,14 @@ export const runRelist = async (
     }
     sample()
   } finally {
-    clearInterval(sampler)
+    sampling = false
+    clearTimeout(timer)
   }
   const ms = performance.now() - started
-  return { steadyHeap, peakHeap, peakHeapTotal, samples, ms, ratio: peakHeap / steadyHeap }
+  return { steadyHeap, peakHeap, peakHeapTotal, samples, sampleMs, ms, ratio: peakHeap / steadyHeap }
 }
+
+const message = (error: unknown) => error instanceof Error ? error.message : String(error)
 
 /** The session's skeleton: baseline heap, start + sync (W1), synced heap (W3), bursts (W2/W4/W5), relist (W6). */
 export interface Client {
@@ -183,15 +217,35 @@ export const runSession = async (
   const bursts: Array<BurstResult> = []
   for (let i = 0; i < job.bursts; i++) bursts.push(await guard(runBurst(job, counters)))
   const afterBursts = job.stalled === true ? settledHeap() : undefined
-  const relist = job.relist === true ? await guard(runRelist(job, client.relistApplied)) : undefined
-  // auxiliary: a client that fails it keeps its other figures. Not for the peer: its unpaged list is one
+  // W6: relists in a row. A relist that fails is recorded under `failed` (the session keeps its other
+  // figures) and ends W6: the informer may still be relisting. Not live for the peer: its unpaged list is one
   // synchronous JSON.parse and loop, which no sample can see into.
-  const liveRelist = job.relist === true && job.contender !== "peer"
-    ? await guard(runRelist(job, client.relistApplied, true)).catch((error: unknown) => {
-      process.send?.({ type: "log", message: `live relist failed: ${String(error)}` })
-      return undefined
-    })
-    : undefined
+  const relists: Array<RelistResult> = []
+  let liveRelist: RelistResult | undefined
+  const failed: { relist?: string; liveRelist?: string } = {}
+  if (job.relist === true) {
+    const count = job.relists ?? 3
+    const live = job.contender !== "peer" && count >= 2
+    for (let i = 0; i < count; i++) {
+      const isLive = live && i === count - 1
+      const what = `W6 ${isLive ? "live relist" : "relist"} ${i + 1} of ${count}`
+      try {
+        const result = await guard(runRelist(job, client.relistApplied, isLive))
+        if (isLive) liveRelist = result
+        else relists.push(result)
+        process.send?.({
+          type: "log",
+          message: `${what}: ${(result.ms / 1000).toFixed(1)} s, peak ${(result.peakHeap / 1048576).toFixed(0)} MB ` +
+            `/ steady ${(result.steadyHeap / 1048576).toFixed(0)} MB (${result.samples} samples, ` +
+            `${((result.sampleMs ?? 0) / 1000).toFixed(1)} s of it sampling)`
+        })
+      } catch (error) {
+        failed[isLive ? "liveRelist" : "relist"] = `${what}: ${message(error)}`
+        process.send?.({ type: "log", message: `${what} FAILED: ${message(error)}` })
+        break
+      }
+    }
+  }
   await withTimeout(client.stop(), job.timeoutMs, `${job.label}: stop`).catch(() => undefined)
   return {
     kind: "session",
@@ -206,7 +260,9 @@ export const runSession = async (
     bursts,
     rate: Math.max(...bursts.map((b) => b.rate)),
     heapGrowth: afterBursts === undefined ? undefined : afterBursts - syncedHeap,
-    relist,
-    liveRelist
+    relist: relists[0],
+    relists: job.relist === true ? relists : undefined,
+    liveRelist,
+    failed: Object.keys(failed).length === 0 ? undefined : failed
   }
 }
