@@ -1,7 +1,7 @@
 // Runs examples/app.ts against the embedded API server, over HTTP as against a cluster.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Layer as Informers, Resource } from "effect-informers"
+import { Informers, Resource } from "effect-informers"
 import { ApiServer, ChurnSimulator } from "effect-informers/testing"
 import { appLayer, program } from "./app.js"
 

@@ -12,7 +12,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import type { InformerFactory } from "effect-informers"
-import { Layer as Informers } from "effect-informers"
+import { Informers } from "effect-informers"
 
 /** An index of pods by the node they run on. */
 export const byNode = "byNode"

@@ -1,7 +1,7 @@
 // A TestClock-driven resync test that swaps in the fake ListerWatcher layer: no server, no real time.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import { FakeListerWatcher, Layer as Informers, Resource } from "effect-informers"
+import { FakeListerWatcher, Informers, Resource } from "effect-informers"
 
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { namespace: "default", name } })
 

@@ -14,7 +14,7 @@
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Layer as Informers } from "effect-informers"
+ * import { Informers } from "effect-informers"
  *
  * const program = Effect.gen(function*() {
  *   const pods = yield* Informers.Pods
@@ -29,28 +29,6 @@
  *
  * @since 0.1.0
  */
-import type {
-  CoreV1Event,
-  V1ConfigMap,
-  V1CronJob,
-  V1DaemonSet,
-  V1Deployment,
-  V1Endpoints,
-  V1EndpointSlice,
-  V1Ingress,
-  V1Job,
-  V1Lease,
-  V1Namespace,
-  V1Node,
-  V1PersistentVolume,
-  V1PersistentVolumeClaim,
-  V1Pod,
-  V1ReplicaSet,
-  V1Secret,
-  V1Service,
-  V1ServiceAccount,
-  V1StatefulSet
-} from "@kubernetes/client-node"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -59,7 +37,7 @@ import * as FakeListerWatcher from "./FakeListerWatcher.js"
 import * as HttpListerWatcher from "./HttpListerWatcher.js"
 import * as InformerFactory from "./InformerFactory.js"
 import * as KubeConfig from "./KubeConfig.js"
-import type { Json, KubeObject } from "./KubeObject.js"
+import type { KubeObject } from "./KubeObject.js"
 import * as Lister from "./Lister.js"
 import type { ListerWatcherSource } from "./ListerWatcher.js"
 import * as Resource from "./Resource.js"
@@ -214,7 +192,7 @@ export interface Informed<A> {
  * @example
  * ```ts
  * import { Context } from "effect"
- * import { Layer as Informers, Resource } from "effect-informers"
+ * import { Informers, Resource } from "effect-informers"
  *
  * const certificates = Resource.make({ group: "cert-manager.io", version: "v1", resource: "certificates", kind: "Certificate", namespaced: true })
  * class Certificates extends Context.Tag("app/Certificates")<Certificates, Informers.Informed<typeof certificates extends Resource.Resource<infer A> ? A : never>>() {}
@@ -240,396 +218,522 @@ export const informer = <I, A extends KubeObject>(
   )
 
 /**
- * The shared informer and lister of `Resource.pods`.
+ * The tag of `resource`'s shared informer and lister: one per resource (by group and plural name), so that
+ * `tag(Resource.pods)` anywhere in an app is the same tag. Two `Resource` values for the same resource with
+ * different object types share the runtime tag: give a custom resource one `Resource` value.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Informers, Resource } from "effect-informers"
+ *
+ * const certificates = Resource.make({ group: "cert-manager.io", version: "v1", resource: "certificates", kind: "Certificate", namespaced: true })
+ * const Certificates = Informers.tag(certificates)
+ * const program = Effect.gen(function*() {
+ *   const { lister } = yield* Certificates
+ *   return yield* lister.list()
+ * }).pipe(Effect.provide(Informers.layer(certificates, { namespace: "prod" })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const tag = <A>(resource: Resource.Resource<A>): Context.Tag<Informed<A>, Informed<A>> =>
+  Context.GenericTag<Informed<A>>(`effect-informers/Informed/${Resource.groupResource(resource)}`)
+
+/**
+ * Provides `tag(resource)` with the factory's informer for `resource` (and `options`) and its lister, and
+ * starts the factory's informers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const layer = <A extends KubeObject>(
+  resource: Resource.Resource<A>,
+  options?: InformerFactory.InformerOptions<A>
+): Layer.Layer<Informed<A>, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
+  informer(tag(resource), resource, options)
+
+// -------------------------------------------------------------------------------------------------
+// the built-in catalog: a tag and a layer per resource, derived from `tag` and `layer`
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The shared informer and lister of `Resource.pods` (`tag(Resource.pods)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Pods extends Context.Tag("effect-informers/Pods")<Pods, Informed<Json<V1Pod>>>() {}
-
+export const Pods: Context.Tag<Informed<Resource.Pod>, Informed<Resource.Pod>> = tag(Resource.pods)
 /**
- * Provides `Pods` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Pods = Informed<Resource.Pod>
+/**
+ * Provides `Pods` from the `InformerFactory` (started): `layer(Resource.pods, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const pods = (
-  options?: InformerFactory.InformerOptions<Json<V1Pod>>
-): Layer.Layer<Pods, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Pods, Resource.pods, options)
+  options?: InformerFactory.InformerOptions<Resource.Pod>
+): Layer.Layer<Pods, InformerFactory.InformerForError, InformerFactory.InformerFactory> => layer(Resource.pods, options)
 
 /**
- * The shared informer and lister of `Resource.services`.
+ * The shared informer and lister of `Resource.services` (`tag(Resource.services)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Services extends Context.Tag("effect-informers/Services")<Services, Informed<Json<V1Service>>>() {}
-
+export const Services: Context.Tag<Informed<Resource.Service>, Informed<Resource.Service>> = tag(Resource.services)
 /**
- * Provides `Services` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Services = Informed<Resource.Service>
+/**
+ * Provides `Services` from the `InformerFactory` (started): `layer(Resource.services, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const services = (
-  options?: InformerFactory.InformerOptions<Json<V1Service>>
+  options?: InformerFactory.InformerOptions<Resource.Service>
 ): Layer.Layer<Services, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Services, Resource.services, options)
+  layer(Resource.services, options)
 
 /**
- * The shared informer and lister of `Resource.endpoints`.
+ * The shared informer and lister of `Resource.endpoints` (`tag(Resource.endpoints)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Endpoints extends Context.Tag("effect-informers/Endpoints")<Endpoints, Informed<Json<V1Endpoints>>>() {}
-
+export const Endpoints: Context.Tag<Informed<Resource.Endpoints>, Informed<Resource.Endpoints>> = tag(
+  Resource.endpoints
+)
 /**
- * Provides `Endpoints` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Endpoints = Informed<Resource.Endpoints>
+/**
+ * Provides `Endpoints` from the `InformerFactory` (started): `layer(Resource.endpoints, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const endpoints = (
-  options?: InformerFactory.InformerOptions<Json<V1Endpoints>>
+  options?: InformerFactory.InformerOptions<Resource.Endpoints>
 ): Layer.Layer<Endpoints, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Endpoints, Resource.endpoints, options)
+  layer(Resource.endpoints, options)
 
 /**
- * The shared informer and lister of `Resource.configMaps`.
+ * The shared informer and lister of `Resource.configMaps` (`tag(Resource.configMaps)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class ConfigMaps extends Context.Tag("effect-informers/ConfigMaps")<ConfigMaps, Informed<Json<V1ConfigMap>>>() {}
-
+export const ConfigMaps: Context.Tag<Informed<Resource.ConfigMap>, Informed<Resource.ConfigMap>> = tag(
+  Resource.configMaps
+)
 /**
- * Provides `ConfigMaps` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type ConfigMaps = Informed<Resource.ConfigMap>
+/**
+ * Provides `ConfigMaps` from the `InformerFactory` (started): `layer(Resource.configMaps, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const configMaps = (
-  options?: InformerFactory.InformerOptions<Json<V1ConfigMap>>
+  options?: InformerFactory.InformerOptions<Resource.ConfigMap>
 ): Layer.Layer<ConfigMaps, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(ConfigMaps, Resource.configMaps, options)
+  layer(Resource.configMaps, options)
 
 /**
- * The shared informer and lister of `Resource.secrets`.
+ * The shared informer and lister of `Resource.secrets` (`tag(Resource.secrets)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Secrets extends Context.Tag("effect-informers/Secrets")<Secrets, Informed<Json<V1Secret>>>() {}
-
+export const Secrets: Context.Tag<Informed<Resource.Secret>, Informed<Resource.Secret>> = tag(Resource.secrets)
 /**
- * Provides `Secrets` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Secrets = Informed<Resource.Secret>
+/**
+ * Provides `Secrets` from the `InformerFactory` (started): `layer(Resource.secrets, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const secrets = (
-  options?: InformerFactory.InformerOptions<Json<V1Secret>>
+  options?: InformerFactory.InformerOptions<Resource.Secret>
 ): Layer.Layer<Secrets, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Secrets, Resource.secrets, options)
+  layer(Resource.secrets, options)
 
 /**
- * The shared informer and lister of `Resource.nodes`.
+ * The shared informer and lister of `Resource.nodes` (`tag(Resource.nodes)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Nodes extends Context.Tag("effect-informers/Nodes")<Nodes, Informed<Json<V1Node>>>() {}
-
+export const Nodes: Context.Tag<Informed<Resource.Node>, Informed<Resource.Node>> = tag(Resource.nodes)
 /**
- * Provides `Nodes` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Nodes = Informed<Resource.Node>
+/**
+ * Provides `Nodes` from the `InformerFactory` (started): `layer(Resource.nodes, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const nodes = (
-  options?: InformerFactory.InformerOptions<Json<V1Node>>
+  options?: InformerFactory.InformerOptions<Resource.Node>
 ): Layer.Layer<Nodes, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Nodes, Resource.nodes, options)
+  layer(Resource.nodes, options)
 
 /**
- * The shared informer and lister of `Resource.namespaces`.
+ * The shared informer and lister of `Resource.namespaces` (`tag(Resource.namespaces)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Namespaces extends Context.Tag("effect-informers/Namespaces")<Namespaces, Informed<Json<V1Namespace>>>() {}
-
+export const Namespaces: Context.Tag<Informed<Resource.Namespace>, Informed<Resource.Namespace>> = tag(
+  Resource.namespaces
+)
 /**
- * Provides `Namespaces` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Namespaces = Informed<Resource.Namespace>
+/**
+ * Provides `Namespaces` from the `InformerFactory` (started): `layer(Resource.namespaces, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const namespaces = (
-  options?: InformerFactory.InformerOptions<Json<V1Namespace>>
+  options?: InformerFactory.InformerOptions<Resource.Namespace>
 ): Layer.Layer<Namespaces, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Namespaces, Resource.namespaces, options)
+  layer(Resource.namespaces, options)
 
 /**
- * The shared informer and lister of `Resource.events`.
+ * The shared informer and lister of `Resource.events` (`tag(Resource.events)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Events extends Context.Tag("effect-informers/Events")<Events, Informed<Json<CoreV1Event>>>() {}
-
+export const Events: Context.Tag<Informed<Resource.Event>, Informed<Resource.Event>> = tag(Resource.events)
 /**
- * Provides `Events` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Events = Informed<Resource.Event>
+/**
+ * Provides `Events` from the `InformerFactory` (started): `layer(Resource.events, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const events = (
-  options?: InformerFactory.InformerOptions<Json<CoreV1Event>>
+  options?: InformerFactory.InformerOptions<Resource.Event>
 ): Layer.Layer<Events, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Events, Resource.events, options)
+  layer(Resource.events, options)
 
 /**
- * The shared informer and lister of `Resource.persistentVolumes`.
+ * The shared informer and lister of `Resource.persistentVolumes` (`tag(Resource.persistentVolumes)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class PersistentVolumes
-  extends Context.Tag("effect-informers/PersistentVolumes")<PersistentVolumes, Informed<Json<V1PersistentVolume>>>()
-{}
-
+export const PersistentVolumes: Context.Tag<Informed<Resource.PersistentVolume>, Informed<Resource.PersistentVolume>> =
+  tag(Resource.persistentVolumes)
 /**
- * Provides `PersistentVolumes` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type PersistentVolumes = Informed<Resource.PersistentVolume>
+/**
+ * Provides `PersistentVolumes` from the `InformerFactory` (started): `layer(Resource.persistentVolumes, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const persistentVolumes = (
-  options?: InformerFactory.InformerOptions<Json<V1PersistentVolume>>
+  options?: InformerFactory.InformerOptions<Resource.PersistentVolume>
 ): Layer.Layer<PersistentVolumes, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(PersistentVolumes, Resource.persistentVolumes, options)
+  layer(Resource.persistentVolumes, options)
 
 /**
- * The shared informer and lister of `Resource.persistentVolumeClaims`.
+ * The shared informer and lister of `Resource.persistentVolumeClaims` (`tag(Resource.persistentVolumeClaims)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class PersistentVolumeClaims extends Context.Tag("effect-informers/PersistentVolumeClaims")<
-  PersistentVolumeClaims,
-  Informed<Json<V1PersistentVolumeClaim>>
->() {}
-
+export const PersistentVolumeClaims: Context.Tag<
+  Informed<Resource.PersistentVolumeClaim>,
+  Informed<Resource.PersistentVolumeClaim>
+> = tag(Resource.persistentVolumeClaims)
 /**
- * Provides `PersistentVolumeClaims` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type PersistentVolumeClaims = Informed<Resource.PersistentVolumeClaim>
+/**
+ * Provides `PersistentVolumeClaims` from the `InformerFactory` (started): `layer(Resource.persistentVolumeClaims, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const persistentVolumeClaims = (
-  options?: InformerFactory.InformerOptions<Json<V1PersistentVolumeClaim>>
+  options?: InformerFactory.InformerOptions<Resource.PersistentVolumeClaim>
 ): Layer.Layer<PersistentVolumeClaims, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(PersistentVolumeClaims, Resource.persistentVolumeClaims, options)
+  layer(Resource.persistentVolumeClaims, options)
 
 /**
- * The shared informer and lister of `Resource.serviceAccounts`.
+ * The shared informer and lister of `Resource.serviceAccounts` (`tag(Resource.serviceAccounts)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class ServiceAccounts
-  extends Context.Tag("effect-informers/ServiceAccounts")<ServiceAccounts, Informed<Json<V1ServiceAccount>>>()
-{}
-
+export const ServiceAccounts: Context.Tag<Informed<Resource.ServiceAccount>, Informed<Resource.ServiceAccount>> = tag(
+  Resource.serviceAccounts
+)
 /**
- * Provides `ServiceAccounts` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type ServiceAccounts = Informed<Resource.ServiceAccount>
+/**
+ * Provides `ServiceAccounts` from the `InformerFactory` (started): `layer(Resource.serviceAccounts, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const serviceAccounts = (
-  options?: InformerFactory.InformerOptions<Json<V1ServiceAccount>>
+  options?: InformerFactory.InformerOptions<Resource.ServiceAccount>
 ): Layer.Layer<ServiceAccounts, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(ServiceAccounts, Resource.serviceAccounts, options)
+  layer(Resource.serviceAccounts, options)
 
 /**
- * The shared informer and lister of `Resource.deployments`.
+ * The shared informer and lister of `Resource.deployments` (`tag(Resource.deployments)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Deployments
-  extends Context.Tag("effect-informers/Deployments")<Deployments, Informed<Json<V1Deployment>>>()
-{}
-
+export const Deployments: Context.Tag<Informed<Resource.Deployment>, Informed<Resource.Deployment>> = tag(
+  Resource.deployments
+)
 /**
- * Provides `Deployments` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Deployments = Informed<Resource.Deployment>
+/**
+ * Provides `Deployments` from the `InformerFactory` (started): `layer(Resource.deployments, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const deployments = (
-  options?: InformerFactory.InformerOptions<Json<V1Deployment>>
+  options?: InformerFactory.InformerOptions<Resource.Deployment>
 ): Layer.Layer<Deployments, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Deployments, Resource.deployments, options)
+  layer(Resource.deployments, options)
 
 /**
- * The shared informer and lister of `Resource.replicaSets`.
+ * The shared informer and lister of `Resource.replicaSets` (`tag(Resource.replicaSets)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class ReplicaSets
-  extends Context.Tag("effect-informers/ReplicaSets")<ReplicaSets, Informed<Json<V1ReplicaSet>>>()
-{}
-
+export const ReplicaSets: Context.Tag<Informed<Resource.ReplicaSet>, Informed<Resource.ReplicaSet>> = tag(
+  Resource.replicaSets
+)
 /**
- * Provides `ReplicaSets` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type ReplicaSets = Informed<Resource.ReplicaSet>
+/**
+ * Provides `ReplicaSets` from the `InformerFactory` (started): `layer(Resource.replicaSets, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const replicaSets = (
-  options?: InformerFactory.InformerOptions<Json<V1ReplicaSet>>
+  options?: InformerFactory.InformerOptions<Resource.ReplicaSet>
 ): Layer.Layer<ReplicaSets, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(ReplicaSets, Resource.replicaSets, options)
+  layer(Resource.replicaSets, options)
 
 /**
- * The shared informer and lister of `Resource.statefulSets`.
+ * The shared informer and lister of `Resource.statefulSets` (`tag(Resource.statefulSets)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class StatefulSets
-  extends Context.Tag("effect-informers/StatefulSets")<StatefulSets, Informed<Json<V1StatefulSet>>>()
-{}
-
+export const StatefulSets: Context.Tag<Informed<Resource.StatefulSet>, Informed<Resource.StatefulSet>> = tag(
+  Resource.statefulSets
+)
 /**
- * Provides `StatefulSets` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type StatefulSets = Informed<Resource.StatefulSet>
+/**
+ * Provides `StatefulSets` from the `InformerFactory` (started): `layer(Resource.statefulSets, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const statefulSets = (
-  options?: InformerFactory.InformerOptions<Json<V1StatefulSet>>
+  options?: InformerFactory.InformerOptions<Resource.StatefulSet>
 ): Layer.Layer<StatefulSets, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(StatefulSets, Resource.statefulSets, options)
+  layer(Resource.statefulSets, options)
 
 /**
- * The shared informer and lister of `Resource.daemonSets`.
+ * The shared informer and lister of `Resource.daemonSets` (`tag(Resource.daemonSets)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class DaemonSets extends Context.Tag("effect-informers/DaemonSets")<DaemonSets, Informed<Json<V1DaemonSet>>>() {}
-
+export const DaemonSets: Context.Tag<Informed<Resource.DaemonSet>, Informed<Resource.DaemonSet>> = tag(
+  Resource.daemonSets
+)
 /**
- * Provides `DaemonSets` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type DaemonSets = Informed<Resource.DaemonSet>
+/**
+ * Provides `DaemonSets` from the `InformerFactory` (started): `layer(Resource.daemonSets, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const daemonSets = (
-  options?: InformerFactory.InformerOptions<Json<V1DaemonSet>>
+  options?: InformerFactory.InformerOptions<Resource.DaemonSet>
 ): Layer.Layer<DaemonSets, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(DaemonSets, Resource.daemonSets, options)
+  layer(Resource.daemonSets, options)
 
 /**
- * The shared informer and lister of `Resource.jobs`.
+ * The shared informer and lister of `Resource.jobs` (`tag(Resource.jobs)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Jobs extends Context.Tag("effect-informers/Jobs")<Jobs, Informed<Json<V1Job>>>() {}
-
+export const Jobs: Context.Tag<Informed<Resource.Job>, Informed<Resource.Job>> = tag(Resource.jobs)
 /**
- * Provides `Jobs` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Jobs = Informed<Resource.Job>
+/**
+ * Provides `Jobs` from the `InformerFactory` (started): `layer(Resource.jobs, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const jobs = (
-  options?: InformerFactory.InformerOptions<Json<V1Job>>
-): Layer.Layer<Jobs, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Jobs, Resource.jobs, options)
+  options?: InformerFactory.InformerOptions<Resource.Job>
+): Layer.Layer<Jobs, InformerFactory.InformerForError, InformerFactory.InformerFactory> => layer(Resource.jobs, options)
 
 /**
- * The shared informer and lister of `Resource.cronJobs`.
+ * The shared informer and lister of `Resource.cronJobs` (`tag(Resource.cronJobs)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class CronJobs extends Context.Tag("effect-informers/CronJobs")<CronJobs, Informed<Json<V1CronJob>>>() {}
-
+export const CronJobs: Context.Tag<Informed<Resource.CronJob>, Informed<Resource.CronJob>> = tag(Resource.cronJobs)
 /**
- * Provides `CronJobs` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type CronJobs = Informed<Resource.CronJob>
+/**
+ * Provides `CronJobs` from the `InformerFactory` (started): `layer(Resource.cronJobs, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const cronJobs = (
-  options?: InformerFactory.InformerOptions<Json<V1CronJob>>
+  options?: InformerFactory.InformerOptions<Resource.CronJob>
 ): Layer.Layer<CronJobs, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(CronJobs, Resource.cronJobs, options)
+  layer(Resource.cronJobs, options)
 
 /**
- * The shared informer and lister of `Resource.ingresses`.
+ * The shared informer and lister of `Resource.ingresses` (`tag(Resource.ingresses)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Ingresses extends Context.Tag("effect-informers/Ingresses")<Ingresses, Informed<Json<V1Ingress>>>() {}
-
+export const Ingresses: Context.Tag<Informed<Resource.Ingress>, Informed<Resource.Ingress>> = tag(Resource.ingresses)
 /**
- * Provides `Ingresses` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Ingresses = Informed<Resource.Ingress>
+/**
+ * Provides `Ingresses` from the `InformerFactory` (started): `layer(Resource.ingresses, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const ingresses = (
-  options?: InformerFactory.InformerOptions<Json<V1Ingress>>
+  options?: InformerFactory.InformerOptions<Resource.Ingress>
 ): Layer.Layer<Ingresses, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Ingresses, Resource.ingresses, options)
+  layer(Resource.ingresses, options)
 
 /**
- * The shared informer and lister of `Resource.endpointSlices`.
+ * The shared informer and lister of `Resource.endpointSlices` (`tag(Resource.endpointSlices)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class EndpointSlices
-  extends Context.Tag("effect-informers/EndpointSlices")<EndpointSlices, Informed<Json<V1EndpointSlice>>>()
-{}
-
+export const EndpointSlices: Context.Tag<Informed<Resource.EndpointSlice>, Informed<Resource.EndpointSlice>> = tag(
+  Resource.endpointSlices
+)
 /**
- * Provides `EndpointSlices` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type EndpointSlices = Informed<Resource.EndpointSlice>
+/**
+ * Provides `EndpointSlices` from the `InformerFactory` (started): `layer(Resource.endpointSlices, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const endpointSlices = (
-  options?: InformerFactory.InformerOptions<Json<V1EndpointSlice>>
+  options?: InformerFactory.InformerOptions<Resource.EndpointSlice>
 ): Layer.Layer<EndpointSlices, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(EndpointSlices, Resource.endpointSlices, options)
+  layer(Resource.endpointSlices, options)
 
 /**
- * The shared informer and lister of `Resource.leases`.
+ * The shared informer and lister of `Resource.leases` (`tag(Resource.leases)`).
  *
  * @since 0.1.0
  * @category tags
  */
-export class Leases extends Context.Tag("effect-informers/Leases")<Leases, Informed<Json<V1Lease>>>() {}
-
+export const Leases: Context.Tag<Informed<Resource.Lease>, Informed<Resource.Lease>> = tag(Resource.leases)
 /**
- * Provides `Leases` from the `InformerFactory` (started).
+ * @since 0.1.0
+ * @category tags
+ */
+export type Leases = Informed<Resource.Lease>
+/**
+ * Provides `Leases` from the `InformerFactory` (started): `layer(Resource.leases, options)`.
  *
  * @since 0.1.0
  * @category layers
  */
 export const leases = (
-  options?: InformerFactory.InformerOptions<Json<V1Lease>>
+  options?: InformerFactory.InformerOptions<Resource.Lease>
 ): Layer.Layer<Leases, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
-  informer(Leases, Resource.leases, options)
+  layer(Resource.leases, options)

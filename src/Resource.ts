@@ -313,3 +313,68 @@ export const find = (
     r.shortNames.includes(wanted) || groupResource(r) === wanted
   )
 }
+
+// -------------------------------------------------------------------------------------------------
+// object types
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The type of a resource's objects: `Resource.Type<typeof Resource.pods>` is `Resource.Pod`; for a custom
+ * resource, the type given to `make`.
+ *
+ * @example
+ * ```ts
+ * import { Resource } from "effect-informers"
+ *
+ * const certificates = Resource.make<{ metadata?: { name?: string }; spec?: { dnsNames?: Array<string> } }>({
+ *   group: "cert-manager.io", version: "v1", resource: "certificates", kind: "Certificate", namespaced: true
+ * })
+ * type Certificate = Resource.Type<typeof certificates>
+ * const names = (c: Certificate) => c.spec?.dnsNames ?? []
+ * ```
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Type<R> = R extends Resource<infer A> ? A : never
+
+/** @since 0.1.0 @category object types */
+export type Pod = Type<typeof pods>
+/** @since 0.1.0 @category object types */
+export type Service = Type<typeof services>
+/** @since 0.1.0 @category object types */
+export type Endpoints = Type<typeof endpoints>
+/** @since 0.1.0 @category object types */
+export type ConfigMap = Type<typeof configMaps>
+/** @since 0.1.0 @category object types */
+export type Secret = Type<typeof secrets>
+/** @since 0.1.0 @category object types */
+export type Node = Type<typeof nodes>
+/** @since 0.1.0 @category object types */
+export type Namespace = Type<typeof namespaces>
+/** @since 0.1.0 @category object types */
+export type Event = Type<typeof events>
+/** @since 0.1.0 @category object types */
+export type PersistentVolume = Type<typeof persistentVolumes>
+/** @since 0.1.0 @category object types */
+export type PersistentVolumeClaim = Type<typeof persistentVolumeClaims>
+/** @since 0.1.0 @category object types */
+export type ServiceAccount = Type<typeof serviceAccounts>
+/** @since 0.1.0 @category object types */
+export type Deployment = Type<typeof deployments>
+/** @since 0.1.0 @category object types */
+export type ReplicaSet = Type<typeof replicaSets>
+/** @since 0.1.0 @category object types */
+export type StatefulSet = Type<typeof statefulSets>
+/** @since 0.1.0 @category object types */
+export type DaemonSet = Type<typeof daemonSets>
+/** @since 0.1.0 @category object types */
+export type Job = Type<typeof jobs>
+/** @since 0.1.0 @category object types */
+export type CronJob = Type<typeof cronJobs>
+/** @since 0.1.0 @category object types */
+export type Ingress = Type<typeof ingresses>
+/** @since 0.1.0 @category object types */
+export type EndpointSlice = Type<typeof endpointSlices>
+/** @since 0.1.0 @category object types */
+export type Lease = Type<typeof leases>

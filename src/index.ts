@@ -55,6 +55,14 @@ export * as LabelSelector from "./LabelSelector.js"
 export * as Layer from "./Layer.js"
 
 /**
+ * The Layer module under the name apps use for it (`import { Informers } from "effect-informers"`), so that
+ * it does not shadow `effect`'s `Layer`.
+ *
+ * @since 0.1.0
+ */
+export * as Informers from "./Layer.js"
+
+/**
  * @since 0.1.0
  */
 export * as Lister from "./Lister.js"

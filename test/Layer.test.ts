@@ -139,6 +139,32 @@ describe("Layer - over fakes", () => {
       }).pipe(Effect.provide(app))
     }))
 
+  it.scoped("Informers.tag and Informers.layer: one generic way for any resource, the catalog's tags derived from it", () =>
+    Effect.gen(function*() {
+      // the built-in tags are the generic ones
+      assert.strictEqual(Informers.tag(Resource.pods).key, Informers.Pods.key)
+      assert.strictEqual(Informers.tag(Resource.deployments).key, Informers.Deployments.key)
+      assert.notStrictEqual(Informers.tag(Resource.pods).key, Informers.tag(Resource.nodes).key)
+      // a custom resource, typed by its Resource
+      const Widgets2 = Informers.tag(widgets)
+      const app = Layer.mergeAll(Informers.layer(widgets, { namespace: "ns" }), Informers.pods()).pipe(
+        Layer.provideMerge(Informers.fake())
+      )
+      yield* Effect.gen(function*() {
+        const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
+        const w = yield* Widgets2
+        const p = yield* Informers.tag(Resource.pods)
+        assert.strictEqual(w.resource, widgets)
+        assert.strictEqual(p.resource, Resource.pods)
+        yield* fakes.fakeFor(widgets).add({ metadata: { namespace: "ns", name: "w1" } })
+        yield* w.informer.synced
+        yield* TestClock.adjust(0)
+        assert.deepStrictEqual(names(yield* w.lister.list()), ["ns/w1"])
+        const pods: ReadonlyArray<Resource.Pod> = yield* p.lister.list()
+        assert.deepStrictEqual(pods, [])
+      }).pipe(Effect.provide(app))
+    }))
+
   it.scoped("two layers asking for the same informer share it", () =>
     Effect.gen(function*() {
       class AllPods extends Context.Tag("test/AllPods")<AllPods, Informers.Informed<KubeObject>>() {}
