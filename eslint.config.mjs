@@ -6,7 +6,7 @@ import tseslint from "typescript-eslint"
 
 export default tseslint.config(
   {
-    ignores: ["dist/**", "node_modules/**", "coverage/**", "**/*.md", ".bench/**", "doc-examples/**"]
+    ignores: ["**/dist/**", "**/node_modules/**", "coverage/**", "**/*.md", ".bench/**", "doc-examples/**"]
   },
   js.configs.recommended,
   ...tseslint.configs.strict,

@@ -1,5 +1,6 @@
-// Extracts every ```ts example from the JSDoc of src/**/*.ts into doc-examples/ and typechecks them against
-// the sources (tsconfig.examples.json maps "effect-informers" to src/index.ts). Run by `npm run typecheck`.
+// Extracts every ```ts example from the JSDoc of src/**/*.ts and packages/*/src/**/*.ts into doc-examples/ and
+// typechecks them against the sources (tsconfig.examples.json maps "effect-informers" to src/index.ts and
+// "@effect-informers/testkit" to packages/testkit/src/index.ts). Run by `npm run typecheck`.
 import { execFileSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { join, relative } from "node:path"
@@ -16,13 +17,18 @@ const files = (dir) =>
   })
 
 let count = 0
-for (const file of files(join(root, "src"))) {
+const packages = readdirSync(join(root, "packages")).map((name) => join(root, "packages", name, "src"))
+const sources = [
+  join(root, "src"),
+  ...packages.filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+]
+for (const file of sources.flatMap(files)) {
   const text = readFileSync(file, "utf8")
   const blocks = text.matchAll(/```ts\n([\s\S]*?)```/g)
   let n = 0
   for (const match of blocks) {
     const code = match[1].split("\n").map((line) => line.replace(/^\s*\* ?/, "")).join("\n")
-    const name = relative(join(root, "src"), file).replace(/[/.]/g, "_") + `_${n++}.ts`
+    const name = relative(root, file).replace(/[/.]/g, "_") + `_${n++}.ts`
     writeFileSync(join(out, name), `// from ${relative(root, file)}\nexport {}\n${code}`)
     count++
   }
