@@ -11,7 +11,8 @@ export default defineConfig({
     alias: [
       { find: /^effect-informers$/, replacement: `${src}/index.ts` },
       { find: /^effect-informers\/(.*)$/, replacement: `${src}/$1.ts` },
-      { find: /^@effect-informers\/testkit$/, replacement: path("./packages/testkit/src/index.ts") }
+      { find: /^@effect-informers\/testkit$/, replacement: path("./packages/testkit/src/index.ts") },
+      { find: /^@effect-informers\/testkit\/(.*)$/, replacement: `${path("./packages/testkit/src")}/$1.ts` }
     ]
   },
   test: {

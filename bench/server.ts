@@ -18,12 +18,12 @@
  *
  * The process exits when its parent goes away (IPC disconnect), so no server outlives the benchmark.
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
+import { makePod, podName } from "@effect-informers/testkit/ChurnSimulator"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Http from "node:http"
-import * as ApiServer from "../src/ApiServer.js"
-import { makePod, podName } from "../src/ChurnSimulator.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Resource from "../src/Resource.js"
 import type { BurstResponse, RelistResponse, ResetResponse, ServerMessage } from "./protocol.js"

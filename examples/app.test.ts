@@ -1,8 +1,8 @@
 // Runs examples/app.ts against the embedded API server, over HTTP as against a cluster.
+import { ApiServer, ChurnSimulator } from "@effect-informers/testkit"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Informers, Resource } from "effect-informers"
-import { ApiServer, ChurnSimulator } from "effect-informers/testing"
 import { appLayer, program } from "./app.js"
 
 describe("example: an Effect app over the Layers", () => {

@@ -1,24 +1,10 @@
 /**
- * `effect-informers/testing`: what tests, demos and benchmarks run against — an in-memory
- * ListerWatcher, a real Kubernetes API server on loopback, and a churn simulator.
+ * `effect-informers/testing`: the in-memory ListerWatcher tests run informers against, with no server
+ * and no network. The embedded API server, the churn simulator and the fault campaign are the test kit,
+ * `@effect-informers/testkit`.
  *
  * @since 0.1.0
  */
-
-/**
- * @since 0.1.0
- */
-export * as ApiServer from "./ApiServer.js"
-
-/**
- * @since 0.1.0
- */
-export * as Chaos from "./Chaos.js"
-
-/**
- * @since 0.1.0
- */
-export * as ChurnSimulator from "./ChurnSimulator.js"
 
 /**
  * @since 0.1.0

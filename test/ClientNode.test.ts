@@ -3,12 +3,12 @@
  * the server must speak the API well enough for it to list, watch, resume and stop. Driving it over
  * plain http needs `skipTLSVerify: true`; its `stop()` emits an `error` event (an AbortError) by design.
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
+import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
 import { assert, describe, it } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ApiServer from "../src/ApiServer.js"
-import * as ChurnSimulator from "../src/ChurnSimulator.js"
 import * as Resource from "../src/Resource.js"
 
 // -------------------------------------------------------------------------------------------------

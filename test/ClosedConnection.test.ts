@@ -3,13 +3,13 @@
  * long as kube-apiserver (90 s, not Node's 5 s), and the HTTP ListerWatcher sends a GET again, on a new
  * connection, when it met one that the server had closed before answering (as Go's transport does).
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import * as ApiServer from "../src/ApiServer.js"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
 import * as KubeConfig from "../src/KubeConfig.js"
 import * as Resource from "../src/Resource.js"

@@ -3,6 +3,7 @@
  * shutdown, and the factory-wide options (namespace, tweakListOptions, resync, transforms). Every test
  * builds its own fakes and factory; time is driven with TestClock.
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import {
   Context,
@@ -18,7 +19,6 @@ import {
   Scope,
   TestClock
 } from "effect"
-import * as ApiServer from "../src/ApiServer.js"
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import * as Indexer from "../src/Indexer.js"
 import * as InformerFactory from "../src/InformerFactory.js"

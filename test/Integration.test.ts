@@ -1,9 +1,12 @@
 /**
  * End to end over real HTTP on loopback: informers from `Layer.fromKubeConfig` watch the embedded API
  * server while the churn simulator changes it and every fault class is injected; once churn stops, every
- * cache, and every handler's view rebuilt from its notifications, must equal the server's state. Then
- * the demo itself (`Demo.run`) at each fault level.
+ * cache, and every handler's view rebuilt from its notifications, must equal the server's state. The
+ * demo itself (`Demo.run`) at each fault level is tested with the CLI (packages/cli/test/Demo.test.ts).
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
+import * as Chaos from "@effect-informers/testkit/Chaos"
+import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -13,9 +16,6 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Schedule from "effect/Schedule"
-import * as ApiServer from "../src/ApiServer.js"
-import * as ChurnSimulator from "../src/ChurnSimulator.js"
-import * as Demo from "../src/Demo.js"
 import { deletionHandlingMetaNamespaceKey } from "../src/Indexer.js"
 import * as InformerFactory from "../src/InformerFactory.js"
 import type { DeletedObject, KubeObject } from "../src/KubeObject.js"
@@ -271,7 +271,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
         yield* server.compact
         yield* closeWatches
         // then a few seconds of random chaos, as the demo injects it
-        yield* Demo.injectFaults(server, "chaos").pipe(Effect.timeout("3 seconds"), Effect.ignore)
+        yield* Chaos.injectFaults(server, "chaos").pipe(Effect.timeout("3 seconds"), Effect.ignore)
 
         const stats = yield* server.stats
         for (const tag of ApiServer.faultTags) assert.isAtLeast(stats.faults[tag], 1, tag)
@@ -289,7 +289,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
               Effect.zipWith(
                 w.informer.indexer.list,
                 server.snapshot(w.resource),
-                (cached, objects) => Demo.compare(w.informer.name, cached, objects)
+                (cached, objects) => Chaos.compare(w.informer.name, cached, objects)
               )),
             (results) => results.flatMap((r) => r.differences.map((d) => `${r.informer}: ${d}`))
           )
@@ -313,32 +313,4 @@ describe("Integration - informers over HTTP against the embedded API server", ()
       }).pipe(quiet),
     60_000
   )
-
-  for (
-    const [faults, duration] of [["none", "1 second"], ["mild", "3 seconds"], ["chaos", "4 seconds"]] as const
-  ) {
-    it.scopedLive(`Demo.run with faults "${faults}" ends consistent`, () =>
-      Effect.gen(function*() {
-        const summary = yield* Demo.run({
-          pods: 200,
-          namespaces: 4,
-          deployments: 10,
-          churn: 50,
-          duration,
-          faults,
-          settleTimeout: "40 seconds"
-        }).pipe(Effect.orDie)
-        assert.isTrue(
-          summary.consistent,
-          `not consistent: ${JSON.stringify(summary.informers.filter((r) => !r.consistent))}`
-        )
-        assert.isAbove(summary.objects, 150)
-        assert.isAbove(summary.events, 200) // at least the initial adds
-        if (faults === "none") {
-          // relists are this run's own, not those of earlier informers of the same name in the process
-          assert.strictEqual(summary.faults, 0)
-          assert.strictEqual(summary.relists, 0)
-        }
-      }).pipe(quiet), 60_000)
-  }
 })

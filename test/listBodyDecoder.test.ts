@@ -1,6 +1,6 @@
+import { makePod } from "@effect-informers/testkit/ChurnSimulator"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
-import { makePod } from "../src/ChurnSimulator.js"
 import type { ListDecoderOptions } from "../src/internal/listBodyDecoder.js"
 import { defaultMaxItemBytes, defaultMaxValueBytes, ListBodyDecoder } from "../src/internal/listBodyDecoder.js"
 import type { DecodedList, DecodeFailure } from "../src/Wire.js"

@@ -3,6 +3,7 @@
  * `KUBECTL=/path/to/kubectl` to use another binary, e.g. Debian bookworm's `kubernetes-client` (1.20).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import { execFile, execFileSync, spawn } from "node:child_process"
@@ -11,7 +12,6 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
-import * as Resource from "../src/Resource.js"
 
 const kubectlCommand = process.env.KUBECTL ?? "kubectl"
 

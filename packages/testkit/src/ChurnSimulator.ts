@@ -10,13 +10,13 @@
  * @since 0.1.0
  */
 import type { V1Deployment, V1Namespace, V1Pod } from "@kubernetes/client-node"
+import type { Json } from "effect-informers/KubeObject"
+import * as Resource from "effect-informers/Resource"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import type * as ApiServer from "./ApiServer.js"
-import type { Json } from "./KubeObject.js"
-import * as Resource from "./Resource.js"
 
 // -------------------------------------------------------------------------------------------------
 // deterministic helpers
@@ -548,7 +548,7 @@ const relabeled = (pod: Pod): Pod => {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { ApiServer, ChurnSimulator } from "effect-informers/testing"
+ * import { ApiServer, ChurnSimulator } from "@effect-informers/testkit"
  *
  * const program = Effect.gen(function*() {
  *   const server = yield* ApiServer.make()

@@ -6,6 +6,14 @@
  *
  * @since 0.1.0
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
+import * as Chaos from "@effect-informers/testkit/Chaos"
+import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
+import * as InformerFactory from "effect-informers/InformerFactory"
+import type { KubeObject } from "effect-informers/KubeObject"
+import * as Informers from "effect-informers/Layer"
+import * as Resource from "effect-informers/Resource"
+import type * as SharedInformer from "effect-informers/SharedInformer"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -14,29 +22,8 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
-import * as ApiServer from "./ApiServer.js"
-import * as ChurnSimulator from "./ChurnSimulator.js"
-import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
-import * as InformerFactory from "./InformerFactory.js"
-import type { KubeObject } from "./KubeObject.js"
-import { resourceVersion } from "./KubeObject.js"
-import * as Informers from "./Layer.js"
-import * as Metrics from "./Metrics.js"
-import * as Resource from "./Resource.js"
-import type * as SharedInformer from "./SharedInformer.js"
-
-/**
- * How much trouble the demo injects: `mild` (a fault every 1-3 s: dropped watches, 410s, 429s, 500s,
- * slow responses) or `chaos` (every 0.2-0.6 s, every fault class, history compaction and restarts).
- *
- * @since 0.1.0
- * @category models
- */
-export type FaultLevel = "none" | "mild" | "chaos"
 
 /**
  * @since 0.1.0
@@ -54,7 +41,7 @@ export interface Options {
   /** How long churn and faults run. Defaults to 20 seconds. */
   readonly duration?: Duration.DurationInput | undefined
   /** Defaults to `"mild"`. */
-  readonly faults?: FaultLevel | undefined
+  readonly faults?: Chaos.FaultLevel | undefined
   /** How long the informers may take to converge once churn stops. Defaults to 60 seconds. */
   readonly settleTimeout?: Duration.DurationInput | undefined
   /** Called about four times a second while the demo runs. */
@@ -79,21 +66,6 @@ export interface Progress {
 }
 
 /**
- * One informer's final state against the server's.
- *
- * @since 0.1.0
- * @category models
- */
-export interface InformerResult {
-  readonly informer: string
-  readonly cached: number
-  readonly server: number
-  readonly consistent: boolean
-  /** Up to 5 keys that differ (missing, extra or at another resourceVersion). */
-  readonly differences: ReadonlyArray<string>
-}
-
-/**
  * @since 0.1.0
  * @category models
  */
@@ -110,7 +82,7 @@ export interface Summary {
   readonly faults: number
   readonly faultsByClass: { readonly [fault: string]: number }
   readonly churn: ChurnSimulator.Counts
-  readonly informers: ReadonlyArray<InformerResult>
+  readonly informers: ReadonlyArray<Chaos.InformerResult>
   /** Seconds from the end of churn until every cache matched (or the settle timeout). */
   readonly settleSeconds: number
 }
@@ -122,101 +94,6 @@ export interface Summary {
  * @category errors
  */
 export class DemoError extends Data.TaggedError("DemoError")<{ readonly message: string; readonly cause?: unknown }> {}
-
-const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watch-list-fallback"]
-
-const relistCount = (informer: string): Effect.Effect<number> =>
-  Effect.reduce(relistCauses, 0, (total, cause) =>
-    Effect.map(
-      Metric.value(Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer), "cause", cause)),
-      (state) => total + state.count
-    ))
-
-/**
- * Compares a cache with the server's objects by key and resourceVersion.
- *
- * @since 0.1.0
- * @category consistency
- */
-export const compare = (
-  informer: string,
-  cached: ReadonlyArray<KubeObject>,
-  server: ReadonlyArray<KubeObject>
-): InformerResult => {
-  const versions = new Map<string, string | undefined>()
-  for (const obj of server) versions.set(keyOf(obj), resourceVersion(obj))
-  const differences: Array<string> = []
-  let matching = 0
-  for (const obj of cached) {
-    const key = keyOf(obj)
-    if (!versions.has(key)) differences.push(`${key}: not on the server`)
-    else if (versions.get(key) !== resourceVersion(obj)) {
-      differences.push(`${key}: cached at ${resourceVersion(obj)}, server at ${versions.get(key)}`)
-    } else matching++
-  }
-  if (matching < server.length) {
-    const seen = new Set(cached.map(keyOf))
-    for (const key of versions.keys()) if (!seen.has(key)) differences.push(`${key}: not cached`)
-  }
-  return {
-    informer,
-    cached: cached.length,
-    server: server.length,
-    consistent: differences.length === 0,
-    differences: differences.slice(0, 5)
-  }
-}
-
-const keyOf = (obj: KubeObject): string => {
-  const key = deletionHandlingMetaNamespaceKey(obj)
-  return key._tag === "Right" ? key.right : "<invalid>"
-}
-
-const mildFaults: ReadonlyArray<ApiServer.Fault> = [
-  { _tag: "DropWatches" },
-  { _tag: "CloseWatches" },
-  { _tag: "WatchGone", count: 1 },
-  { _tag: "TooManyRequests", count: 1, retryAfterSeconds: 1 },
-  { _tag: "ServerError", count: 1, on: "watch" },
-  { _tag: "Delay", millis: 300, count: 2 }
-]
-
-const chaosFaults: ReadonlyArray<ApiServer.Fault> = [
-  ...mildFaults,
-  { _tag: "WatchGone", count: 1, mode: "http" },
-  { _tag: "ContinueGone", count: 1 },
-  { _tag: "ServerError", count: 2, status: 503, on: "list" },
-  { _tag: "StallWatches" },
-  { _tag: "MalformedLine" },
-  { _tag: "PartialLine" },
-  { _tag: "MissingMetadata" },
-  { _tag: "Restart", rejectMillis: 300 }
-]
-
-/**
- * Injects faults of `level` into `server` at random times (through the `Random` service) until
- * interrupted; then disarms the faults not yet taken by a request. `serve --faults` and the demo use it.
- *
- * @since 0.1.0
- * @category faults
- */
-export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLevel): Effect.Effect<void> => {
-  if (level === "none") return Effect.void
-  const faults = level === "mild" ? mildFaults : chaosFaults
-  const [min, max] = level === "mild" ? [1000, 3000] : [200, 600]
-  return Effect.gen(function*() {
-    yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(min, max)))
-    if (level === "chaos" && (yield* Random.nextIntBetween(0, 12)) === 0) {
-      yield* server.compact
-      return
-    }
-    yield* server.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
-  }).pipe(
-    Effect.forever,
-    // when injection stops, so does the outage: faults armed but not yet taken are disarmed
-    Effect.onInterrupt(() => server.clearFaults)
-  )
-}
 
 interface Watched {
   readonly name: string
@@ -285,7 +162,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     }
     // The relist counters are process-wide metrics keyed by informer name: count this run's only.
     let relistsBefore = 0
-    for (const w of watched) relistsBefore += yield* relistCount(w.name)
+    for (const w of watched) relistsBefore += yield* Chaos.relistCount(w.name)
 
     let lastEvents = 0
     let lastAt = started
@@ -298,7 +175,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
         for (const w of watched) {
           cached[w.name] = yield* w.informer.indexer.size
           lag += yield* w.registration.backlog
-          relists += yield* relistCount(w.name)
+          relists += yield* Chaos.relistCount(w.name)
         }
         const stats = yield* server.stats
         const rate = now > lastAt ? ((events - lastEvents) * 1000) / (now - lastAt) : 0
@@ -332,7 +209,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
     const churn = yield* ChurnSimulator.make(server, { rate: options.churn ?? 200 })
     yield* Effect.forkIn(churn.run, chaos)
-    yield* Effect.forkIn(injectFaults(server, level), chaos)
+    yield* Effect.forkIn(Chaos.injectFaults(server, level), chaos)
     yield* Effect.sleep(options.duration ?? "20 seconds")
     yield* Scope.close(chaos, Exit.void)
 
@@ -341,7 +218,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     const churnEnded = yield* Clock.currentTimeMillis
     const check = Effect.forEach(watched, (w) =>
       Effect.zipWith(w.informer.indexer.list, server.snapshot(w.resource), (cached, objects) =>
-        compare(w.name, cached, objects)))
+        Chaos.compare(w.name, cached, objects)))
     const settleTimeout = Duration.decode(options.settleTimeout ?? "60 seconds")
     const results = yield* check.pipe(
       Effect.flatMap((results) =>
@@ -358,7 +235,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     yield* progress("settling")
     const stats = yield* server.stats
     let relists = -relistsBefore
-    for (const w of watched) relists += yield* relistCount(w.name)
+    for (const w of watched) relists += yield* Chaos.relistCount(w.name)
     const faultsByClass = Object.fromEntries(Object.entries(stats.faults).filter(([, n]) => n > 0))
     return {
       consistent: results.every((r) => r.consistent),

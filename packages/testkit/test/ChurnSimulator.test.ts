@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as TestClock from "effect/TestClock"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
-import * as Resource from "../src/Resource.js"
 
 const start = ApiServer.make().pipe(Effect.orDie)
 

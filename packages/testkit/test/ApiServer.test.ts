@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { KubeObject } from "effect-informers/KubeObject"
+import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
-import type { KubeObject } from "../src/KubeObject.js"
-import * as Resource from "../src/Resource.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers

@@ -7,13 +7,25 @@
  * - no fiber of the informers is alive after their scope closes;
  * - the heap stays bounded.
  *
- * `effect-informers chaos` (`npm run chaos`) runs many seeds and prints a table; `test/Chaos.test.ts`
- * runs a short form.
+ * `effect-informers chaos` (`npm run chaos`) runs many seeds and prints a table;
+ * `packages/testkit/test/Chaos.test.ts` runs a short form.
+ *
+ * The campaign's parts are exported for tests of their own: `injectFaults` (the demo's `--faults` and
+ * `serve --faults` use it), `compare` (a cache against the server's state) and `relistCount`.
  *
  * @since 0.1.0
  */
+import { deletionHandlingMetaNamespaceKey } from "effect-informers/Indexer"
+import * as InformerFactory from "effect-informers/InformerFactory"
+import type { KubeObject } from "effect-informers/KubeObject"
+import { compareResourceVersions, resourceVersion, unwrapDeleted } from "effect-informers/KubeObject"
+import * as Informers from "effect-informers/Layer"
+import * as Metrics from "effect-informers/Metrics"
+import * as Resource from "effect-informers/Resource"
+import type * as SharedInformer from "effect-informers/SharedInformer"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -28,15 +40,153 @@ import * as Stream from "effect/Stream"
 import * as Supervisor from "effect/Supervisor"
 import * as ApiServer from "./ApiServer.js"
 import * as ChurnSimulator from "./ChurnSimulator.js"
-import * as Demo from "./Demo.js"
-import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
-import * as InformerFactory from "./InformerFactory.js"
-import type { KubeObject } from "./KubeObject.js"
-import { compareResourceVersions, resourceVersion, unwrapDeleted } from "./KubeObject.js"
-import * as Informers from "./Layer.js"
-import * as Metrics from "./Metrics.js"
-import * as Resource from "./Resource.js"
-import type * as SharedInformer from "./SharedInformer.js"
+
+/**
+ * The campaign could not run: the server did not start, the seed failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ChaosError
+  extends Data.TaggedError("ChaosError")<{ readonly message: string; readonly cause?: unknown }>
+{}
+
+// -------------------------------------------------------------------------------------------------
+// faults
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * How much trouble `injectFaults` makes: `mild` (a fault every 1-3 s: dropped watches, 410s, 429s, 500s,
+ * slow responses) or `chaos` (every 0.2-0.6 s, every fault class, history compaction and restarts).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FaultLevel = "none" | "mild" | "chaos"
+
+const mildFaults: ReadonlyArray<ApiServer.Fault> = [
+  { _tag: "DropWatches" },
+  { _tag: "CloseWatches" },
+  { _tag: "WatchGone", count: 1 },
+  { _tag: "TooManyRequests", count: 1, retryAfterSeconds: 1 },
+  { _tag: "ServerError", count: 1, on: "watch" },
+  { _tag: "Delay", millis: 300, count: 2 }
+]
+
+const chaosFaults: ReadonlyArray<ApiServer.Fault> = [
+  ...mildFaults,
+  { _tag: "WatchGone", count: 1, mode: "http" },
+  { _tag: "ContinueGone", count: 1 },
+  { _tag: "ServerError", count: 2, status: 503, on: "list" },
+  { _tag: "StallWatches" },
+  { _tag: "MalformedLine" },
+  { _tag: "PartialLine" },
+  { _tag: "MissingMetadata" },
+  { _tag: "Restart", rejectMillis: 300 }
+]
+
+/**
+ * Injects faults of `level` into `server` at random times (through the `Random` service) until
+ * interrupted; then disarms the faults not yet taken by a request. The campaign, the demo and
+ * `serve --faults` use it.
+ *
+ * @since 0.1.0
+ * @category faults
+ */
+export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLevel): Effect.Effect<void> => {
+  if (level === "none") return Effect.void
+  const faults = level === "mild" ? mildFaults : chaosFaults
+  const [min, max] = level === "mild" ? [1000, 3000] : [200, 600]
+  return Effect.gen(function*() {
+    yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(min, max)))
+    if (level === "chaos" && (yield* Random.nextIntBetween(0, 12)) === 0) {
+      yield* server.compact
+      return
+    }
+    yield* server.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
+  }).pipe(
+    Effect.forever,
+    // when injection stops, so does the outage: faults armed but not yet taken are disarmed
+    Effect.onInterrupt(() => server.clearFaults)
+  )
+}
+
+// -------------------------------------------------------------------------------------------------
+// consistency
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * One informer's cache against the server's state.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface InformerResult {
+  readonly informer: string
+  readonly cached: number
+  readonly server: number
+  readonly consistent: boolean
+  /** Up to 5 keys that differ (missing, extra or at another resourceVersion). */
+  readonly differences: ReadonlyArray<string>
+}
+
+const keyOf = (obj: unknown): string => Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<invalid>")
+
+/**
+ * Compares a cache with the server's objects by key and resourceVersion.
+ *
+ * @since 0.1.0
+ * @category consistency
+ */
+export const compare = (
+  informer: string,
+  cached: ReadonlyArray<KubeObject>,
+  server: ReadonlyArray<KubeObject>
+): InformerResult => {
+  const versions = new Map<string, string | undefined>()
+  for (const obj of server) versions.set(keyOf(obj), resourceVersion(obj))
+  const differences: Array<string> = []
+  let matching = 0
+  for (const obj of cached) {
+    const key = keyOf(obj)
+    if (!versions.has(key)) differences.push(`${key}: not on the server`)
+    else if (versions.get(key) !== resourceVersion(obj)) {
+      differences.push(`${key}: cached at ${resourceVersion(obj)}, server at ${versions.get(key)}`)
+    } else matching++
+  }
+  if (matching < server.length) {
+    const seen = new Set(cached.map(keyOf))
+    for (const key of versions.keys()) if (!seen.has(key)) differences.push(`${key}: not cached`)
+  }
+  return {
+    informer,
+    cached: cached.length,
+    server: server.length,
+    consistent: differences.length === 0,
+    differences: differences.slice(0, 5)
+  }
+}
+
+const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watch-list-fallback"]
+
+/**
+ * The relists of the informers named `informer` after their initial list (Gone, errors, fallbacks), as
+ * the Reflector's `Metrics.relists` counters have them. The counters are process-wide: subtract a count
+ * taken before to get one run's.
+ *
+ * @since 0.1.0
+ * @category consistency
+ */
+export const relistCount = (informer: string): Effect.Effect<number> =>
+  Effect.reduce(relistCauses, 0, (total, cause) =>
+    Effect.map(
+      Metric.value(Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer), "cause", cause)),
+      (state) => total + state.count
+    ))
+
+// -------------------------------------------------------------------------------------------------
+// the campaign
+// -------------------------------------------------------------------------------------------------
 
 /**
  * @since 0.1.0
@@ -152,15 +302,13 @@ const collectGarbage = (): void => {
   if (gc !== undefined) gc()
 }
 
-const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watch-list-fallback"]
-
 /**
  * Runs one seed.
  *
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Chaos } from "effect-informers/testing"
+ * import { Chaos } from "@effect-informers/testkit"
  *
  * const result = Effect.runPromise(Chaos.run({ seed: 1, duration: "10 seconds", pods: 300 }))
  * ```
@@ -168,20 +316,20 @@ const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watc
  * @since 0.1.0
  * @category constructors
  */
-export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
+export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
   Effect.gen(function*() {
     const problems: Array<string> = []
     const outer = yield* Scope.make()
     const result = yield* Effect.gen(function*() {
       const server = yield* ApiServer.make({ bookmarkInterval: "1 second" }).pipe(
-        Effect.mapError((cause) => new Demo.DemoError({ message: `server: ${cause.message}`, cause })),
+        Effect.mapError((cause) => new ChaosError({ message: `server: ${cause.message}`, cause })),
         Scope.extend(outer)
       )
       yield* ChurnSimulator.seed(server, {
         pods: options.pods ?? 1000,
         namespaces: options.namespaces ?? 10,
         deployments: Math.max(1, Math.floor((options.pods ?? 1000) / 10))
-      }).pipe(Effect.mapError((cause) => new Demo.DemoError({ message: `seed: ${cause.message}`, cause })))
+      }).pipe(Effect.mapError((cause) => new ChaosError({ message: `seed: ${cause.message}`, cause })))
 
       // The informers live in a scope of their own, under a supervisor that sees every fiber they fork.
       const supervisor = yield* Supervisor.track
@@ -193,7 +341,7 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       const context = yield* Layer.build(stack).pipe(
         Scope.extend(informersScope),
         Effect.supervised(supervisor),
-        Effect.mapError((cause) => new Demo.DemoError({ message: cause.message, cause }))
+        Effect.mapError((cause) => new ChaosError({ message: cause.message, cause }))
       )
       const factory = Context.get(context, InformerFactory.InformerFactory)
       const resources = [Resource.pods, Resource.deployments] as ReadonlyArray<Resource.Resource<KubeObject>>
@@ -228,17 +376,9 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       let peakHeap = syncedHeap
 
       // The relist counters are process-wide (metrics): this seed's relists are the difference.
-      const relistTotal = Effect.gen(function*() {
-        let total = 0
-        for (const informer of informers) {
-          for (const cause of relistCauses) {
-            total += (yield* Metric.value(
-              Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer.name), "cause", cause)
-            )).count
-          }
-        }
-        return total
-      })
+      const relistTotal = Effect.reduce(informers, 0, (total, informer) =>
+        Effect.map(relistCount(informer.name), (count) =>
+          total + count))
       const relistsBefore = yield* relistTotal
 
       // Churn, faults and a late handler, all driven by the seed.
@@ -254,7 +394,7 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       const seeded = <A, E>(effect: Effect.Effect<A, E>, salt: number) =>
         Effect.withRandom(effect, Random.make(`${options.seed}:${salt}`))
       yield* Effect.forkIn(seeded(churn.run, 1), chaos)
-      yield* Effect.forkIn(seeded(Demo.injectFaults(counting, "chaos"), 2), chaos)
+      yield* Effect.forkIn(seeded(injectFaults(counting, "chaos"), 2), chaos)
       yield* Effect.forkIn(
         Effect.sync(() => {
           peakHeap = Math.max(peakHeap, heapMiB())
@@ -275,12 +415,13 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
 
       // Settle: caches equal the server, and every handler has caught up.
       const ended = yield* Clock.currentTimeMillis
-      const snapshot = Effect.forEach(resources, (resource) => server.snapshot(resource))
+      const snapshot = Effect.forEach(resources, (resource) =>
+        server.snapshot(resource))
       const converged = Effect.gen(function*() {
         const objects = yield* snapshot
         for (let i = 0; i < resources.length; i++) {
           const cached = yield* informers[i].indexer.list
-          if (!Demo.compare(informers[i].name, cached, objects[i]).consistent) return false
+          if (!compare(informers[i].name, cached, objects[i]).consistent) return false
           if (early[i].differences(objects[i]).length > 0 || late[i].differences(objects[i]).length > 0) return false
         }
         for (const registration of registrations) if ((yield* registration.backlog) > 0) return false
@@ -295,7 +436,7 @@ export const run = (options: Options): Effect.Effect<Result, Demo.DemoError> =>
       const settleSeconds = ((yield* Clock.currentTimeMillis) - ended) / 1000
       const objects = yield* snapshot
       for (let i = 0; i < resources.length; i++) {
-        const comparison = Demo.compare(informers[i].name, yield* informers[i].indexer.list, objects[i])
+        const comparison = compare(informers[i].name, yield* informers[i].indexer.list, objects[i])
         if (!comparison.consistent) {
           problems.push(`${comparison.informer}: cache differs: ${comparison.differences.join("; ")}`)
         }

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
+import type { KubeObject } from "effect-informers/KubeObject"
+import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as ApiServer from "../src/ApiServer.js"
-import type { KubeObject } from "../src/KubeObject.js"
-import * as Resource from "../src/Resource.js"
 
 interface Obj extends KubeObject {
   readonly metadata: {

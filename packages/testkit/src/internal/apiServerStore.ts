@@ -15,12 +15,12 @@
  *
  * @internal
  */
-import * as FieldSelector from "../FieldSelector.js"
-import * as LabelSelector from "../LabelSelector.js"
-import type { Resource } from "../Resource.js"
-import { apiVersion as resourceApiVersion, groupResource } from "../Resource.js"
-import type { Status } from "../Wire.js"
-import { failureStatus } from "../Wire.js"
+import * as FieldSelector from "effect-informers/FieldSelector"
+import * as LabelSelector from "effect-informers/LabelSelector"
+import type { Resource } from "effect-informers/Resource"
+import { apiVersion as resourceApiVersion, groupResource } from "effect-informers/Resource"
+import type { Status } from "effect-informers/Wire"
+import { failureStatus } from "effect-informers/Wire"
 import type { Watcher } from "./apiServerWatch.js"
 
 /** @internal */

@@ -20,6 +20,10 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
+import type { KubeObject } from "effect-informers/KubeObject"
+import type { ListOptions as ListerWatcherListOptions, ListPage } from "effect-informers/ListerWatcher"
+import * as Resource from "effect-informers/Resource"
+import type { Status } from "effect-informers/Wire"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -54,10 +58,6 @@ import {
   resourceNotFound,
   Store
 } from "./internal/apiServerStore.js"
-import type { KubeObject } from "./KubeObject.js"
-import type { ListOptions as ListerWatcherListOptions, ListPage } from "./ListerWatcher.js"
-import * as Resource from "./Resource.js"
-import type { Status } from "./Wire.js"
 
 // -------------------------------------------------------------------------------------------------
 // faults
@@ -242,7 +242,7 @@ const decodeFault = Schema.decodeUnknownEither(Fault)
  * @example
  * ```ts
  * import { Either } from "effect"
- * import { ApiServer } from "effect-informers/testing"
+ * import { ApiServer } from "@effect-informers/testkit"
  *
  * const fault = ApiServer.parseFault("error:count=3,status=503,on=list")
  * console.log(Either.getOrThrow(fault)) // { _tag: "ServerError", count: 3, status: 503, on: "list" }
@@ -614,7 +614,7 @@ const toEffect = <A>(result: Result<Entry>): Effect.Effect<A, ApiError> =>
  * ```ts
  * import { Effect } from "effect"
  * import { Resource } from "effect-informers"
- * import { ApiServer } from "effect-informers/testing"
+ * import { ApiServer } from "@effect-informers/testkit"
  *
  * const program = Effect.gen(function*() {
  *   const server = yield* ApiServer.make({ historySize: 1000 })

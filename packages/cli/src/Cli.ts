@@ -5,11 +5,20 @@
  *
  * @since 0.1.0
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
+import * as Chaos from "@effect-informers/testkit/Chaos"
+import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
+import { deletionHandlingMetaNamespaceKey } from "effect-informers/Indexer"
+import * as InformerFactory from "effect-informers/InformerFactory"
+import type { KubeConfig, KubeConfigError } from "effect-informers/KubeConfig"
+import * as KubeObject from "effect-informers/KubeObject"
+import * as Informers from "effect-informers/Layer"
+import * as Resource from "effect-informers/Resource"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -22,16 +31,7 @@ import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as ApiServer from "./ApiServer.js"
-import * as Chaos from "./Chaos.js"
-import * as ChurnSimulator from "./ChurnSimulator.js"
 import * as Demo from "./Demo.js"
-import { deletionHandlingMetaNamespaceKey } from "./Indexer.js"
-import * as InformerFactory from "./InformerFactory.js"
-import type { KubeConfig, KubeConfigError } from "./KubeConfig.js"
-import * as KubeObject from "./KubeObject.js"
-import * as Informers from "./Layer.js"
-import * as Resource from "./Resource.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -337,7 +337,7 @@ const serve = Command.make("serve", {
     }
     for (const fault of faults) yield* server.inject(fault)
     if (options.churn > 0) yield* Effect.forkScoped(ChurnSimulator.run(server, { rate: options.churn }))
-    yield* Effect.forkScoped(Demo.injectFaults(server, options.faults))
+    yield* Effect.forkScoped(Chaos.injectFaults(server, options.faults))
     yield* Console.log(`serving the Kubernetes API on ${server.url}`)
     yield* Console.log(`try: kubectl --server ${server.url} get pods -A`)
     return yield* Effect.never

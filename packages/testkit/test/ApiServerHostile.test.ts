@@ -1,5 +1,6 @@
 import * as HttpApp from "@effect/platform/HttpApp"
 import { assert, describe, it } from "@effect/vitest"
+import * as Resource from "effect-informers/Resource"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
@@ -7,7 +8,6 @@ import * as ApiServer from "../src/ApiServer.js"
 import type { ServerState } from "../src/internal/apiServerHttp.js"
 import { FaultState, makeApp, makeDiscovery } from "../src/internal/apiServerHttp.js"
 import { Store } from "../src/internal/apiServerStore.js"
-import * as Resource from "../src/Resource.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers

@@ -1,6 +1,6 @@
 /**
- * The `effect-informers` command line, driven as a child process (`node --import tsx src/bin.ts ...` from
- * the repository root): the demo's JSON summary, `serve` then `watch` against it (JSON and events output,
+ * The `effect-informers` command line, driven as a child process (`node --import tsx
+ * packages/cli/src/bin.ts ...` from the repository root, as `npm run cli` runs it): the demo's JSON summary, `serve` then `watch` against it (JSON and events output,
  * a pod created during the watch), one-line errors, and Ctrl-C.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -20,7 +20,7 @@ import { stringifyJson } from "../src/Cli.js"
 // helpers
 // -------------------------------------------------------------------------------------------------
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 
 interface Exited {
   readonly code: number | null
@@ -48,7 +48,7 @@ const start = (
     const done = yield* Deferred.make<Exited>()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, ["--import", "tsx", "src/bin.ts", ...args], {
+        spawn(process.execPath, ["--import", "tsx", "packages/cli/src/bin.ts", ...args], {
           cwd: root,
           env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
           stdio: ["ignore", "pipe", "pipe"]
