@@ -1,0 +1,49 @@
+/**
+ * The errors the Reflector raises itself (the ListerWatcher's are in `ListerWatcher`). `Reflector` re-exports
+ * each with its documentation; they live here so that the loop in `internal/reflector.ts` can raise them
+ * without importing the public module that imports it (no import cycle).
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+
+/** @internal */
+export class VeryShortWatchError extends Data.TaggedError("VeryShortWatchError")<{
+  readonly message: string
+}> {}
+
+/** @internal */
+export class WatchListError extends Data.TaggedError("WatchListError")<{
+  readonly reason: "Timeout" | "EndedEarly"
+  readonly message: string
+}> {}
+
+/** @internal */
+export class PaginationError extends Data.TaggedError("PaginationError")<{
+  readonly reason: "ContinueRepeated"
+  readonly message: string
+  /** Pages received before the repeat. */
+  readonly pages: number
+}> {}
+
+/** @internal */
+export class StoreError extends Data.TaggedError("StoreError")<{
+  readonly operation: "add" | "update" | "delete" | "replace" | "resync" | "bookmark"
+  readonly cause: unknown
+}> {
+  override get message(): string {
+    const cause = this.cause
+    const detail = typeof cause === "object" && cause !== null && "message" in cause ? cause.message : String(cause)
+    return `store ${this.operation} failed: ${String(detail)}`
+  }
+}
+
+/** @internal */
+export class UnexpectedError extends Data.TaggedError("UnexpectedError")<{
+  readonly cause: Cause.Cause<unknown>
+}> {
+  override get message(): string {
+    return `unexpected failure: ${Cause.pretty(this.cause)}`
+  }
+}
