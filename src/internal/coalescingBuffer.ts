@@ -16,19 +16,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { deletionHandlingMetaNamespaceKey } from "../Indexer.js"
 import { DeletedFinalStateUnknown } from "../KubeObject.js"
+import type { Notification as N } from "../SharedInformer.js"
 import { Deque } from "./deque.js"
 import type { ListenerBuffer } from "./listenerBuffer.js"
 
-/** The notification shapes the buffer merges (those of SharedInformer). */
-type N<A> =
-  | { readonly _tag: "Add"; readonly object: A; readonly isInInitialList: boolean }
-  | { readonly _tag: "Update"; readonly oldObject: A; readonly newObject: A }
-  | { readonly _tag: "Delete"; readonly object: unknown }
-
-type Deleted = Extract<N<unknown>, { readonly _tag: "Delete" }>
-
 interface Slot<A> {
-  deleted: Deleted | undefined
+  deleted: Extract<N<A>, { readonly _tag: "Delete" }> | undefined
   latest: N<A> | undefined
 }
 
