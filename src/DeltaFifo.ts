@@ -25,7 +25,9 @@
  * delete happened before the first `replace`, or once everything queued by the first `replace` has been
  * popped (coalescing: counted by key and decremented before processing; in-order: counted by delta and
  * decremented after processing). A popped item is "in the initial list" when the queue was not yet synced.
- * `popBatch` never mixes initial-list items with later ones.
+ * `popBatch` never mixes initial-list items with later ones. The count is kept by the informer's sync
+ * tracker (`internal/syncTracker.ts`), which decides every `hasSynced` of an informer; a queue made on its
+ * own keeps one of its own.
  *
  * Every enqueue is one synchronous step, so producers in different fibers keep their own order.
  *
@@ -39,6 +41,7 @@ import * as Layer from "effect/Layer"
 import type { KeyError, KeyFunction } from "./Indexer.js"
 import { deletionHandlingMetaNamespaceKey, fastMetaNamespaceKey } from "./Indexer.js"
 import { Deque } from "./internal/deque.js"
+import { QueueTracker } from "./internal/syncTracker.js"
 import type { KubeObject } from "./KubeObject.js"
 import { DeletedFinalStateUnknown } from "./KubeObject.js"
 
@@ -271,6 +274,13 @@ export declare namespace DeltaFifo {
     readonly transform?: ((obj: A) => A) | undefined
     /** Coalescing mode: `replace` emits `Replaced` (default) rather than `Sync` deltas. */
     readonly emitReplaced?: boolean | undefined
+    /**
+     * The informer's sync tracker for this queue: it then owns the initial-population count, and learns of
+     * every replace. A queue made without one counts for itself.
+     *
+     * @internal
+     */
+    readonly syncTracker?: QueueTracker | undefined
   }
 }
 
@@ -286,15 +296,16 @@ const isDeletedDelta = <A>(delta: KeyedDelta<A> | undefined): delta is Deleted<A
   delta !== undefined && delta._tag === "Deleted"
 
 /**
- * The machinery both modes share: waiting, closing, initial-population counting and the Effect API.
- * A mode supplies how objects are queued and how a batch is taken.
+ * The machinery both modes share: waiting, closing, the Effect API, and when items count as popped for
+ * the initial-population count (which the `QueueTracker` holds). A mode supplies how objects are queued
+ * and how a batch is taken.
  */
 abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
   abstract readonly mode: Mode
   abstract readonly atomic: boolean
   protected closed = false
-  protected populated = false
-  protected initialPopulationCount = 0
+  /** client-go's `populated` and `initialPopulationCount`. */
+  private readonly population: QueueTracker
   private readonly latch = Effect.unsafeMakeLatch(false)
   protected readonly keyFunction: KeyFunction<A>
   protected readonly knownObjects: KnownObjects<A> | undefined
@@ -307,6 +318,7 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
     this.defaultKey = this.keyFunction === deletionHandlingMetaNamespaceKey
     this.knownObjects = options.knownObjects
     this.transform = options.transform
+    this.population = options.syncTracker ?? new QueueTracker()
   }
 
   /** Number of queued items (keys or deltas). */
@@ -324,10 +336,6 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
   /** Whether the initial population counter is decremented before (coalescing) or after processing. */
   protected abstract readonly countsBeforeProcessing: boolean
   abstract listQueuedKeys(): ReadonlyArray<string>
-
-  protected synced(): boolean {
-    return this.populated && this.initialPopulationCount === 0
-  }
 
   private wake(): void {
     if (this.unsafeLength() > 0) this.latch.unsafeOpen()
@@ -361,7 +369,7 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
     }
     const key = this.keyOf(object)
     if (typeof key !== "string") return key
-    this.populated = true
+    this.population.touched()
     if (tag === "Deleted") {
       if (!this.acceptsDelete(key)) return undefined
       this.enqueue({ _tag: "Deleted", key, object })
@@ -430,11 +438,8 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
         prepared[i] = object
       }
       const queued = this.enqueueReplace(prepared, keys, resourceVersion)
-      if (!this.populated) {
-        this.populated = true
-        this.initialPopulationCount = queued
-      }
       this.wake()
+      this.population.replaced(queued)
       return Effect.void
     })
 
@@ -477,21 +482,18 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
       // The wait and the take are two steps: the fiber may yield in between and another popper may empty the
       // queue, so check again in the step that takes.
       if (this.unsafeLength() === 0) return this.popBatch(max, process)
-      const isInInitialList = !this.synced()
-      const pending = this.initialPopulationCount
+      const population = this.population
+      const isInInitialList = !population.hasSynced()
+      const pending = population.initialPopulation
       const limit = pending > 0 ? Math.min(Math.max(1, max), pending) : Math.max(1, max)
       const { count, deltas } = this.take(limit)
       const popped: Popped<A> = { deltas, isInInitialList }
       if (this.countsBeforeProcessing) {
-        this.countDown(count)
+        population.popped(count)
         return process(popped)
       }
-      return Effect.ensuring(process(popped), Effect.sync(() => this.countDown(count)))
+      return Effect.ensuring(process(popped), Effect.sync(() => population.popped(count)))
     })
-
-  private countDown(count: number): void {
-    if (this.initialPopulationCount > 0) this.initialPopulationCount = Math.max(0, this.initialPopulationCount - count)
-  }
 
   readonly close: Effect.Effect<void> = Effect.sync(() => {
     this.closed = true
@@ -499,7 +501,7 @@ abstract class BaseFifo<A> implements DeltaFifo.Service<A> {
   })
 
   readonly isClosed: Effect.Effect<boolean> = Effect.sync(() => this.closed)
-  readonly hasSynced: Effect.Effect<boolean> = Effect.sync(() => this.synced())
+  readonly hasSynced: Effect.Effect<boolean> = Effect.sync(() => this.population.hasSynced())
   readonly length: Effect.Effect<number> = Effect.sync(() => this.unsafeLength())
   readonly listKeys: Effect.Effect<ReadonlyArray<string>> = Effect.sync(() => this.listQueuedKeys())
 }

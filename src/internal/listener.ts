@@ -1,0 +1,234 @@
+/**
+ * One handler of an informer: client-go's `processorListener`. Its buffer (the processor offers to it
+ * inside the controller's synchronous step and never waits), its fiber (takes batches from the buffer and
+ * runs the callbacks one at a time, in order), its resync period, and its failures (logged with its name,
+ * counted, skipped). Initial-list adds are reported to the registration's sync tracker as they enter the
+ * buffer and as they return from the handler (or are dropped by a coalescing buffer); the tracker decides
+ * when the registration has synced.
+ *
+ * @internal
+ */
+import type * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
+import * as MetricLabel from "effect/MetricLabel"
+import { deletionHandlingMetaNamespaceKey } from "../Indexer.js"
+import * as Metrics from "../Metrics.js"
+import type { Handler, InformerStoppedError, Notification } from "../SharedInformer.js"
+import * as CoalescingBuffer from "./coalescingBuffer.js"
+import * as ListenerBuffer from "./listenerBuffer.js"
+import type { RegistrationTracker } from "./syncTracker.js"
+
+/** @internal */
+export class Listener<A> {
+  /** Set by the processor when the listener joins, and when the resync check period is lowered before start. */
+  resyncPeriod = 0
+  /** The period asked for (at least 1 s, or 0), as `effectiveResync` takes it; set when the listener joins. */
+  requestedResync = 0
+  nextResync = 0
+  /** Taken from the buffer by the handler's fiber and waiting behind the callback in progress. */
+  inFlight = 0
+  removed = false
+  fiber: Fiber.RuntimeFiber<void> | undefined = undefined
+  /**
+   * The labels of this handler's metrics. Updating a base metric with one stable label array hits Effect's
+   * per-array hook cache; a `Metric.tagged` metric builds (and hashes) a new metric key on every update.
+   */
+  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
+
+  constructor(
+    readonly id: number,
+    readonly name: string,
+    informer: string,
+    readonly sync: RegistrationTracker<InformerStoppedError>,
+    readonly buffer: ListenerBuffer.ListenerBuffer<Notification<A>>,
+    /**
+     * Notifications taken from the buffer at once. A taken batch can no longer be coalesced, so coalescing
+     * listeners take small ones: their memory stays bounded by the number of objects plus this.
+     */
+    readonly batch: number
+  ) {
+    this.metricLabels = [MetricLabel.make("informer", informer), MetricLabel.make("handler", name)]
+  }
+
+  /** Buffers a notification; never waits. Runs inside the controller's synchronous step. */
+  offer(notification: Notification<A>): void {
+    if (notification._tag === "Add" && notification.isInInitialList) this.sync.started()
+    const coalesced = this.buffer.offer(notification)
+    if (coalesced > 0) Metrics.handlerCoalesced.unsafeUpdate(coalesced, this.metricLabels)
+  }
+
+  /** Notifications not yet handled, besides the one in progress. */
+  backlog(): number {
+    return this.removed ? 0 : this.buffer.size() + this.inFlight
+  }
+
+  updateBacklogGauge(): void {
+    Metrics.handlerBacklog.unsafeUpdate(this.backlog(), this.metricLabels)
+  }
+
+  /** client-go's `shouldResync`: whether a resync is due now, and if so when the next one is. */
+  dueForResync(now: number): boolean {
+    if (this.resyncPeriod <= 0 || now < this.nextResync) return false
+    this.nextResync = now + this.resyncPeriod
+    return true
+  }
+}
+
+/**
+ * A listener's buffer: unbounded (every notification, in order), or coalescing by key. A coalescing buffer
+ * reports the initial adds it drops to the registration's tracker.
+ *
+ * @internal
+ */
+export const makeBuffer = <A>(
+  kind: "unbounded" | "coalescing",
+  sync: RegistrationTracker<InformerStoppedError>
+): Effect.Effect<ListenerBuffer.ListenerBuffer<Notification<A>>> =>
+  kind === "coalescing"
+    ? CoalescingBuffer.coalescing<A, Notification<A>>(() => sync.finished())
+    : ListenerBuffer.unbounded<Notification<A>>()
+
+/** @internal */
+export interface RunOptions {
+  /** The informer's name, for logs. */
+  readonly informer: string
+  readonly clock: Clock.Clock
+  readonly detectMutations: boolean
+}
+
+/**
+ * The handler's fiber: takes batches from its buffer and runs the callbacks one by one. Never fails: a
+ * failing callback is logged and counted, and the loop goes on with the next notification.
+ *
+ * @internal
+ */
+export const run = <A, EH, R>(
+  listener: Listener<A>,
+  handler: Handler<A, EH, R>,
+  options: RunOptions
+): Effect.Effect<never, never, R> => {
+  const labels = listener.metricLabels
+  const { clock, detectMutations, informer } = options
+  const sync = listener.sync
+  const call = (notification: Notification<A>): Effect.Effect<void, EH, R> | undefined => {
+    switch (notification._tag) {
+      case "Add":
+        return handler.onAdd?.(notification.object, notification.isInInitialList)
+      case "Update":
+        return handler.onUpdate?.(notification.oldObject, notification.newObject)
+      case "Delete":
+        return handler.onDelete?.(notification.object)
+    }
+  }
+  /** After a notification was handled (or had no callback): initial-list accounting. */
+  const finished = (notification: Notification<A>): void => {
+    if (notification._tag === "Add" && notification.isInInitialList) sync.finished()
+  }
+
+  // The hot loop. Per callback it runs the user's Effect and one `flatMap`; the continuations are built
+  // once per handler, the notification in progress lives in `current`, and the bookkeeping is plain
+  // code between callbacks. Failures are caught once per batch: the loop is re-entrant (its position is
+  // `index`), so after logging a failed callback it goes on with the next notification. Time is
+  // measured per batch.
+  let batch: ReadonlyArray<Notification<A>> = []
+  let index = 0
+  let current: Notification<A> = undefined as never
+  let inCallback = false
+  let callbacks = 0
+  let batchStart = 0n
+  const checkMutation = (before: string | undefined, notification: Notification<A>): Effect.Effect<void> => {
+    if (before === undefined || snapshot(notification) === before) return Effect.void
+    return Effect.logError(
+      `${informer}: handler ${listener.name} mutated a cached object (${describe(notification)}); ` +
+        "cached objects are shared and must be treated as immutable"
+    )
+  }
+  const afterCallback = (): Effect.Effect<void, EH, R> => {
+    inCallback = false
+    finished(current)
+    return next
+  }
+  /** With `detectMutations`: the cached object as JSON before the handler ran. */
+  let before: string | undefined = undefined
+  const afterCheckedCallback = (): Effect.Effect<void, EH, R> =>
+    Effect.flatMap(checkMutation(before, current), afterCallback)
+  const next: Effect.Effect<void, EH, R> = Effect.suspend(() => {
+    while (index < batch.length) {
+      const notification = batch[index++]
+      listener.inFlight = batch.length - index
+      // Set before the call: a handler function that throws while building its Effect is this
+      // notification's failure too. The snapshot is taken before the handler's code runs at all.
+      current = notification
+      inCallback = true
+      if (detectMutations) before = snapshot(notification)
+      const effect = call(notification)
+      if (effect === undefined) {
+        // no callback for this notification: no handler code ran
+        inCallback = false
+        finished(notification)
+        continue
+      }
+      callbacks++
+      if (!detectMutations) return Effect.flatMap(effect, afterCallback)
+      return Effect.flatMap(effect, afterCheckedCallback)
+    }
+    if (callbacks > 0) {
+      const seconds = Number(clock.unsafeCurrentTimeNanos() - batchStart) / 1e9
+      Metrics.handlerDuration.unsafeUpdate(seconds / callbacks, labels)
+    }
+    listener.updateBacklogGauge()
+    return Effect.void
+  })
+  const recover = (cause: Cause.Cause<EH>): Effect.Effect<void, never, R> => {
+    Metrics.handlerFailures.unsafeUpdate(1, labels)
+    const failed = current
+    const wasCallback = inCallback
+    inCallback = false
+    const logged = Effect.logError(
+      `${informer}: handler ${listener.name} failed on ${failed === undefined ? "a notification" : describe(failed)}`,
+      cause
+    )
+    // a handler that mutated a cached object and then failed is still reported
+    const checked = wasCallback && detectMutations ? Effect.zipRight(logged, checkMutation(before, failed)) : logged
+    return Effect.zipRight(
+      checked,
+      Effect.suspend(() => {
+        if (wasCallback) finished(failed)
+        return guarded
+      })
+    )
+  }
+  const guarded: Effect.Effect<void, never, R> = Effect.catchAllCause(next, recover)
+  const runBatch = (taken: ReadonlyArray<Notification<A>>): Effect.Effect<void, never, R> => {
+    batch = taken
+    index = 0
+    callbacks = 0
+    batchStart = clock.unsafeCurrentTimeNanos()
+    listener.inFlight = taken.length
+    listener.updateBacklogGauge()
+    return guarded
+  }
+  return Effect.forever(Effect.flatMap(Effect.suspend(() => listener.buffer.take(listener.batch)), runBatch)).pipe(
+    Effect.annotateLogs({ informer, handler: listener.name })
+  )
+}
+
+const describe = <A>(notification: Notification<A>): string => {
+  const obj = notification._tag === "Update" ? notification.newObject : notification.object
+  const key = deletionHandlingMetaNamespaceKey(obj)
+  return `${notification._tag.toLowerCase()} of ${Either.getOrElse(key, () => "<unknown>")}`
+}
+
+/** The notified object(s) as JSON, or `undefined` when they cannot be serialised (e.g. nested too deeply). */
+const snapshot = <A>(notification: Notification<A>): string | undefined => {
+  try {
+    return notification._tag === "Update"
+      ? JSON.stringify([notification.oldObject, notification.newObject])
+      : JSON.stringify(notification.object)
+  } catch {
+    return undefined
+  }
+}
