@@ -6,7 +6,7 @@
  *
  *   npx tsx examples/app.ts
  *
- * or against the embedded API server: `npx tsx src/bin.ts serve --pods 100` in another terminal, then
+ * or against the embedded API server: `npm run cli -- serve --pods 100` in another terminal, then
  * `npx tsx examples/app.ts --server http://127.0.0.1:PORT`.
  */
 import { NodeRuntime } from "@effect/platform-node"
