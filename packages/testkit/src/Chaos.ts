@@ -21,6 +21,7 @@ import type { KubeObject } from "effect-informers/KubeObject"
 import { compareResourceVersions, resourceVersion, unwrapDeleted } from "effect-informers/KubeObject"
 import * as Informers from "effect-informers/Layer"
 import * as Metrics from "effect-informers/Metrics"
+import type * as Reflector from "effect-informers/Reflector"
 import * as Resource from "effect-informers/Resource"
 import type * as SharedInformer from "effect-informers/SharedInformer"
 import * as Clock from "effect/Clock"
@@ -167,7 +168,16 @@ export const compare = (
   }
 }
 
-const relistCauses = ["gone", "error", "very-short-watch", "resync-error", "watch-list-fallback"]
+// every cause but `initial`: a record, so that a cause added to Reflector.RelistCause fails to compile here
+const relistCauses = Object.keys(
+  {
+    "gone": true,
+    "error": true,
+    "very-short-watch": true,
+    "resync-error": true,
+    "watch-list-fallback": true
+  } satisfies Record<Reflector.RelistCause, true>
+)
 
 /**
  * The relists of the informers named `informer` after their initial list (Gone, errors, fallbacks), as
