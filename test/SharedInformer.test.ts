@@ -1653,6 +1653,43 @@ describe("SharedInformer: stop", () => {
       assert.strictEqual(error._tag, "InformerStoppedError")
     }))
 
+  it.scoped("shutdown in three steps: the controller, then the stop (sync waits fail), then the handlers' fibers", () =>
+    Effect.gen(function*() {
+      const order: Array<string> = []
+      const ref: { informer?: Informer } = {}
+      const stoppedNow = Effect.suspend(() => ref.informer!.isStopped)
+      const { informer, stop } = yield* setup({}, [pod("pod1")], (fake) => ({
+        ...fake,
+        watch: (options) =>
+          fake.watch(options).pipe(Stream.ensuring(Effect.flatMap(stoppedNow, (stopped) =>
+            Effect.sync(() => {
+              order.push(`watch closed, stopped: ${stopped}`)
+            }))))
+      }))
+      ref.informer = informer
+      // Its initial add never returns: the registration cannot sync, and its wait is pending at the stop.
+      const registration = yield* informer.addEventHandler({
+        onAdd: () =>
+          Effect.never.pipe(Effect.onInterrupt(() =>
+            Effect.flatMap(stoppedNow, (stopped) =>
+              Effect.sync(() => {
+                order.push(`handler interrupted, stopped: ${stopped}`)
+              }))
+          ))
+      })
+      yield* informer.start
+      yield* informer.synced
+      const waiting = yield* Effect.fork(registration.synced)
+      yield* settle
+      assert.isNull(waiting.unsafePoll())
+      yield* stop
+      assert.deepStrictEqual(order, ["watch closed, stopped: false", "handler interrupted, stopped: true"])
+      const exit = yield* Fiber.await(waiting)
+      assert.isTrue(Exit.isFailure(exit) && Cause.isFailType(exit.cause))
+      assert.isFalse(yield* registration.hasSynced)
+      assert.isTrue(yield* informer.hasSynced)
+    }))
+
   it.scoped("stopping during a relist backoff leaves nothing behind", () =>
     Effect.gen(function*() {
       const tracker = new FiberTracker()
