@@ -1,12 +1,13 @@
 /**
  * The Reflector's loop as a state machine, as kube-rs's `watcher` is written: a `State` says where the loop
  * is, `step` takes one state to the next (`state = yield* step(state)`), and every failure goes through one
- * pure policy, `recovery` (`internal/reflectorPolicy.ts`), whose `Action` `recover` turns into the next
- * state. `step` and `apply` are the only places a state is made.
+ * pure policy, `recovery` (`internal/reflectorPolicy.ts`), whose `Action` `apply` turns into the next
+ * state: `step` writes where each phase goes when it succeeds, `apply` where a failure leads.
  *
  * What the loop learns and keeps across cycles (the watch position, watch-list rejections, ...) is its
  * `Memory`; the state carries what one phase needs. The hot path (`applyChunk`, `countEvents`) writes the
- * position once per event and updates counters once per chunk, with no Effect per event.
+ * position once per event and updates counters once per chunk; with a store that has synchronous
+ * operations (the DeltaFifo) a chunk is one Effect, not one per event.
  *
  * @internal
  */
@@ -220,12 +221,7 @@ const step = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
       })
     case "Listing":
       return Effect.matchEffect(list(m, state.resourceVersion), {
-        onFailure: (error) =>
-          recover(m, error, "list", {
-            ...noContext,
-            consistent: state.resourceVersion === "",
-            afterGone: state.afterGone
-          }, state),
+        onFailure: (error) => recover(m, error, "list", { ...noContext, afterGone: state.afterGone }, state),
         onSuccess: (resourceVersion) => Effect.succeed<State>({ _tag: "Watching", resourceVersion })
       })
     case "WatchListing":
