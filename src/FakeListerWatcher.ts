@@ -1,10 +1,14 @@
 /**
- * An in-memory ListerWatcher for tests (client-go's `FakeControllerSource`, and more). Objects live in a
- * map with one global integer resourceVersion; every change is recorded in a bounded history that
- * watches replay from, so watching from a compacted version fails with `Gone`. Changes can be made
- * without emitting watch events ("drop watch" variants) to model lost events; `resetWatch` closes every
- * watch and forgets history, forcing a relist. Failures can be scripted, and every request is recorded so
- * tests can assert the options a Reflector sent.
+ * An in-memory ListerWatcher for tests (client-go's `FakeControllerSource`, and more): an adapter over
+ * the in-memory API store (`ApiStore`), the same one behind the test kit's embedded API server, so the fake
+ * and the server answer every request alike. Objects live under one global integer resourceVersion; every
+ * change is recorded in a bounded history that watches replay from, so watching from a compacted version
+ * fails with `Gone`; lists honour `limit`, `continue`, `resourceVersion` and `resourceVersionMatch`, and
+ * watches bookmarks, watch-list and selectors, as the API server does. Failures are the typed errors
+ * `ListerWatcher.fromStatus` makes of the API server's answer. Changes can be made without emitting watch
+ * events ("drop watch" variants) to model lost events; `resetWatch` closes every watch and forgets
+ * history, forcing a relist. Failures can be scripted, and every request is recorded so tests can assert
+ * the options a Reflector sent.
  *
  * Everything is in memory and never sleeps, so tests drive time with `TestClock`.
  *
@@ -16,12 +20,11 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
-import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import * as FieldSelector from "./FieldSelector.js"
+import * as ApiStore from "./ApiStore.js"
 import { metaNamespaceKey } from "./Indexer.js"
 import type { KubeObject } from "./KubeObject.js"
-import * as LabelSelector from "./LabelSelector.js"
+import type * as LabelSelector from "./LabelSelector.js"
 import type {
   ListerWatcherError,
   ListOptions,
@@ -30,7 +33,7 @@ import type {
   WatchEvent,
   WatchOptions
 } from "./ListerWatcher.js"
-import { Gone, ListerWatcher, ListerWatcherSource, ResourceVersionTooLarge, ServerError } from "./ListerWatcher.js"
+import { fromStatus, Gone, ListerWatcher, ListerWatcherSource, ServerError } from "./ListerWatcher.js"
 import type { Resource } from "./Resource.js"
 import { groupResource } from "./Resource.js"
 import { initialEventsEndAnnotation } from "./Wire.js"
@@ -106,6 +109,11 @@ export declare namespace FakeListerWatcher {
     readonly description?: string | undefined
     /** Objects present at start (each gets its own resourceVersion). */
     readonly initial?: Iterable<A> | undefined
+    /**
+     * The resource served: field selectors are checked against its selectable fields (400 BadRequest
+     * otherwise, as the API server answers). Without it, any field may be selected. `layerSource` sets it.
+     */
+    readonly resource?: Resource<A> | undefined
   }
 }
 
@@ -120,21 +128,74 @@ export class FakeListerWatcher extends Context.Tag("effect-informers/FakeListerW
   FakeListerWatcher.Service<KubeObject>
 >() {}
 
-interface Watcher<A> {
-  readonly mailbox: Mailbox.Mailbox<WatchEvent<A>, ListerWatcherError>
-  readonly bookmarks: boolean
-  remaining: number
+/** One stored version of one object, as the store keeps it. */
+class FakeEntry<A> implements ApiStore.Entry {
+  constructor(
+    readonly key: string,
+    readonly namespace: string,
+    readonly name: string,
+    readonly obj: A,
+    readonly rv: number
+  ) {}
+
+  get labels(): LabelSelector.Labels {
+    const labels = (this.obj as KubeObject).metadata?.labels
+    return typeof labels === "object" && labels !== null ? labels : undefined
+  }
 }
 
-interface Recorded<A> {
-  readonly rv: number
-  readonly event: WatchEvent<A>
+/** One open watch: the store's events as `WatchEvent`s in a mailbox. */
+class FakeWatcher<A> implements ApiStore.Watcher<FakeEntry<A>> {
+  done = false
+
+  constructor(
+    readonly selection: ApiStore.Selection,
+    readonly collection: ApiStore.Collection<FakeEntry<A>>,
+    readonly mailbox: Mailbox.Mailbox<WatchEvent<A>, ListerWatcherError>,
+    readonly bookmarks: boolean,
+    /** Events (not bookmarks) left before the watch ends; 0: no limit. */
+    private remaining: number
+  ) {}
+
+  offer(event: WatchEvent<A>): void {
+    if (this.done) return
+    this.mailbox.unsafeOffer(event)
+    if (event.type !== "BOOKMARK" && this.remaining > 0 && --this.remaining === 0) this.end(Exit.void)
+  }
+
+  end(exit: Exit.Exit<void, ListerWatcherError>): void {
+    if (this.done) return
+    this.done = true
+    this.collection.watchers.delete(this)
+    this.mailbox.unsafeDone(exit)
+  }
+
+  send(event: ApiStore.HistoryEvent<FakeEntry<A>>, delivery: ApiStore.Delivery): void {
+    switch (delivery) {
+      case "event":
+        return this.offer({ type: event.type, object: event.entry.obj })
+      case "entered":
+        return this.offer({ type: "ADDED", object: event.entry.obj })
+      case "left":
+        return this.offer({ type: "DELETED", object: withResourceVersion(event.prev!.obj, event.rv) })
+    }
+  }
+
+  added(entries: ReadonlyArray<FakeEntry<A>>): void {
+    for (let i = 0; i < entries.length && !this.done; i++) this.offer({ type: "ADDED", object: entries[i].obj })
+  }
+
+  bookmark(rv: number, initialEventsEnd: boolean): void {
+    this.offer(bookmarkEvent(rv, initialEventsEnd))
+  }
 }
 
-const keyOf = (obj: unknown): string => {
+const entryOf = <A>(obj: A, rv: number): FakeEntry<A> => {
   const key = metaNamespaceKey(obj)
   if (Either.isLeft(key)) throw new Error(`FakeListerWatcher: ${key.left.message}`)
-  return key.right
+  const metadata = (obj as KubeObject).metadata!
+  const namespace = typeof metadata.namespace === "string" ? metadata.namespace : ""
+  return new FakeEntry(key.right, namespace, metadata.name!, withResourceVersion(obj, rv), rv)
 }
 
 const withResourceVersion = <A>(obj: A, rv: number): A => {
@@ -151,6 +212,23 @@ const bookmarkEvent = <A>(rv: number, end: boolean): WatchEvent<A> => ({
     }
   }
 })
+
+/** Both selectors of a scoped request: the scope's and the request's, all of them required. */
+const bothSelectors = (a: string | undefined, b: string | undefined): string | undefined =>
+  a === undefined || a === "" ? b : b === undefined || b === "" ? a : `${a},${b}`
+
+/** The fake's list and watch within a scope, for `scoped`. */
+interface Internals<A> {
+  readonly list: (options: ListOptions, scope: ListerWatcherScope) => Effect.Effect<ListPage<A>, ListerWatcherError>
+  readonly watch: (
+    options: WatchOptions,
+    scope: ListerWatcherScope
+  ) => Stream.Stream<WatchEvent<A>, ListerWatcherError>
+}
+
+const internals = new WeakMap<object, Internals<any>>()
+
+const unscoped: ListerWatcherScope = {}
 
 /**
  * Builds a fake.
@@ -184,95 +262,58 @@ export const make = <A = KubeObject>(
 export const unsafeMake = <A = KubeObject>(
   options: FakeListerWatcher.Options<A> = {}
 ): FakeListerWatcher.Service<A> => {
-  const historySize = options.historySize ?? 1000
-  const items = new Map<string, A>()
-  const history: Array<Recorded<A>> = []
-  const watchers = new Set<Watcher<A>>()
+  const store = ApiStore.make<FakeEntry<A>>({ historySize: options.historySize ?? 1000 })
+  const fields = options.resource === undefined ? undefined : ApiStore.selectableFields(options.resource)
+  const collection = new ApiStore.Collection<FakeEntry<A>>(fields)
   const requests: Array<Request> = []
-  const snapshots = new Map<string, { readonly items: ReadonlyArray<A>; readonly rv: number }>()
-  let rv = 0
-  /** Watching from a version below this one is `Gone`. */
-  let oldestReplayable = 0
   let listFailures: Array<ListerWatcherError> = []
   let watchFailures: Array<ListerWatcherError> = []
   let nextWatchLimit: number | undefined
   /** Set by `resetWatch`: every watch fails with Gone until a list, as after a real history reset. */
   let goneUntilList = false
-  let snapshotCounter = 0
-
-  const deliver = (watcher: Watcher<A>, event: WatchEvent<A>): void => {
-    watcher.mailbox.unsafeOffer(event)
-    if (event.type !== "BOOKMARK" && watcher.remaining > 0 && --watcher.remaining === 0) {
-      watcher.mailbox.unsafeDone(Exit.void)
-      watchers.delete(watcher)
-    }
-  }
 
   const change = (type: "ADDED" | "MODIFIED" | "DELETED", obj: A, emit: boolean): A => {
-    const key = keyOf(obj)
-    rv++
-    const stored = withResourceVersion(obj, rv)
-    if (type === "DELETED") items.delete(key)
-    else items.set(key, stored)
-    if (!emit) return stored
-    const event: WatchEvent<A> = { type, object: stored }
-    history.push({ rv, event })
-    if (history.length > historySize) oldestReplayable = history.shift()!.rv
-    for (const watcher of watchers) deliver(watcher, event)
-    return stored
+    const entry = entryOf(obj, store.rv + 1)
+    store.commit(collection, type, entry, collection.entries.get(entry.key), { hidden: !emit })
+    return entry.obj
   }
 
   const endAll = (exit: Exit.Exit<void, ListerWatcherError>): void => {
-    for (const watcher of watchers) watcher.mailbox.unsafeDone(exit)
-    watchers.clear()
+    for (const watcher of collection.watchers) (watcher as FakeWatcher<A>).end(exit)
   }
 
   for (const obj of options.initial ?? []) change("ADDED", obj, true)
 
-  const sorted = (): ReadonlyArray<A> =>
-    Array.from(items.entries()).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, obj]) => obj)
+  const current = (): ReadonlyArray<A> =>
+    store.listPage(collection, store.rv, ApiStore.everything, 0, undefined).items.map((entry) => entry.obj)
 
-  const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
+  const namespaceOf = (scope: ListerWatcherScope): string | undefined =>
+    scope.namespace === undefined || scope.namespace === "" ? undefined : scope.namespace
+
+  const list = (listOptions: ListOptions, scope: ListerWatcherScope): Effect.Effect<ListPage<A>, ListerWatcherError> =>
     Effect.suspend(() => {
       requests.push({ _tag: "List", options: listOptions })
       goneUntilList = false
       if (listFailures.length > 0) return Effect.fail(listFailures.shift()!)
-      let snapshot: { readonly items: ReadonlyArray<A>; readonly rv: number }
-      let offset = 0
-      let snapshotId: string
-      if (listOptions.continue !== undefined && listOptions.continue !== "") {
-        const [id, at] = listOptions.continue.split(":")
-        const found = snapshots.get(id)
-        if (found === undefined) {
-          return Effect.fail(new Gone({ message: "The provided continue parameter is too old" }))
-        }
-        snapshot = found
-        snapshotId = id
-        offset = Number(at)
-      } else {
-        const requested = listOptions.resourceVersion
-        if (requested !== undefined && /^\d+$/.test(requested) && Number(requested) > rv) {
-          return Effect.fail(
-            new ResourceVersionTooLarge({ message: `Too large resource version: ${requested}, current: ${rv}` })
-          )
-        }
-        snapshot = { items: sorted(), rv }
-        snapshotId = String(++snapshotCounter)
-      }
-      const limit = listOptions.limit !== undefined && listOptions.limit > 0 ? listOptions.limit : Infinity
-      const page = snapshot.items.slice(offset, offset + limit)
-      const next = offset + page.length
-      const more = next < snapshot.items.length
-      if (more) snapshots.set(snapshotId, snapshot)
+      const outcome = ApiStore.list(store, collection, namespaceOf(scope), {
+        ...listOptions,
+        labelSelector: bothSelectors(scope.labelSelector, listOptions.labelSelector),
+        fieldSelector: bothSelectors(scope.fieldSelector, listOptions.fieldSelector)
+      })
+      if (!outcome.ok) return Effect.fail(fromStatus(outcome.status))
+      const { continueToken, page } = outcome.value
       return Effect.succeed({
-        items: page,
-        resourceVersion: String(snapshot.rv),
-        continue: more ? `${snapshotId}:${next}` : undefined,
-        remainingItemCount: more ? snapshot.items.length - next : undefined
+        items: page.items.map((entry) => entry.obj),
+        resourceVersion: String(page.rv),
+        continue: continueToken,
+        remainingItemCount: page.remaining
       })
     })
 
-  const watch = (watchOptions: WatchOptions): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
+  const watch = (
+    watchOptions: WatchOptions,
+    scope: ListerWatcherScope
+  ): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
     Stream.unwrapScoped(Effect.gen(function*() {
       requests.push({ _tag: "Watch", options: watchOptions })
       if (watchFailures.length > 0) return Stream.fail(watchFailures.shift()!)
@@ -283,44 +324,35 @@ export const unsafeMake = <A = KubeObject>(
           new ServerError({ message: "sendInitialEvents is forbidden for watch", code: 422, reason: "Invalid" })
         )
       }
-      const sendInitialEvents = watchOptions.sendInitialEvents === true && watchList === "serve"
-      const requested = watchOptions.resourceVersion ?? ""
-      const initial: Array<WatchEvent<A>> = []
-      if (sendInitialEvents || requested === "" || requested === "0") {
-        for (const obj of sorted()) initial.push({ type: "ADDED", object: obj })
-        if (sendInitialEvents) initial.push(bookmarkEvent(rv, true))
-      } else {
-        const from = Number(requested)
-        if (!Number.isFinite(from)) {
-          return Stream.fail(new Gone({ message: `invalid resource version "${requested}"` }))
-        }
-        if (from > rv) {
-          return Stream.fail(new ResourceVersionTooLarge({ message: `Too large resource version: ${from}` }))
-        }
-        if (from < oldestReplayable) {
-          return Stream.fail(new Gone({ message: `too old resource version: ${from} (${oldestReplayable})` }))
-        }
-        for (const recorded of history) if (recorded.rv > from) initial.push(recorded.event)
-      }
+      // a server that ignores watch-list ignores its parameters: a plain watch
+      const ignored = watchOptions.sendInitialEvents !== undefined && watchList === "ignore"
+      const plan = ApiStore.planWatch(collection.fields, namespaceOf(scope), {
+        labelSelector: bothSelectors(scope.labelSelector, watchOptions.labelSelector),
+        fieldSelector: bothSelectors(scope.fieldSelector, watchOptions.fieldSelector),
+        resourceVersion: watchOptions.resourceVersion,
+        resourceVersionMatch: ignored ? undefined : watchOptions.resourceVersionMatch,
+        sendInitialEvents: ignored ? undefined : watchOptions.sendInitialEvents,
+        allowWatchBookmarks: watchOptions.allowWatchBookmarks
+      })
+      if (!plan.ok) return Stream.fail(fromStatus(plan.status))
       const mailbox = yield* Mailbox.make<WatchEvent<A>, ListerWatcherError>()
-      const watcher: Watcher<A> = {
+      const watcher = new FakeWatcher<A>(
+        plan.value.selection,
+        collection,
         mailbox,
-        bookmarks: watchOptions.allowWatchBookmarks === true,
-        remaining: nextWatchLimit ?? 0
-      }
+        watchOptions.allowWatchBookmarks === true,
+        nextWatchLimit ?? 0
+      )
       nextWatchLimit = undefined
-      watchers.add(watcher)
-      yield* Effect.addFinalizer(() => Effect.sync(() => watchers.delete(watcher)))
-      for (const event of initial) {
-        if (!watchers.has(watcher)) break
-        deliver(watcher, event)
-      }
+      const failure = ApiStore.startWatch(store, collection, watcher, plan.value)
+      if (failure !== undefined) return Stream.fail(fromStatus(failure))
+      yield* Effect.addFinalizer(() => Effect.sync(() => collection.watchers.delete(watcher)))
       return Mailbox.toStream(mailbox)
     }))
 
   const fake: FakeListerWatcher.Service<A> = {
-    list,
-    watch,
+    list: (listOptions) => list(listOptions, unscoped),
+    watch: (watchOptions) => watch(watchOptions, unscoped),
     supportsWatchList: options.supportsWatchList,
     description: options.description ?? "fake",
     add: (obj) => Effect.sync(() => change("ADDED", obj, true)),
@@ -331,14 +363,15 @@ export const unsafeMake = <A = KubeObject>(
     deleteDropWatch: (obj) => Effect.sync(() => change("DELETED", obj, false)),
     resetWatch: Effect.sync(() => {
       endAll(Exit.void)
-      history.length = 0
-      oldestReplayable = rv
+      store.compact()
       goneUntilList = true
     }),
     closeWatches: Effect.sync(() => endAll(Exit.void)),
     failWatches: (error) => Effect.sync(() => endAll(Exit.fail(error))),
     bookmark: Effect.sync(() => {
-      for (const watcher of watchers) if (watcher.bookmarks) deliver(watcher, bookmarkEvent(rv, false))
+      for (const watcher of collection.watchers) {
+        if ((watcher as FakeWatcher<A>).bookmarks) watcher.bookmark(store.rv, false)
+      }
     }),
     failNextList: (error, times = 1) =>
       Effect.sync(() => {
@@ -352,15 +385,16 @@ export const unsafeMake = <A = KubeObject>(
       Effect.sync(() => {
         nextWatchLimit = Math.max(1, events)
       }),
-    expireContinueTokens: Effect.sync(() => snapshots.clear()),
+    expireContinueTokens: Effect.sync(() => store.expireContinueTokens()),
     requests: Effect.sync(() => requests.slice()),
     clearRequests: Effect.sync(() => {
       requests.length = 0
     }),
-    resourceVersion: Effect.sync(() => String(rv)),
-    objects: Effect.sync(() => sorted()),
-    openWatches: Effect.sync(() => watchers.size)
+    resourceVersion: Effect.sync(() => String(store.rv)),
+    objects: Effect.sync(current),
+    openWatches: Effect.sync(() => collection.watchers.size)
   }
+  internals.set(fake, { list, watch })
   return fake
 }
 
@@ -395,45 +429,23 @@ export const layer = (
 // -------------------------------------------------------------------------------------------------
 
 /**
- * A view of `fake` limited to `scope`: lists and watch events of objects outside the namespace or not
- * matching the selectors are left out. An update that makes an object leave a label or field selector
- * reaches a watch as DELETED when that watch had delivered the object (the API server's semantics for
- * objects seen by the watch).
+ * A view of `fake` limited to `scope`, served by the store as the API server serves a namespaced request
+ * with selectors: lists page over the matching objects only, and a watch sees the watch cache's selector
+ * rules (an update that makes an object match is ADDED, one that makes it stop matching is DELETED of its
+ * previous state, at the update's resourceVersion). `fake` must come from `make` or `unsafeMake`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const scoped = <A>(fake: FakeListerWatcher.Service<A>, scope: ListerWatcherScope): ListerWatcher.Service<A> => {
+  const self: Internals<A> | undefined = internals.get(fake)
+  if (self === undefined) throw new Error("FakeListerWatcher.scoped: not a fake made by FakeListerWatcher.make")
   const namespace = scope.namespace === undefined || scope.namespace === "" ? undefined : scope.namespace
-  const labels = scope.labelSelector === undefined
-    ? LabelSelector.everything
-    : Either.getOrElse(LabelSelector.parse(scope.labelSelector), () => LabelSelector.nothing)
-  const fields = scope.fieldSelector === undefined
-    ? FieldSelector.everything
-    : Either.getOrElse(FieldSelector.parse(scope.fieldSelector), () => FieldSelector.everything)
-  const matches = (obj: A): boolean => {
-    const metadata = (obj as KubeObject).metadata
-    return (namespace === undefined || metadata?.namespace === namespace) &&
-      LabelSelector.matches(labels, metadata?.labels) && FieldSelector.matchesObject(fields, obj)
-  }
   return {
     description: [fake.description, namespace, scope.labelSelector, scope.fieldSelector].filter(Boolean).join(" "),
     supportsWatchList: fake.supportsWatchList,
-    list: (options) => Effect.map(fake.list(options), (page) => ({ ...page, items: page.items.filter(matches) })),
-    watch: (options) =>
-      Stream.suspend(() => {
-        const delivered = new Set<string>()
-        return fake.watch(options).pipe(Stream.filterMap((event): Option.Option<WatchEvent<A>> => {
-          if (event.type === "BOOKMARK") return Option.some(event)
-          const key = keyOf(event.object)
-          if (event.type !== "DELETED" && matches(event.object)) {
-            delivered.add(key)
-            return Option.some(event)
-          }
-          if (!delivered.delete(key)) return Option.none()
-          return Option.some({ type: "DELETED", object: event.object })
-        }))
-      })
+    list: (options) => self.list(options, scope),
+    watch: (options) => self.watch(options, scope)
   }
 }
 
@@ -499,7 +511,7 @@ export const layerSource = (
       const key = `${resource.group}/${resource.version}/${resource.resource}`
       let fake = fakes.get(key)
       if (fake === undefined) {
-        fake = unsafeMake<any>({ ...options, description: groupResource(resource) })
+        fake = unsafeMake<any>({ ...options, description: groupResource(resource), resource })
         fakes.set(key, fake)
       }
       return fake

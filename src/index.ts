@@ -5,6 +5,13 @@
  */
 
 /**
+ * The in-memory API store behind `FakeListerWatcher` and the test kit's embedded API server.
+ *
+ * @since 0.1.0
+ */
+export * as ApiStore from "./ApiStore.js"
+
+/**
  * @since 0.1.0
  */
 export * as DeltaFifo from "./DeltaFifo.js"

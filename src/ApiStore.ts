@@ -1,0 +1,417 @@
+/**
+ * The in-memory API store: the Kubernetes list/watch protocol over objects kept in memory. It is the one
+ * simulator of the protocol: the library's `FakeListerWatcher` (`effect-informers/testing`) is an adapter
+ * over it, and so is the test kit's embedded API server (`@effect-informers/testkit`'s `ApiServer`, whose
+ * HTTP front end, faults and churn live in the test kit), so the two cannot disagree about:
+ *
+ * - **resourceVersions**: one global, strictly increasing counter over every collection of a store;
+ * - **history and Gone**: a bounded history of events (the watch cache); a watch from a version older
+ *   than it, or an exact LIST at one, is 410 Expired; a version above the current one is 504 with the
+ *   `ResourceVersionTooLarge` cause;
+ * - **LIST at a resourceVersion**: `""` and `"0"` serve the current state, `"N"` the current state (not
+ *   older than N) or, with `resourceVersionMatch=Exact` or a `limit` (the legacy pagination rule), the
+ *   state at exactly N, rebuilt from the history;
+ * - **limit and continue**: pages of one snapshot, sorted by key, with `remainingItemCount` when no
+ *   selector filters; a token whose snapshot left the history, or issued before `expireContinueTokens`,
+ *   is 410 Expired;
+ * - **watch**: the replay from a version, or the current state as ADDED events; bookmarks when allowed;
+ *   watch-list (`sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan`, `allowWatchBookmarks`),
+ *   whose initial events end with a bookmark annotated `k8s.io/initial-events-end: "true"`;
+ * - **selectors**: label and field selectors parsed and matched as the API server does (`LabelSelector`,
+ *   `FieldSelector`, the resource's selectable fields), and the watch cache's selector rules: an update
+ *   that makes an object match is ADDED for that watch, one that makes it stop matching is DELETED (of the
+ *   previous state, at the update's resourceVersion).
+ *
+ * What a front end adds: how objects are written (the fake hands out objects; the server pre-serialises
+ * each object once per change and writes its watch lines from that), how writes are validated (the
+ * server's create/update/patch/delete rules), timeouts, periodic bookmarks and fault injection.
+ *
+ * Failures are Kubernetes `Status` values (`Result`), as the API server sends them; `ListerWatcher.fromStatus`
+ * turns one into the typed error an HTTP ListerWatcher would report. Everything is synchronous: a write,
+ * with its fan-out to watchers, and the start of a watch are each one step.
+ *
+ * The machinery is in `internal/apiStore.ts`.
+ *
+ * @example
+ * ```ts
+ * import { ApiStore } from "effect-informers"
+ *
+ * interface Obj extends ApiStore.Entry {}
+ * const store = ApiStore.make<Obj>({ historySize: 100 })
+ * const pods = new ApiStore.Collection<Obj>(undefined)
+ * const entry = (name: string, rv: number): Obj =>
+ *   ({ key: `ns/${name}`, namespace: "ns", name, obj: { metadata: { name } }, rv, labels: undefined })
+ * store.commit(pods, "ADDED", entry("a", store.rv + 1), undefined)
+ * store.commit(pods, "ADDED", entry("b", store.rv + 1), undefined)
+ * const first = ApiStore.list(store, pods, undefined, { limit: 1 })
+ * if (first.ok) {
+ *   console.log(first.value.page.items.map((e) => e.name), first.value.continueToken !== undefined) // ["a"] true
+ * }
+ * ```
+ *
+ * @since 0.1.0
+ */
+import * as internal from "./internal/apiStore.js"
+import type { Resource } from "./Resource.js"
+import type { Status } from "./Wire.js"
+
+// -------------------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A success or a Kubernetes `Status`, as the API server would answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Result<A> = internal.Result<A>
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const ok: <A>(value: A) => Result<A> = internal.ok
+
+/**
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fail: <A = never>(status: Status) => Result<A> = internal.fail
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type EventType = internal.EventType
+
+/**
+ * One stored version of one object: its key (`namespace/name`, or `name` when cluster-scoped), namespace
+ * (`""` when cluster-scoped), name, the object, its resourceVersion and labels. A front end may keep more
+ * in its entries (the server keeps the JSON); entries are immutable once committed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Entry = internal.Entry
+
+/**
+ * The objects of one resource, sorted by key as etcd orders them, and its open watches. `fields`: the
+ * fields a field selector may use (`selectableFields`), `undefined` for any.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Collection: typeof internal.Collection = internal.Collection
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Collection<E extends Entry = Entry> = internal.Collection<E>
+
+/**
+ * One change, as kept in the history and sent to watchers. `hidden`: a lost event (never sent nor
+ * replayed). `line`, `enteredLine` and `leftLine` are free for a front end's encodings of the event, shared
+ * by its watchers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const HistoryEvent: typeof internal.HistoryEvent = internal.HistoryEvent
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type HistoryEvent<E extends Entry = Entry> = internal.HistoryEvent<E>
+
+/**
+ * The store: the resourceVersion counter, the bounded history, snapshots rebuilt from it, continue-token
+ * expiry, and the fan-out of each commit to the watchers of its collection.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Store: typeof internal.Store = internal.Store
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Store<E extends Entry = Entry> = internal.Store<E>
+
+/**
+ * Options of a commit: `line`, the event's encoding when the writer has it; `hidden`, a lost event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CommitOptions = internal.CommitOptions
+
+/**
+ * A namespace (`undefined`: all) and parsed selectors (`undefined`: everything).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Selection = internal.Selection
+
+/**
+ * How a watch sees an event: as it happened, as ADDED (it entered the selection) or as DELETED of the
+ * previous state (it left the selection).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Delivery = internal.Delivery
+
+/**
+ * An open watch, as the store feeds it: the store decides what it sees and in which order, the watcher how
+ * it is written.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Watcher<E extends Entry = Entry> = internal.Watcher<E>
+
+/**
+ * One page of a list: the entries, the snapshot's resourceVersion, the last key when more follow, and the
+ * count of the rest when no selector filters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ListPageResult<E extends Entry = Entry> = internal.ListPageResult<E>
+
+/**
+ * LIST parameters, as a request carries them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ListParams = internal.ListParams
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ListOutcome<E extends Entry = Entry> = internal.ListOutcome<E>
+
+/**
+ * WATCH parameters, as a request carries them (`sendInitialEvents` `undefined`: absent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WatchParams = internal.WatchParams
+
+/**
+ * How a watch starts: from a version, or with the current state (and an end bookmark for watch-list).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WatchPlan = internal.WatchPlan
+
+/**
+ * What a continue token carries.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ContinueToken = internal.ContinueToken
+
+/**
+ * A field error of a 422 Invalid status.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type FieldError = internal.FieldError
+
+// -------------------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * An empty store keeping the last `historySize` events (default 1000).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <E extends Entry = Entry>(options: { readonly historySize?: number | undefined } = {}): Store<E> =>
+  new internal.Store<E>(options.historySize ?? 1000)
+
+// -------------------------------------------------------------------------------------------------
+// protocol
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A LIST: resourceVersion semantics, selectors, limit and continue (see the module's documentation).
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const list: <E extends Entry>(
+  store: Store<E>,
+  collection: Collection<E>,
+  namespace: string | undefined,
+  params: ListParams
+) => Result<ListOutcome<E>> = internal.list
+
+/**
+ * Validates a WATCH and decides how it starts (422 for a watch-list request without
+ * `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks`, 400 for a malformed version or selector).
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const planWatch: (
+  fields: ReadonlyArray<string> | undefined,
+  namespace: string | undefined,
+  params: WatchParams
+) => Result<WatchPlan> = internal.planWatch
+
+/**
+ * Starts and registers a watcher as planned (replay, or initial events and end bookmark), or returns its
+ * failure (410 Expired, 504 too large), in one synchronous step.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const startWatch: <E extends Entry>(
+  store: Store<E>,
+  collection: Collection<E>,
+  watcher: Watcher<E>,
+  plan: WatchPlan
+) => Status | undefined = internal.startWatch
+
+/**
+ * The watch cache's selector rules for one event and one watch (`undefined`: not seen).
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const deliveryOf: <E extends Entry>(selection: Selection, event: HistoryEvent<E>) => Delivery | undefined =
+  internal.deliveryOf
+
+/**
+ * Parses selectors as the API server does (400 BadRequest when malformed or on a field `fields` lacks).
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const parseSelection: (
+  fields: ReadonlyArray<string> | undefined,
+  namespace: string | undefined,
+  labelSelector: string | undefined,
+  fieldSelector: string | undefined
+) => Result<Selection> = internal.parseSelection
+
+/**
+ * @since 0.1.0
+ * @category protocol
+ */
+export const matchesSelection: (selection: Selection, entry: Entry) => boolean = internal.matchesSelection
+
+/**
+ * The selection of everything.
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const everything: Selection = internal.everything
+
+/**
+ * The fields a field selector may use on a resource (the API server's field label conversions).
+ *
+ * @since 0.1.0
+ * @category protocol
+ */
+export const selectableFields: (resource: Resource<unknown>) => ReadonlyArray<string> = internal.selectableFields
+
+/**
+ * @since 0.1.0
+ * @category protocol
+ */
+export const encodeContinue: (rv: number, start: string, epoch?: number) => string = internal.encodeContinue
+
+/**
+ * @since 0.1.0
+ * @category protocol
+ */
+export const decodeContinue: (token: string) => ContinueToken | undefined = internal.decodeContinue
+
+/**
+ * 410 Expired for a continue token, carrying the token that continues at the current state.
+ *
+ * @since 0.1.0
+ * @category statuses
+ */
+export const expiredContinue: (token: ContinueToken | undefined) => Status = internal.expiredContinue
+
+/**
+ * `namespace/name`, or `name` when `namespace` is `""`.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const objectKey: (namespace: string, name: string) => string = internal.objectKey
+
+/**
+ * @since 0.1.0
+ * @category keys
+ */
+export const compareKeys: (a: string, b: string) => number = internal.compareKeys
+
+/**
+ * @since 0.1.0
+ * @category keys
+ */
+export const parseResourceVersion: (value: string) => number | undefined = internal.parseResourceVersion
+
+// -------------------------------------------------------------------------------------------------
+// statuses
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * @since 0.1.0
+ * @category statuses
+ */
+export const badRequest: (message: string) => Status = internal.badRequest
+
+/**
+ * @since 0.1.0
+ * @category statuses
+ */
+export const expired: (message: string) => Status = internal.expired
+
+/**
+ * 504 with the `ResourceVersionTooLarge` cause and `retryAfterSeconds: 1`, as the API server answers.
+ *
+ * @since 0.1.0
+ * @category statuses
+ */
+export const tooLargeResourceVersion: (requested: number, current: number) => Status = internal.tooLargeResourceVersion
+
+/**
+ * 422 Invalid with field causes.
+ *
+ * @since 0.1.0
+ * @category statuses
+ */
+export const invalid: (
+  kind: string,
+  group: string,
+  name: string,
+  errors: ReadonlyArray<FieldError>
+) => Status = internal.invalid
+
+/**
+ * The API server's message for an expired continue token.
+ *
+ * @since 0.1.0
+ * @category statuses
+ */
+export const inconsistentContinue: string = internal.inconsistentContinue
