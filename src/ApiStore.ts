@@ -142,14 +142,6 @@ export const Store: typeof internal.Store = internal.Store
 export type Store<E extends Entry = Entry> = internal.Store<E>
 
 /**
- * Options of a commit: `line`, the event's encoding when the writer has it; `hidden`, a lost event.
- *
- * @since 0.1.0
- * @category models
- */
-export type CommitOptions = internal.CommitOptions
-
-/**
  * A namespace (`undefined`: all) and parsed selectors (`undefined`: everything).
  *
  * @since 0.1.0

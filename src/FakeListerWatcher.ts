@@ -113,7 +113,7 @@ export declare namespace FakeListerWatcher {
      * The resource served: field selectors are checked against its selectable fields (400 BadRequest
      * otherwise, as the API server answers). Without it, any field may be selected. `layerSource` sets it.
      */
-    readonly resource?: Resource<A> | undefined
+    readonly resource?: Resource<any> | undefined
   }
 }
 
@@ -213,9 +213,8 @@ const bookmarkEvent = <A>(rv: number, end: boolean): WatchEvent<A> => ({
   }
 })
 
-/** Both selectors of a scoped request: the scope's and the request's, all of them required. */
-const bothSelectors = (a: string | undefined, b: string | undefined): string | undefined =>
-  a === undefined || a === "" ? b : b === undefined || b === "" ? a : `${a},${b}`
+/** A request's selector replaces the scope's, as with the HTTP ListerWatcher. */
+const selectorOf = (scope: string | undefined, request: string | undefined): string | undefined => request ?? scope
 
 /** The fake's list and watch within a scope, for `scoped`. */
 interface Internals<A> {
@@ -274,7 +273,7 @@ export const unsafeMake = <A = KubeObject>(
 
   const change = (type: "ADDED" | "MODIFIED" | "DELETED", obj: A, emit: boolean): A => {
     const entry = entryOf(obj, store.rv + 1)
-    store.commit(collection, type, entry, collection.entries.get(entry.key), { hidden: !emit })
+    store.commit(collection, type, entry, collection.entries.get(entry.key), undefined, !emit)
     return entry.obj
   }
 
@@ -297,8 +296,8 @@ export const unsafeMake = <A = KubeObject>(
       if (listFailures.length > 0) return Effect.fail(listFailures.shift()!)
       const outcome = ApiStore.list(store, collection, namespaceOf(scope), {
         ...listOptions,
-        labelSelector: bothSelectors(scope.labelSelector, listOptions.labelSelector),
-        fieldSelector: bothSelectors(scope.fieldSelector, listOptions.fieldSelector)
+        labelSelector: selectorOf(scope.labelSelector, listOptions.labelSelector),
+        fieldSelector: selectorOf(scope.fieldSelector, listOptions.fieldSelector)
       })
       if (!outcome.ok) return Effect.fail(fromStatus(outcome.status))
       const { continueToken, page } = outcome.value
@@ -327,8 +326,8 @@ export const unsafeMake = <A = KubeObject>(
       // a server that ignores watch-list ignores its parameters: a plain watch
       const ignored = watchOptions.sendInitialEvents !== undefined && watchList === "ignore"
       const plan = ApiStore.planWatch(collection.fields, namespaceOf(scope), {
-        labelSelector: bothSelectors(scope.labelSelector, watchOptions.labelSelector),
-        fieldSelector: bothSelectors(scope.fieldSelector, watchOptions.fieldSelector),
+        labelSelector: selectorOf(scope.labelSelector, watchOptions.labelSelector),
+        fieldSelector: selectorOf(scope.fieldSelector, watchOptions.fieldSelector),
         resourceVersion: watchOptions.resourceVersion,
         resourceVersionMatch: ignored ? undefined : watchOptions.resourceVersionMatch,
         sendInitialEvents: ignored ? undefined : watchOptions.sendInitialEvents,

@@ -367,14 +367,6 @@ export interface ListPageResult<E extends Entry = Entry> {
 }
 
 /** @internal */
-export interface CommitOptions {
-  /** The event's line, when the writer already has it. */
-  readonly line?: Uint8Array | undefined
-  /** A lost event: recorded (so that older states stay known) but never sent nor replayed. */
-  readonly hidden?: boolean | undefined
-}
-
-/** @internal */
 export class Store<E extends Entry = Entry> {
   rv = 0
   /** Every event with `rv > historyStart` is in `history`. */
@@ -389,21 +381,23 @@ export class Store<E extends Entry = Entry> {
 
   /**
    * Publishes one change: `entry` (for DELETED the final state, at the new resourceVersion) becomes the
-   * state of its key, the event joins the history and reaches every watcher of `collection`.
+   * state of its key, the event joins the history and reaches every watcher of `collection`. `line`: the
+   * event's encoding, when the writer already has it; `hidden`: a lost event, recorded (so that older
+   * states stay known) but never sent nor replayed.
    */
   commit(
     collection: Collection<E>,
     type: EventType,
     entry: E,
     prev: E | undefined,
-    options?: CommitOptions
+    line?: Uint8Array | undefined,
+    hidden = false
   ): HistoryEvent<E> {
     this.rv = entry.rv
     if (type === "DELETED") collection.remove(entry.key)
     else collection.put(entry)
-    const hidden = options?.hidden === true
     const event = new HistoryEvent(entry.rv, type, collection, entry, prev, hidden)
-    if (options?.line !== undefined) event.line = options.line
+    if (line !== undefined) event.line = line
     const evicted = this.history.push(event)
     if (evicted !== undefined) this.historyStart = evicted.rv
     if (!hidden) { for (const watcher of collection.watchers) deliver(watcher, event) }

@@ -9,12 +9,11 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as FieldSelector from "effect-informers/FieldSelector"
-import * as LabelSelector from "effect-informers/LabelSelector"
+import * as ApiStore from "effect-informers/ApiStore"
 import type { Resource } from "effect-informers/Resource"
 import { apiVersion as resourceApiVersion, groupVersionPath } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
-import { failureStatus, initialEventsEndAnnotation } from "effect-informers/Wire"
+import { failureStatus } from "effect-informers/Wire"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -28,7 +27,6 @@ import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./ap
 import type {
   Entry,
   JsonObject,
-  ListPageResult,
   Preconditions,
   ResourceStore,
   Result,
@@ -40,7 +38,6 @@ import {
   badRequest,
   expired,
   fail,
-  inconsistentContinue,
   internalError,
   invalid,
   jsonTextTooDeep,
@@ -52,8 +49,7 @@ import {
   objectKey,
   ok,
   requestEntityTooLarge,
-  resourceNotFound,
-  tooLargeResourceVersion
+  resourceNotFound
 } from "./apiServerStore.js"
 import { pull, Watcher } from "./apiServerWatch.js"
 
@@ -212,86 +208,23 @@ export const writeContext = (now: number): WriteContext => ({
   }
 })
 
-const listOptionsInvalid = (errors: ReadonlyArray<{ field: string; reason: string; message: string }>) =>
-  invalid("ListOptions", "meta.k8s.io", "", errors)
-
-const forbidden = (field: string, message: string) => ({
-  field,
-  reason: "FieldValueForbidden",
-  message: `Forbidden: ${message}`
-})
-
-const parseRv = (value: string): number | undefined => /^\d+$/.test(value) ? Number(value) : undefined
-
 /** @internal */
 export const parseSelection = (
   store: ResourceStore,
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-): Result<Selection> => {
-  let label: LabelSelector.LabelSelector | undefined
-  if (labelSelector !== undefined && labelSelector !== "") {
-    const parsed = LabelSelector.parse(labelSelector)
-    if (Either.isLeft(parsed)) return fail(badRequest(`unable to parse requirement: ${parsed.left.message}`))
-    label = LabelSelector.isEverything(parsed.right) ? undefined : parsed.right
-  }
-  let field: FieldSelector.FieldSelector | undefined
-  if (fieldSelector !== undefined && fieldSelector !== "") {
-    const parsed = FieldSelector.parse(fieldSelector)
-    if (Either.isLeft(parsed)) return fail(badRequest(parsed.left.message))
-    const checked = FieldSelector.validateFields(parsed.right, store.fields)
-    if (Either.isLeft(checked)) return fail(badRequest(checked.left.message))
-    field = FieldSelector.isEverything(parsed.right) ? undefined : parsed.right
-  }
-  return ok({ namespace, label, field })
-}
+): Result<Selection> => ApiStore.parseSelection(store.fields, namespace, labelSelector, fieldSelector)
 
 /** @internal */
-export interface ListParams {
-  readonly labelSelector?: string | undefined
-  readonly fieldSelector?: string | undefined
-  readonly resourceVersion?: string | undefined
-  readonly resourceVersionMatch?: string | undefined
-  readonly limit?: number | undefined
-  readonly continue?: string | undefined
-  readonly sendInitialEvents?: string | undefined
-}
-
-interface ContinueToken {
-  readonly rv: number
-  readonly start: string
-}
-
-const encodeContinue = (rv: number, start: string): string =>
-  Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv, start }), "utf8").toString("base64url")
-
-const decodeContinue = (token: string): ContinueToken | undefined => {
-  try {
-    const u = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as Record<string, unknown>
-    if (
-      u.v !== "meta.k8s.io/v1" || typeof u.rv !== "number" || !Number.isInteger(u.rv) || typeof u.start !== "string"
-    ) {
-      return undefined
-    }
-    return { rv: u.rv, start: u.start }
-  } catch {
-    return undefined
-  }
-}
+export type ListParams = ApiStore.ListParams
 
 /** @internal */
-export interface ListOutcome {
-  readonly page: ListPageResult
-  readonly continueToken: string | undefined
-}
+export type ListOutcome = ApiStore.ListOutcome<Entry>
 
 /**
- * A LIST with the API server's resourceVersion semantics:
- * - `""`: most recent; `"0"`: any (the current state is served);
- * - `"N"`: not older than N (the current state), or exactly N with `resourceVersionMatch=Exact` or, as for
- *   the legacy pagination semantics, with a `limit` and no `resourceVersionMatch`;
- * - `continue`: the next page of the same snapshot.
+ * A LIST, with the store's semantics (`ApiStore.list`: resourceVersion, resourceVersionMatch, limit,
+ * continue, selectors).
  *
  * @internal
  */
@@ -300,71 +233,7 @@ export const list = (
   rs: ResourceStore,
   namespace: string | undefined,
   params: ListParams
-): Result<ListOutcome> => {
-  const store = state.store
-  const rvParam = params.resourceVersion ?? ""
-  const match = params.resourceVersionMatch ?? ""
-  const cont = params.continue ?? ""
-  const errors = []
-  if (match !== "") {
-    if (rvParam === "") {
-      errors.push(
-        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
-      )
-    }
-    if (cont !== "") {
-      errors.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
-    }
-    if (match !== "Exact" && match !== "NotOlderThan") {
-      errors.push({
-        field: "resourceVersionMatch",
-        reason: "FieldValueNotSupported",
-        message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`
-      })
-    }
-    if (match === "Exact" && rvParam === "0") {
-      errors.push(
-        forbidden("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"")
-      )
-    }
-  }
-  if (params.sendInitialEvents !== undefined) {
-    errors.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
-  }
-  if (errors.length > 0) return fail(listOptionsInvalid(errors))
-  const selection = parseSelection(rs, namespace, params.labelSelector, params.fieldSelector)
-  if (!selection.ok) return selection
-  const limit = params.limit !== undefined && params.limit > 0 ? params.limit : 0
-  let rv = store.rv
-  let start: string | undefined
-  if (cont !== "") {
-    if (rvParam !== "" && rvParam !== "0") {
-      return fail(badRequest("specifying resource version is not allowed when using continue"))
-    }
-    const token = decodeContinue(cont)
-    if (token === undefined) return fail(badRequest("invalid continue token: malformed continue token"))
-    start = token.start
-    if (token.rv >= 0 && token.rv < store.rv) {
-      if (token.rv < store.historyStart) {
-        const status = expired(inconsistentContinue)
-        return fail({ ...status, metadata: { continue: encodeContinue(-1, token.start) } } as Status)
-      }
-      rv = token.rv
-    }
-  } else if (rvParam !== "" && rvParam !== "0") {
-    const n = parseRv(rvParam)
-    if (n === undefined) return fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
-    if (n > store.rv) return fail(tooLargeResourceVersion(n, store.rv))
-    const exact = match === "Exact" || (match === "" && limit > 0)
-    if (exact) {
-      if (n < store.historyStart) return fail(expired("The resourceVersion for the provided list is too old."))
-      rv = n
-    }
-  }
-  const page = store.listPage(rs, rv, selection.value, limit, start)
-  const continueToken = page.lastKey === undefined ? undefined : encodeContinue(page.rv, page.lastKey + "\u0000")
-  return ok({ page, continueToken })
-}
+): Result<ListOutcome> => ApiStore.list(state.store, rs, namespace, params)
 
 const listHead = (rs: ResourceStore, outcome: ListOutcome): string => {
   const metadata: Record<string, unknown> = { resourceVersion: String(outcome.page.rv) }
@@ -392,47 +261,9 @@ export interface WatchParams {
 
 const isTrue = (value: string | undefined): boolean => value === "true" || value === "1"
 
-const validateWatch = (params: WatchParams): Status | undefined => {
-  const errors = []
-  const match = params.resourceVersionMatch ?? ""
-  if (params.sendInitialEvents !== undefined) {
-    if (match !== "NotOlderThan") {
-      errors.push(
-        forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
-      )
-    }
-    if (!isTrue(params.allowWatchBookmarks)) {
-      errors.push(forbidden("allowWatchBookmarks", "sendInitialEvents requires setting allowWatchBookmarks to true"))
-    }
-  } else if (match !== "") {
-    errors.push(
-      forbidden(
-        "resourceVersionMatch",
-        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
-      )
-    )
-  }
-  if (match !== "" && match !== "NotOlderThan" && match !== "Exact") {
-    errors.push({
-      field: "resourceVersionMatch",
-      reason: "FieldValueNotSupported",
-      message: `Unsupported value: ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan", ""`
-    })
-  }
-  return errors.length > 0 ? listOptionsInvalid(errors) : undefined
-}
-
 /** Everything the watch needs to start, decided before the response is sent. */
-interface WatchPlan {
-  readonly selection: Selection
-  /** `undefined`: start now, with the current state as ADDED events. */
-  readonly from: number | undefined
-  readonly initialEvents: boolean
-  readonly endBookmark: boolean
-  readonly bookmarks: boolean
+interface WatchPlan extends ApiStore.WatchPlan {
   readonly timeoutSeconds: number
-  /** With `sendInitialEvents`: the state sent must be at least this recent. */
-  readonly notOlderThan: number | undefined
   readonly gone: boolean
 }
 
@@ -442,40 +273,28 @@ const planWatch = (
   namespace: string | undefined,
   params: WatchParams
 ): Result<WatchPlan> => {
-  const invalidStatus = validateWatch(params)
-  if (invalidStatus !== undefined) return fail(invalidStatus)
-  const selection = parseSelection(rs, namespace, params.labelSelector, params.fieldSelector)
-  if (!selection.ok) return selection
-  const rvParam = params.resourceVersion ?? ""
-  let from: number | undefined
-  if (rvParam !== "" && rvParam !== "0") {
-    from = parseRv(rvParam)
-    if (from === undefined) return fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
-  }
-  const sendInitialEvents = params.sendInitialEvents === undefined ? undefined : isTrue(params.sendInitialEvents)
+  const plan = ApiStore.planWatch(rs.fields, namespace, {
+    labelSelector: params.labelSelector,
+    fieldSelector: params.fieldSelector,
+    resourceVersion: params.resourceVersion,
+    resourceVersionMatch: params.resourceVersionMatch,
+    sendInitialEvents: params.sendInitialEvents === undefined ? undefined : isTrue(params.sendInitialEvents),
+    allowWatchBookmarks: isTrue(params.allowWatchBookmarks)
+  })
+  if (!plan.ok) return plan
   let timeoutSeconds = state.maxTimeoutSeconds
   if (params.timeoutSeconds !== undefined && params.timeoutSeconds !== "") {
     const t = Number(params.timeoutSeconds)
     if (!Number.isFinite(t)) return fail(badRequest(`invalid timeoutSeconds: ${params.timeoutSeconds}`))
     if (t > 0) timeoutSeconds = Math.min(t, state.maxTimeoutSeconds)
   }
-  const initialEvents = sendInitialEvents === true || (sendInitialEvents === undefined && from === undefined)
-  return ok({
-    selection: selection.value,
-    // with sendInitialEvents the state is sent at the current version, whatever N was (not older than N)
-    from: sendInitialEvents === true ? undefined : from,
-    initialEvents,
-    endBookmark: sendInitialEvents === true,
-    bookmarks: isTrue(params.allowWatchBookmarks),
-    timeoutSeconds,
-    notOlderThan: sendInitialEvents === true ? from : undefined,
-    gone: false
-  })
+  return ok({ ...plan.value, timeoutSeconds, gone: false })
 }
 
 /**
- * Registers `watcher` and queues what it must see first, in one synchronous step with respect to writes:
- * the replay from its resourceVersion, or the current state as ADDED events.
+ * Registers `watcher` and queues what it must see first, in one synchronous step with respect to writes
+ * (`ApiStore.startWatch`: the replay from its resourceVersion, or the current state as ADDED events and
+ * the end bookmark), then applies the watch faults armed for it.
  */
 const register = (
   state: ServerState,
@@ -489,25 +308,11 @@ const register = (
     watcher.pushError(expired(`too old resource version: ${plan.from ?? 0} (${store.rv})`))
     return
   }
-  const n = plan.from ?? plan.notOlderThan
-  if (n !== undefined) {
-    if (n > store.rv) {
-      watcher.pushError(tooLargeResourceVersion(n, store.rv))
-      return
-    }
-    if (plan.from !== undefined && n < store.historyStart) {
-      watcher.pushError(expired(`too old resource version: ${n} (${store.historyStart})`))
-      return
-    }
+  const failure = ApiStore.startWatch(store, rs, watcher, plan)
+  if (failure !== undefined) {
+    watcher.pushError(failure)
+    return
   }
-  if (plan.from !== undefined) {
-    const events = store.eventsAfter(rs, plan.from)
-    for (let i = 0; i < events.length; i++) watcher.offer(events[i])
-  } else if (plan.initialEvents) {
-    watcher.pushAdded(store.listPage(rs, store.rv, plan.selection, 0, undefined).items)
-    if (plan.endBookmark) watcher.pushBookmark(store.rv, { [initialEventsEndAnnotation]: "true" })
-  }
-  rs.watchers.add(watcher)
   state.watchers.add(watcher)
   state.stats.watchesOpen++
   const faults = state.faults
@@ -924,13 +729,7 @@ const handleResource = (
         }
         const continueToken = param(query, "continue")
         if (continueToken !== undefined && continueToken !== "" && state.faults.take("ContinueGone", "list")) {
-          const token = decodeContinue(continueToken)
-          const status = expired(inconsistentContinue)
-          return statusResponse(
-            token === undefined
-              ? status
-              : { ...status, metadata: { continue: encodeContinue(-1, token.start) } } as Status
-          )
+          return statusResponse(ApiStore.expiredContinue(ApiStore.decodeContinue(continueToken)))
         }
         const outcome = list(state, rs, namespace, {
           labelSelector: param(query, "labelSelector"),

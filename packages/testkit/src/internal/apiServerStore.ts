@@ -1,22 +1,20 @@
 /**
- * The embedded API server's storage: every resource's objects in memory under one global, strictly
- * increasing resourceVersion, a bounded history of events (the "watch cache"), point-in-time snapshots
- * reconstructed by rolling that history back, and the fan-out of events to watchers.
+ * The embedded API server's storage: the in-memory API store of the library (`effect-informers/ApiStore`:
+ * the resourceVersion counter, the bounded history, snapshots rebuilt from it, continue tokens, the watch
+ * cache's selector rules), the same one the library's `FakeListerWatcher` runs on, with what the server
+ * adds: entries that carry their JSON, the API server's write rules (create, update, delete with
+ * finalizers, generation), and the bulk paths of the benchmarks.
  *
- * Invariants:
- * - `rv` is the resourceVersion of the last write; every write takes `rv + 1`.
- * - `history` holds every event with `rv > historyStart`, oldest first; the state at any `N` with
- *   `historyStart <= N <= rv` is the current state with, for each key changed after `N`, the `prev` of
- *   the oldest such event.
+ * Invariants (besides the store's):
  * - An `Entry` is immutable once published; its JSON is `head + "\"" + rv + "\"" + tail`, so the same
  *   object at another resourceVersion (a deletion, a selector exit) costs a concatenation, not a
  *   serialisation.
- * - A write (store change, history append, fan-out to watchers) is one synchronous step.
+ * - An event's wire lines are built once, the first time a watcher needs them, and shared by every watcher.
  *
  * @internal
  */
-import * as FieldSelector from "effect-informers/FieldSelector"
-import * as LabelSelector from "effect-informers/LabelSelector"
+import * as ApiStore from "effect-informers/ApiStore"
+import type * as LabelSelector from "effect-informers/LabelSelector"
 import type { Resource } from "effect-informers/Resource"
 import { apiVersion as resourceApiVersion, groupResource } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
@@ -27,16 +25,16 @@ import type { Watcher } from "./apiServerWatch.js"
 export type JsonObject = { [key: string]: unknown }
 
 /** @internal */
-export type EventType = "ADDED" | "MODIFIED" | "DELETED"
+export type EventType = ApiStore.EventType
 
 /** @internal */
-export type Result<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly status: Status }
+export type Result<A> = ApiStore.Result<A>
 
 /** @internal */
-export const ok = <A>(value: A): Result<A> => ({ ok: true, value })
+export const ok = ApiStore.ok
 
 /** @internal */
-export const fail = <A = never>(status: Status): Result<A> => ({ ok: false, status })
+export const fail = ApiStore.fail
 
 /**
  * One stored version of one object. `json` is its serialisation; `rvAt` is the offset in `json` of the
@@ -45,7 +43,7 @@ export const fail = <A = never>(status: Status): Result<A> => ({ ok: false, stat
  *
  * @internal
  */
-export class Entry {
+export class Entry implements ApiStore.Entry {
   /** The wire form around the resourceVersion, built by the first `Store.touch` and shared by its rewrites. */
   rewrite: Rewrite | undefined = undefined
 
@@ -208,132 +206,35 @@ const locateResourceVersion = (obj: JsonObject, json: string): number => {
 }
 
 /** @internal */
-export const objectKey = (namespace: string, name: string): string => namespace === "" ? name : `${namespace}/${name}`
+export const objectKey = ApiStore.objectKey
 
-// -------------------------------------------------------------------------------------------------
-// sorted keys
-// -------------------------------------------------------------------------------------------------
-
-/** First index whose key is `>= key`. @internal */
-export const lowerBound = (keys: ReadonlyArray<string>, key: string): number => {
-  let lo = 0
-  let hi = keys.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (keys[mid] < key) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
+/** @internal */
+export const compareKeys = ApiStore.compareKeys
 
 // -------------------------------------------------------------------------------------------------
 // resources
 // -------------------------------------------------------------------------------------------------
 
 /**
- * The objects of one resource (all its served versions), with keys kept sorted the way etcd orders them.
+ * The objects of one resource (all its served versions), with keys kept sorted the way etcd orders them:
+ * the store's collection, with the resource's names.
  *
  * @internal
  */
-export class ResourceStore {
-  readonly entries = new Map<string, Entry>()
-  private sorted: Array<string> = []
-  /** Keys added since `sorted` was built. */
-  private added: Array<string> = []
-  /** Keys of `sorted` removed since. */
-  private removed = 0
-  readonly watchers = new Set<Watcher>()
+export class ResourceStore extends ApiStore.Collection<Entry> {
+  /** Only the server's watchers are registered here. */
+  declare readonly watchers: Set<Watcher>
   readonly apiVersion: string
   readonly groupResource: string
   readonly qualified: string
-  readonly fields: ReadonlyArray<string>
 
   constructor(readonly resource: Resource) {
+    super(ApiStore.selectableFields(resource))
     this.apiVersion = resourceApiVersion(resource)
     this.groupResource = groupResource(resource)
     this.qualified = this.groupResource
-    this.fields = selectableFields(resource)
-  }
-
-  put(entry: Entry): void {
-    if (!this.entries.has(entry.key)) this.added.push(entry.key)
-    this.entries.set(entry.key, entry)
-  }
-
-  remove(key: string): void {
-    if (this.entries.delete(key)) this.removed++
-  }
-
-  /**
-   * Every key, sorted as etcd orders them. Writes only record what changed; the order is rebuilt here
-   * with one sort of the added keys and one merge.
-   */
-  keys(): ReadonlyArray<string> {
-    if (this.added.length === 0 && this.removed === 0) return this.sorted
-    const added = this.added.sort(compareKeys)
-    const old = this.sorted
-    const out: Array<string> = []
-    let i = 0
-    let j = 0
-    let last: string | undefined
-    while (i < old.length || j < added.length) {
-      const key = j >= added.length || (i < old.length && old[i] < added[j]) ? old[i++] : added[j++]
-      if (key !== last && this.entries.has(key)) out.push(key)
-      last = key
-    }
-    this.sorted = out
-    this.added = []
-    this.removed = 0
-    return out
   }
 }
-
-/** @internal */
-export const compareKeys = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
-const podFields: ReadonlyArray<string> = [
-  "spec.nodeName",
-  "spec.restartPolicy",
-  "spec.schedulerName",
-  "spec.serviceAccountName",
-  "spec.hostNetwork",
-  "status.phase",
-  "status.podIP",
-  "status.podIPs",
-  "status.nominatedNodeName"
-]
-
-const extraFields: { readonly [groupResource: string]: ReadonlyArray<string> } = {
-  pods: podFields,
-  events: [
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type"
-  ],
-  secrets: ["type"],
-  nodes: ["spec.unschedulable"],
-  namespaces: ["status.phase"],
-  "replicasets.apps": ["status.replicas"],
-  "jobs.batch": ["status.successful"]
-}
-
-/**
- * The fields a field selector may use on `resource`, as the API server's field label conversions allow.
- *
- * @internal
- */
-export const selectableFields = (resource: Resource): ReadonlyArray<string> => [
-  ...FieldSelector.defaultFields,
-  ...(extraFields[groupResource(resource)] ?? [])
-]
 
 // -------------------------------------------------------------------------------------------------
 // history
@@ -342,100 +243,20 @@ export const selectableFields = (resource: Resource): ReadonlyArray<string> => [
 /** @internal */
 export const encode = (text: string): Uint8Array => Buffer.from(text, "utf8")
 
-/**
- * One change. Its wire lines are built the first time a watcher needs them and shared by every watcher.
- *
- * @internal
- */
-export class HistoryEvent {
-  private line_: Uint8Array | undefined
-  private addedLine: Uint8Array | undefined
-  private exitLine: Uint8Array | undefined
+/** @internal */
+export type HistoryEvent = ApiStore.HistoryEvent<Entry>
 
-  constructor(
-    readonly rv: number,
-    readonly type: EventType,
-    readonly store: ResourceStore,
-    /** The new state; for DELETED the final state at the deletion's resourceVersion. */
-    readonly entry: Entry,
-    /** The state before, `undefined` for ADDED. */
-    readonly prev: Entry | undefined,
-    /** The encoded event, when the writer already has it. */
-    line?: Uint8Array | undefined
-  ) {
-    this.line_ = line
-  }
+/** The event as it happened, encoded once and shared by every watcher. @internal */
+export const eventLine = (event: HistoryEvent): Uint8Array =>
+  event.line ??= encode(`{"type":"${event.type}","object":${event.entry.json}}\n`)
 
-  /** The event as it happened. */
-  line(): Uint8Array {
-    return this.line_ ??= encode(`{"type":"${this.type}","object":${this.entry.json}}\n`)
-  }
+/** An update seen by a watcher whose selector the object just entered. @internal */
+export const enteredLine = (event: HistoryEvent): Uint8Array =>
+  event.enteredLine ??= encode(`{"type":"ADDED","object":${event.entry.json}}\n`)
 
-  /** An update seen by a watcher whose selector the object just entered. */
-  enteredLine(): Uint8Array {
-    return this.addedLine ??= encode(`{"type":"ADDED","object":${this.entry.json}}\n`)
-  }
-
-  /** An update seen by a watcher whose selector the object just left: the previous state, deleted. */
-  leftLine(): Uint8Array {
-    if (this.exitLine === undefined) {
-      const prev = this.prev!
-      this.exitLine = encode(`{"type":"DELETED","object":${prev.jsonAt(this.rv)}}\n`)
-    }
-    return this.exitLine
-  }
-}
-
-/**
- * A ring of the most recent events, oldest first.
- *
- * @internal
- */
-export class History {
-  private readonly ring: Array<HistoryEvent | undefined>
-  private head = 0
-  size = 0
-
-  constructor(readonly capacity: number) {
-    this.ring = new Array(Math.max(1, capacity))
-  }
-
-  at(i: number): HistoryEvent {
-    return this.ring[(this.head + i) % this.ring.length]!
-  }
-
-  /** Appends; returns the evicted event when full. */
-  push(event: HistoryEvent): HistoryEvent | undefined {
-    const cap = this.ring.length
-    if (this.size < cap) {
-      this.ring[(this.head + this.size) % cap] = event
-      this.size++
-      return undefined
-    }
-    const evicted = this.ring[this.head]
-    this.ring[this.head] = event
-    this.head = (this.head + 1) % cap
-    return evicted
-  }
-
-  clear(): void {
-    this.ring.fill(undefined)
-    this.head = 0
-    this.size = 0
-  }
-
-  /** Index of the first event with `rv > after`. */
-  firstAfter(after: number): number {
-    let lo = 0
-    let hi = this.size
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1
-      if (this.at(mid).rv <= after) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
-}
+/** An update seen by a watcher whose selector the object just left: the previous state, deleted. @internal */
+export const leftLine = (event: HistoryEvent): Uint8Array =>
+  event.leftLine ??= encode(`{"type":"DELETED","object":${event.prev!.jsonAt(event.rv)}}\n`)
 
 // -------------------------------------------------------------------------------------------------
 // statuses
@@ -472,7 +293,7 @@ export const modifiedConflict = (store: ResourceStore, name: string): Status =>
   )
 
 /** @internal */
-export const badRequest = (message: string): Status => failureStatus(400, "BadRequest", message)
+export const badRequest = ApiStore.badRequest
 
 /** @internal */
 export const resourceNotFound: Status = {
@@ -492,55 +313,24 @@ export const internalError = (message: string): Status =>
     causes: [{ message }]
   })
 
-/** A field error of an `Invalid` status (causes use the real API's `reason` key). @internal */
-export interface FieldError {
-  readonly reason: string
-  readonly field: string
-  readonly message: string
-}
-
-/**
- * 422 Invalid, e.g. `Pod "x" is invalid: metadata.name: Required value: name or generateName is required`.
- *
- * @internal
- */
-export const invalid = (
-  kind: string,
-  group: string,
-  name: string,
-  errors: ReadonlyArray<FieldError>
-): Status => {
-  const qualifiedKind = group === "" ? kind : `${kind}.${group}`
-  const texts = errors.map((e) => `${e.field}: ${e.message}`)
-  const message = `${qualifiedKind} "${name}" is invalid: ${texts.length === 1 ? texts[0] : `[${texts.join(", ")}]`}`
-  const causes = errors.map((e) => ({ reason: e.reason, message: e.message, field: e.field }))
-  return failureStatus(422, "Invalid", message, {
-    name,
-    ...(group === "" ? {} : { group }),
-    kind,
-    causes: causes as unknown as NonNullable<Status["details"]>["causes"]
-  })
-}
+/** @internal */
+export type FieldError = ApiStore.FieldError
 
 /** @internal */
-export const expired = (message: string): Status => failureStatus(410, "Expired", message)
+export const invalid = ApiStore.invalid
+
+/** @internal */
+export const expired = ApiStore.expired
 
 /** 413, as kube-apiserver answers a request body over its limit. @internal */
 export const requestEntityTooLarge = (message: string): Status =>
   failureStatus(413, "RequestEntityTooLarge", `Request entity too large: ${message}`)
 
 /** @internal */
-export const tooLargeResourceVersion = (requested: number, current: number): Status =>
-  failureStatus(504, "Timeout", `Too large resource version: ${requested}, current: ${current}`, {
-    causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] as unknown as NonNullable<
-      Status["details"]
-    >["causes"],
-    retryAfterSeconds: 1
-  })
+export const tooLargeResourceVersion = ApiStore.tooLargeResourceVersion
 
 /** @internal */
-export const inconsistentContinue =
-  "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
+export const inconsistentContinue = ApiStore.inconsistentContinue
 
 // -------------------------------------------------------------------------------------------------
 // validation
@@ -597,26 +387,13 @@ export interface Preconditions {
 }
 
 /** @internal */
-export interface Selection {
-  readonly namespace: string | undefined
-  readonly label: LabelSelector.LabelSelector | undefined
-  readonly field: FieldSelector.FieldSelector | undefined
-}
+export type Selection = ApiStore.Selection
 
 /** @internal */
-export const matchesSelection = (selection: Selection, entry: Entry): boolean =>
-  (selection.namespace === undefined || entry.namespace === selection.namespace) &&
-  (selection.label === undefined || LabelSelector.matches(selection.label, entry.labels)) &&
-  (selection.field === undefined || FieldSelector.matchesObject(selection.field, entry.obj))
+export const matchesSelection = ApiStore.matchesSelection
 
 /** @internal */
-export interface ListPageResult {
-  readonly items: Array<Entry>
-  readonly rv: number
-  /** The key to continue from (exclusive: the last key returned). */
-  readonly lastKey: string | undefined
-  readonly remaining: number | undefined
-}
+export type ListPageResult = ApiStore.ListPageResult<Entry>
 
 /**
  * Touches built ahead by `Store.prepareTouches`.
@@ -631,17 +408,13 @@ export interface PreparedTouches {
 }
 
 /** @internal */
-export class Store {
-  rv = 0
-  /** Every event with `rv > historyStart` is in `history`. */
-  historyStart = 0
-  readonly history: History
+export class Store extends ApiStore.Store<Entry> {
   readonly stores = new Map<string, ResourceStore>()
   readonly counters: Counters = { eventsSent: 0, bytesSent: 0 }
   private readonly slab = new Slab()
 
   constructor(historySize: number, resources: Iterable<Resource>) {
-    this.history = new History(historySize)
+    super(historySize)
     for (const resource of resources) {
       const gr = groupResource(resource)
       if (!this.stores.has(gr)) this.stores.set(gr, new ResourceStore(resource))
@@ -650,28 +423,6 @@ export class Store {
 
   storeOf(resource: Resource<unknown>): ResourceStore | undefined {
     return this.stores.get(groupResource(resource))
-  }
-
-  private commit(
-    store: ResourceStore,
-    type: EventType,
-    entry: Entry,
-    prev: Entry | undefined,
-    line?: Uint8Array | undefined
-  ): void {
-    this.rv = entry.rv
-    if (type === "DELETED") store.remove(entry.key)
-    else store.put(entry)
-    const event = new HistoryEvent(entry.rv, type, store, entry, prev, line)
-    const evicted = this.history.push(event)
-    if (evicted !== undefined) this.historyStart = evicted.rv
-    for (const watcher of store.watchers) watcher.offer(event)
-  }
-
-  /** Forgets all history: every older resourceVersion becomes too old. */
-  compact(): void {
-    this.history.clear()
-    this.historyStart = this.rv
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -977,94 +728,6 @@ export class Store {
       return badRequest(`the object provided is unrecognized (must be of type ${store.resource.kind})`)
     }
     return undefined
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // reads
-  // ---------------------------------------------------------------------------------------------
-
-  /**
-   * The keys of `store` whose state at `rv` differs from the current one, mapped to their state at `rv`
-   * (`null`: absent then). Requires `historyStart <= rv`.
-   */
-  rollback(store: ResourceStore, rv: number): Map<string, Entry | null> | undefined {
-    if (rv >= this.rv) return undefined
-    const overrides = new Map<string, Entry | null>()
-    const history = this.history
-    for (let i = history.size - 1; i >= 0; i--) {
-      const event = history.at(i)
-      if (event.rv <= rv) break
-      if (event.store === store) overrides.set(event.entry.key, event.prev ?? null)
-    }
-    return overrides.size === 0 ? undefined : overrides
-  }
-
-  /**
-   * One page of the state at `rv` (which must be servable), from `startKey` (inclusive), sorted by key.
-   * `limit <= 0` means everything.
-   */
-  listPage(
-    store: ResourceStore,
-    rv: number,
-    selection: Selection,
-    limit: number,
-    startKey: string | undefined
-  ): ListPageResult {
-    const overrides = this.rollback(store, rv)
-    const keys = store.keys()
-    let extra: Array<string> = []
-    if (overrides !== undefined) {
-      for (const [key, entry] of overrides) if (entry !== null && !store.entries.has(key)) extra.push(key)
-      extra = extra.sort(compareKeys)
-    }
-    const prefix = selection.namespace === undefined ? undefined : selection.namespace + "/"
-    let from = startKey ?? ""
-    if (prefix !== undefined && from < prefix) from = prefix
-    let i = lowerBound(keys, from)
-    let j = extra.length === 0 ? 0 : lowerBound(extra, from)
-    const filtered = selection.label !== undefined || selection.field !== undefined
-    const items: Array<Entry> = []
-    let remaining = 0
-    let more = false
-    for (;;) {
-      let key: string
-      if (i < keys.length && (j >= extra.length || keys[i] < extra[j])) key = keys[i++]
-      else if (j < extra.length) key = extra[j++]
-      else break
-      if (prefix !== undefined && !key.startsWith(prefix)) break
-      const entry = overrides !== undefined && overrides.has(key) ? overrides.get(key)! : store.entries.get(key)
-      if (entry === undefined || entry === null || !matchesSelection(selection, entry)) continue
-      if (limit > 0 && items.length >= limit) {
-        more = true
-        if (filtered) break
-        if (overrides === undefined) {
-          // every remaining key is an item: count them without looking
-          const end = prefix === undefined ? keys.length : lowerBound(keys, selection.namespace + "0")
-          remaining = end - i + 1
-          break
-        }
-        remaining++
-        continue
-      }
-      items.push(entry)
-    }
-    return {
-      items,
-      rv,
-      lastKey: more ? items[items.length - 1].key : undefined,
-      remaining: more && !filtered ? remaining : undefined
-    }
-  }
-
-  /** Events after `rv` for `store`, oldest first. Requires `historyStart <= rv`. */
-  eventsAfter(store: ResourceStore, rv: number): Array<HistoryEvent> {
-    const out: Array<HistoryEvent> = []
-    const history = this.history
-    for (let i = history.firstAfter(rv); i < history.size; i++) {
-      const event = history.at(i)
-      if (event.store === store) out.push(event)
-    }
-    return out
   }
 }
 

@@ -1,17 +1,21 @@
 /**
- * One open watch of the embedded API server: the bytes waiting to be written, the selector semantics of
- * the real watch cache, and the Effect that hands the next batch to the HTTP response.
+ * One open watch of the embedded API server: the bytes waiting to be written and the Effect that hands
+ * the next batch to the HTTP response. What it sees, and in which order (the replay, the initial events,
+ * the watch cache's selector rules), the store decides (`effect-informers/ApiStore`); the watcher writes
+ * it, from each event's shared, pre-encoded line.
  *
  * Writes are batched: each write to the store pushes the event's shared, pre-encoded line; the response
  * fiber takes everything pending as one chunk (one `write` on the socket) when it is ready for more.
  *
  * @internal
  */
+import type * as ApiStore from "effect-informers/ApiStore"
+import { initialEventsEndAnnotation } from "effect-informers/Wire"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Counters, Entry, HistoryEvent, ResourceStore, Selection } from "./apiServerStore.js"
-import { encode, matchesSelection } from "./apiServerStore.js"
+import { encode, enteredLine, eventLine, leftLine } from "./apiServerStore.js"
 
 /** Lines are grouped into chunks of about this many bytes when a watch starts with many objects. */
 const INITIAL_CHUNK_BYTES = 256 * 1024
@@ -22,7 +26,7 @@ export interface Socketish {
 }
 
 /** @internal */
-export class Watcher {
+export class Watcher implements ApiStore.Watcher<Entry> {
   private pending: Array<Uint8Array> = []
   private pendingBytes = 0
   /** No more bytes will be produced: the stream ends once `pending` is written. */
@@ -34,7 +38,6 @@ export class Watcher {
   waiter: (() => void) | undefined
   /** Called once the pending bytes were taken, or the watch ended or stalled (`whenDrained`). */
   private drainWaiters: Array<() => void> = []
-  readonly filtered: boolean
 
   constructor(
     readonly store: ResourceStore,
@@ -42,33 +45,23 @@ export class Watcher {
     readonly counters: Counters,
     readonly maxBufferBytes: number,
     readonly connection: Socketish | undefined
-  ) {
-    this.filtered = selection.label !== undefined || selection.field !== undefined
+  ) {}
+
+  /** One event, as the store's selector rules deliver it. */
+  send(event: HistoryEvent, delivery: ApiStore.Delivery): void {
+    this.push(
+      delivery === "event" ? eventLine(event) : delivery === "entered" ? enteredLine(event) : leftLine(event),
+      1
+    )
   }
 
-  /** Applies one stored event with the watch cache's selector semantics. */
-  offer(event: HistoryEvent): void {
-    const namespace = this.selection.namespace
-    if (namespace !== undefined && event.entry.namespace !== namespace) return
-    if (!this.filtered) return this.push(event.line(), 1)
-    switch (event.type) {
-      case "ADDED": {
-        if (matchesSelection(this.selection, event.entry)) this.push(event.line(), 1)
-        return
-      }
-      case "DELETED": {
-        if (matchesSelection(this.selection, event.entry)) this.push(event.line(), 1)
-        return
-      }
-      case "MODIFIED": {
-        const now = matchesSelection(this.selection, event.entry)
-        const before = matchesSelection(this.selection, event.prev!)
-        if (now && before) this.push(event.line(), 1)
-        else if (now) this.push(event.enteredLine(), 1)
-        else if (before) this.push(event.leftLine(), 1)
-        return
-      }
-    }
+  /** The initial state, as ADDED events. */
+  added(entries: ReadonlyArray<Entry>): void {
+    this.pushAdded(entries)
+  }
+
+  bookmark(rv: number, initialEventsEnd: boolean): void {
+    this.pushBookmark(rv, initialEventsEnd ? { [initialEventsEndAnnotation]: "true" } : undefined)
   }
 
   /** Queues `entries` (already selected) as ADDED events, in chunks. */
