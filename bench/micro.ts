@@ -3,12 +3,14 @@
  * - DeltaFifo: `add` (one Effect per object, as the Reflector enqueues) then `popBatch(1000)` (as the
  *   informer takes), in both modes; the floor pushes `{ _tag, key, object }` to an array and drains it.
  * - Indexer with two indexes (namespace, node) holding `objects` objects: a new version of a cached object
- *   written with `unsafeAdd` (the informer's path) and with `update` (the Effect API); every 10th new
+ *   written with `unsafeAdd` (the informer's path: the store's internal writer, `internal/indexerStore.ts`)
+ *   and with `update` (the Effect API of `Indexer.make`'s service); every 10th new
  *   version moves to another node. The floor: a Map and two `Map<string, Set<string>>` kept by hand.
  */
 import * as Effect from "effect/Effect"
 import * as DeltaFifo from "../src/DeltaFifo.js"
 import * as Indexer from "../src/Indexer.js"
+import * as IndexerStore from "../src/internal/indexerStore.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import type { MicroJob, MicroResult } from "./protocol.js"
 
@@ -92,7 +94,9 @@ const indexerRates = async (count: number, operations: number) => {
   const keys = generations[0].map(keyOf)
   const version = (i: number) => generations[Math.floor(i / count) % 2 === 0 ? 1 : 0][i % count]
   const filled = () => {
-    const indexer = Indexer.unsafeMake<MiniPod>({
+    // the informer's store, with its writer (the Effect API below is the same object's)
+    const indexer = IndexerStore.make<MiniPod>({
+      keyFunction: Indexer.deletionHandlingMetaNamespaceKey,
       indexers: { namespace: Indexer.metaNamespaceIndexFunction as Indexer.IndexFunction<MiniPod>, node: byNode }
     })
     for (let i = 0; i < count; i++) indexer.unsafeAdd(keys[i], generations[0][i])

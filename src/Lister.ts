@@ -98,8 +98,9 @@ const list = <A extends KubeObject>(
   })
 
 /**
- * A lister over an indexer of `resource` objects. Without the namespace index, namespace reads scan the
- * whole cache.
+ * A lister over an indexer of `resource` objects: an informer's read-only view (`informer.indexer`), or
+ * any `Indexer.Reader` (an `Indexer.Service` you built is one). It only reads. Without the namespace index,
+ * namespace reads scan the whole cache.
  *
  * @example
  * ```ts
@@ -120,7 +121,7 @@ const list = <A extends KubeObject>(
  * @category constructors
  */
 export const make = <A extends KubeObject>(
-  indexer: Indexer.Service<A>,
+  indexer: Indexer.Reader<A>,
   resource: Resource<unknown>
 ): Lister<A> => {
   const name = groupResource(resource)

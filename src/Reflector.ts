@@ -173,7 +173,7 @@ export interface ErrorContext {
 
 /**
  * What the Reflector writes to: the informer's DeltaFifo, or any store with these operations
- * (an `Indexer` works too).
+ * (an `Indexer.Service` you built works too, as does a `DeltaFifo.Service`).
  *
  * @since 0.1.0
  * @category models
@@ -186,8 +186,9 @@ export interface Store<A, E = unknown> {
   readonly resync: Effect.Effect<void, E>
   readonly bookmark?: ((resourceVersion: string) => Effect.Effect<void, E>) | undefined
   /**
-   * Synchronous variants returning the error (as `DeltaFifo` has). When present, the Reflector applies a whole
-   * chunk of watch events in one synchronous step instead of one Effect per event.
+   * Synchronous variants returning the error (as the informer's own DeltaFifo has; a store of yours may offer
+   * them too). When present, the Reflector applies a whole chunk of watch events in one synchronous step
+   * instead of one Effect per event.
    */
   readonly unsafe?: {
     readonly add: (obj: A) => E | undefined

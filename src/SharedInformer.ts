@@ -34,6 +34,8 @@
  * - Closing the informer's scope stops the controller (Reflector and processing loop, DeltaFifo closed)
  *   strictly before the handlers' fibers; no fiber outlives the scope.
  *
+ * The cache is read-only to everyone but the informer: `indexer` (and every lister over it) is an
+ * `Indexer.Reader`, a view with no write member, separate from the store the controller writes.
  * Cached objects are shared and immutable: handlers and readers get the cached object itself. Mutating
  * one corrupts the cache; `detectMutations: true` reports any handler that does.
  *
@@ -52,9 +54,11 @@ import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as DeltaFifo from "./DeltaFifo.js"
+import type * as DeltaFifo from "./DeltaFifo.js"
 import type { IndexConflictError, Indexers, IndexFunctionError } from "./Indexer.js"
 import * as Indexer from "./Indexer.js"
+import * as Fifo from "./internal/deltaFifo.js"
+import * as IndexerStore from "./internal/indexerStore.js"
 import { InformerController } from "./internal/informerController.js"
 import * as Listener from "./internal/listener.js"
 import * as Processor from "./internal/processor.js"
@@ -242,8 +246,11 @@ export declare namespace SharedInformer {
     readonly synced: Effect.Effect<void, InformerStoppedError>
     readonly isStarted: Effect.Effect<boolean>
     readonly isStopped: Effect.Effect<boolean>
-    /** The cache (client-go's `GetStore`/`GetIndexer`). Read only: objects are shared. */
-    readonly indexer: Indexer.Indexer.Service<A>
+    /**
+     * The cache (client-go's `GetStore`/`GetIndexer`), as a read-only view: only the informer's machinery
+     * writes it. A separate object from the store, the same one at every access. Objects are shared.
+     */
+    readonly indexer: Indexer.Indexer.Reader<A>
     /** Adds indexes, before or after start; existing objects are indexed at once. */
     readonly addIndexers: (
       indexers: Indexers<A>
@@ -343,7 +350,9 @@ export const make = <A extends KubeObject>(
     // Several fibers touch it (the caller's, the Reflector's, the controller's, the handlers', the scope's
     // finalizer); each change is one synchronous step.
 
-    const indexer = Indexer.unsafeMake<A>({
+    // The store and its writer: the controller writes it; users get `store.reader` only.
+    const store = IndexerStore.make<A>({
+      keyFunction: Indexer.deletionHandlingMetaNamespaceKey,
       indexers: {
         [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction as Indexer.IndexFunction<A>,
         ...options.indexers
@@ -356,8 +365,8 @@ export const make = <A extends KubeObject>(
           : { informer: name, operation: "synced", handler }
       )
     )
-    const processor = new Processor.Processor<A>(indexer, tracker, clock, defaultResync)
-    const controller = new InformerController<A>(name, indexer, processor, tracker)
+    const processor = new Processor.Processor<A>(store, tracker, clock, defaultResync)
+    const controller = new InformerController<A>(name, store, processor, tracker)
     let started = false
     let stopped = false
     let transform = options.transform
@@ -392,12 +401,8 @@ export const make = <A extends KubeObject>(
       if (started) return Effect.logWarning(`${name}: informer already started`)
       started = true
       return Effect.gen(function*() {
-        const fifo = DeltaFifo.unsafeMake<A>({
-          mode: options.fifo ?? "inOrder",
-          knownObjects: indexer,
-          transform,
-          syncTracker: tracker.queue
-        })
+        // Built by the machinery, with the synchronous enqueues the Reflector uses; never handed out.
+        const fifo = Fifo.make<A>({ mode: options.fifo ?? "inOrder", knownObjects: store, transform }, tracker.queue)
         // Closing order within the controller scope: Reflector, then the controller's loop, then the FIFO.
         yield* Scope.addFinalizer(controllerScope, fifo.close)
         yield* controller.run(fifo, options.batchSize ?? 1000).pipe(
@@ -410,9 +415,10 @@ export const make = <A extends KubeObject>(
             PubSub.publish(errorHub, { error, context }),
             watchErrorHandler === undefined ? Effect.void : watchErrorHandler(error, context)
           )
-        // The Reflector writes to the FIFO itself; the FIFO's replaces reach the sync tracker.
-        const store: Reflector.Store<A, DeltaFifo.EnqueueError> = fifo
-        reflector = yield* Reflector.make(lw, store, {
+        // The Reflector writes to the FIFO itself (a chunk of events at once, through its `unsafe` enqueues);
+        // the FIFO's replaces reach the sync tracker.
+        const sink: Reflector.Store<A, DeltaFifo.EnqueueError> = fifo
+        reflector = yield* Reflector.make(lw, sink, {
           ...options.reflector,
           name,
           resyncPeriod: processor.checkPeriod(),
@@ -479,7 +485,7 @@ export const make = <A extends KubeObject>(
       Effect.suspend((): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
         stopped
           ? Effect.fail(new InformerStoppedError({ informer: name, operation: "addIndexers" }))
-          : indexer.addIndexers(indexers)
+          : store.addIndexers(indexers)
       )
 
     const setTransform = (f: (obj: A) => A): Effect.Effect<void, InformerStartedError> =>
@@ -540,7 +546,7 @@ export const make = <A extends KubeObject>(
       synced: tracker.synced,
       isStarted: Effect.sync(() => started),
       isStopped: Effect.sync(() => stopped),
-      indexer,
+      indexer: store.reader,
       addIndexers,
       setTransform,
       setWatchErrorHandler,

@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import type * as Scheduler from "effect/Scheduler"
 import * as DeltaFifo from "../src/DeltaFifo.js"
 import * as Indexer from "../src/Indexer.js"
+import * as IndexerStore from "../src/internal/indexerStore.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { DeletedFinalStateUnknown } from "../src/KubeObject.js"
 
@@ -33,10 +34,10 @@ const obj = (name: string, val: number): TestObj => ({ metadata: { name, resourc
 const tomb = (key: string, o: TestObj | undefined): DeletedFinalStateUnknown<TestObj> =>
   new DeletedFinalStateUnknown({ key, obj: o })
 
-/** knownObjects: an Indexer pre-filled with the objects, keyed by name. */
+/** knownObjects: an Indexer pre-filled with the objects, keyed by name (they have no namespace). */
 const known = (...objs: ReadonlyArray<TestObj>): Indexer.Indexer.Service<TestObj> => {
   const store = Indexer.unsafeMake<TestObj>()
-  for (const o of objs) store.unsafeAdd(o.metadata.name, o)
+  for (const o of objs) Effect.runSync(store.add(o))
   return store
 }
 
@@ -1415,7 +1416,8 @@ const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
 const runScenario = (options: Options, ops: ReadonlyArray<Op>): void => {
   let counter = 0
   const next = () => ++counter
-  const consumer = Indexer.unsafeMake<TestObj>()
+  // the consumer as the informer's controller is: the store with its internal writer
+  const consumer = IndexerStore.make<TestObj>({ keyFunction: Indexer.deletionHandlingMetaNamespaceKey })
   const transform = (o: TestObj): TestObj => ({ ...o, xfrm: (o.xfrm ?? 0) + 1 })
   const fifo = DeltaFifo.unsafeMake<TestObj>({ ...options, knownObjects: consumer, transform })
   const coalescing = fifo.mode === "coalescing"

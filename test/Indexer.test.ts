@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Indexer from "../src/Indexer.js"
+import * as IndexerStore from "../src/internal/indexerStore.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { DeletedFinalStateUnknown } from "../src/KubeObject.js"
 
@@ -54,9 +55,19 @@ const storeKeyFunction: Indexer.KeyFunction<StoreObject> = (obj) =>
 const vals = (objs: ReadonlyArray<StoreObject>): ReadonlyArray<string> => objs.map((o) => o.val).sort()
 const ids = (objs: ReadonlyArray<StoreObject>): ReadonlyArray<string> => objs.map((o) => o.id).sort()
 
+/**
+ * A store with its internal writer (`unsafeAdd`, `unsafeDelete`, `unsafeReplace`, `unsafeBookmark`): the
+ * synchronous core the informer's controller writes through, which `Indexer.make`'s service does not offer.
+ */
+const writable = <A = KubeObject>(options: Indexer.Indexer.Options<A> = {}): IndexerStore.IndexerStore<A> =>
+  IndexerStore.make<A>({
+    keyFunction: options.keyFunction ?? Indexer.deletionHandlingMetaNamespaceKey,
+    indexers: options.indexers
+  })
+
 /** A store of comma-separated strings indexed by their parts (client-go's thread_safe_store_test). */
 const commaStore = () =>
-  Indexer.unsafeMake<string>({
+  writable<string>({
     keyFunction: (obj) => Either.right(obj instanceof DeletedFinalStateUnknown ? obj.key : obj),
     indexers: { testIndexer: (obj) => obj.split(",") }
   })
@@ -117,7 +128,7 @@ describe("index_test", () => {
 describe("thread_safe_store_test", () => {
   it.effect("TestThreadSafeStoreDeleteRemovesEmptySetsFromIndex: deleting the only key of a value drops the value", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<string>({ indexers: { testIndexer: (obj) => [obj] } })
+      const store = writable<string>({ indexers: { testIndexer: (obj) => [obj] } })
       store.unsafeAdd("testKey", "testKey")
       assert.deepStrictEqual(yield* store.indexKeys("testIndexer", "testKey"), ["testKey"])
       assert.deepStrictEqual(yield* store.listIndexFuncValues("testIndexer"), ["testKey"])
@@ -129,7 +140,7 @@ describe("thread_safe_store_test", () => {
 
   it.effect("TestThreadSafeStoreAddKeepsNonEmptySetPostDeleteFromIndex: a shared value keeps its other key", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<string>({ indexers: { testIndexer: () => ["testIndex"] } })
+      const store = writable<string>({ indexers: { testIndexer: () => ["testIndex"] } })
       store.unsafeAdd("retain", "retain")
       store.unsafeAdd("delete", "delete")
       assert.deepStrictEqual(yield* store.indexKeys("testIndexer", "testIndex"), ["delete", "retain"])
@@ -195,7 +206,7 @@ describe("thread_safe_store_test", () => {
 
   it.effect("TestThreadSafeStoreRV: Add Update and Delete -> last write wins, non-meta and key-only deletes keep it", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<unknown>()
+      const store = writable<unknown>()
       const steps: ReadonlyArray<readonly [string, () => void, string]> = [
         ["add rv10", () => store.unsafeAdd("key1", meta("10")), "10"],
         ["add same rv10", () => store.unsafeAdd("key3", meta("10")), "10"],
@@ -219,7 +230,7 @@ describe("thread_safe_store_test", () => {
 
   it.effect("TestThreadSafeStoreRV: Replace -> the replace's resourceVersion", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<KubeObject>()
+      const store = writable<KubeObject>()
       store.unsafeAdd("key1", meta("10"))
       assert.strictEqual(yield* store.lastResourceVersion, "10")
       yield* store.replace([pod("key3", { rv: "40" }), pod("key2", { rv: "30" })], "50")
@@ -228,7 +239,7 @@ describe("thread_safe_store_test", () => {
 
   it.effect("TestThreadSafeStoreRV: Delete -> a delete with an object records the object's rv (20 after 10)", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<KubeObject>()
+      const store = writable<KubeObject>()
       store.unsafeAdd("key1", meta("10"))
       store.unsafeDelete("key1", meta("20"))
       assert.strictEqual(yield* store.lastResourceVersion, "20")
@@ -236,7 +247,7 @@ describe("thread_safe_store_test", () => {
 
   it.effect("lastResourceVersion table: tombstones, key-only deletes, bookmarks, replace and failed writes", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<Pod>({
+      const store = writable<Pod>({
         indexers: {
           strict: (obj) => {
             if (obj.metadata.labels?.bad === "true") throw new Error("bad")
@@ -514,7 +525,7 @@ describe("Indexer", () => {
 
   it.effect("indexKeys returns keys sorted, whatever the insertion order", () =>
     Effect.gen(function*() {
-      const store = Indexer.unsafeMake<string>({ indexers: { all: () => ["v"] } })
+      const store = writable<string>({ indexers: { all: () => ["v"] } })
       for (const key of ["m", "b", "z", "a", "k"]) store.unsafeAdd(key, key)
       assert.deepStrictEqual(yield* store.indexKeys("all", "v"), ["a", "b", "k", "m", "z"])
       assert.deepStrictEqual(yield* store.indexKeys("all", "absent"), [])
@@ -599,7 +610,7 @@ describe("Indexer", () => {
       assert.deepStrictEqual(yield* order("b"), [])
       assert.deepStrictEqual(yield* order("c"), ["a,c"])
 
-      const single = Indexer.unsafeMake<Pod>({ indexers: { byApp: (obj) => [obj.metadata.labels?.app ?? ""] } })
+      const single = writable<Pod>({ indexers: { byApp: (obj) => [obj.metadata.labels?.app ?? ""] } })
       single.unsafeAdd("p1", pod("p1", { rv: "1", labels: { app: "web" } }))
       single.unsafeAdd("p2", pod("p2", { rv: "1", labels: { app: "web" } }))
       single.unsafeAdd("p1", pod("p1", { rv: "2", labels: { app: "web" } })) // single value unchanged: fast path
@@ -632,7 +643,7 @@ describe("Indexer", () => {
 
   describe("a throwing index function yields IndexFunctionError and leaves the store unchanged", () => {
     const strict = () =>
-      Indexer.unsafeMake<Pod>({
+      writable<Pod>({
         indexers: {
           [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction,
           byApp: (obj) => {

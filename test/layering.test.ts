@@ -19,6 +19,8 @@ const layerOf: Record<string, LayerName> = {
   "Metrics.ts": "data",
   "Indexer.ts": "data",
   "DeltaFifo.ts": "data",
+  "internal/indexerStore.ts": "data",
+  "internal/deltaFifo.ts": "data",
   "internal/deque.ts": "data",
   "internal/syncTracker.ts": "data",
   "ListerWatcher.ts": "protocol",

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Data, Effect, Exit, FastCheck, Fiber, Option, Runtime } from "effect"
-import * as DeltaFifo from "../src/DeltaFifo.js"
+import * as Fifo from "../src/internal/deltaFifo.js"
 import { QueueTracker, SyncTracker } from "../src/internal/syncTracker.js"
 import type { KubeObject } from "../src/KubeObject.js"
 
@@ -330,7 +330,7 @@ describe("syncTracker: a DeltaFifo counting in it", () => {
   it.effect("coalescing: a replace while the last initial batch is applied does not sync the informer early", () =>
     Effect.gen(function*() {
       const tracker = make()
-      const fifo = DeltaFifo.unsafeMake<KubeObject>({ mode: "coalescing", syncTracker: tracker.queue })
+      const fifo = Fifo.make<KubeObject>({ mode: "coalescing" }, tracker.queue)
       yield* fifo.replace([pod("a"), pod("b")], "1")
       assert.isFalse(tracker.hasSynced())
       const seen: Array<boolean> = []
@@ -351,7 +351,7 @@ describe("syncTracker: a DeltaFifo counting in it", () => {
   it.effect("in-order: the queue and the informer sync only once the last initial batch was processed", () =>
     Effect.gen(function*() {
       const tracker = make()
-      const fifo = DeltaFifo.unsafeMake<KubeObject>({ mode: "inOrder", atomic: false, syncTracker: tracker.queue })
+      const fifo = Fifo.make<KubeObject>({ mode: "inOrder", atomic: false }, tracker.queue)
       yield* fifo.replace([pod("a"), pod("b")], "1")
       yield* fifo.popBatch(10, (popped) => {
         tracker.batchTaken()
@@ -369,7 +369,7 @@ describe("syncTracker: a DeltaFifo counting in it", () => {
   it.effect("coalescing: an empty first list queues nothing and syncs the informer in the replace's step", () =>
     Effect.gen(function*() {
       const tracker = make()
-      const fifo = DeltaFifo.unsafeMake<KubeObject>({ mode: "coalescing", syncTracker: tracker.queue })
+      const fifo = Fifo.make<KubeObject>({ mode: "coalescing" }, tracker.queue)
       yield* fifo.replace([], "1")
       assert.isTrue(tracker.hasSynced())
       assert.isTrue(yield* fifo.hasSynced)

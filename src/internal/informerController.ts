@@ -4,7 +4,8 @@
  * first and then hands the notification it means to the processor. After each batch it publishes the
  * metrics and tells the sync tracker, which decides whether the informer has synced.
  *
- * The controller is the only writer of the informer's cache.
+ * The controller is the only writer of the informer's cache: it holds the store's writer
+ * (`internal/indexerStore.ts`); the informer hands out the store's read-only view.
  *
  * @internal
  */
@@ -18,6 +19,7 @@ import type { KubeObject } from "../KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "../KubeObject.js"
 import * as Metrics from "../Metrics.js"
 import type { InformerStoppedError } from "../SharedInformer.js"
+import type { IndexerStore } from "./indexerStore.js"
 import type { Processor } from "./processor.js"
 import type { SyncTracker } from "./syncTracker.js"
 
@@ -34,7 +36,7 @@ export class InformerController<A extends KubeObject> {
 
   constructor(
     private readonly name: string,
-    private readonly indexer: Indexer.Indexer.Service<A>,
+    private readonly indexer: IndexerStore<A>,
     private readonly processor: Processor<A>,
     private readonly tracker: SyncTracker<InformerStoppedError>
   ) {
@@ -133,7 +135,7 @@ export class InformerController<A extends KubeObject> {
   private applyDelta(
     delta: Delta<A>,
     isInInitialList: boolean,
-    indexer: Indexer.Indexer.Service<A>,
+    indexer: IndexerStore<A>,
     errors: Array<Indexer.WriteError>
   ): void {
     switch (delta._tag) {
