@@ -24,6 +24,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Equal from "effect/Equal"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -318,6 +319,27 @@ export const make = (
     let shutDown = false
     const shutdownDone = yield* Deferred.make<void>()
 
+    /**
+     * Whether two option objects say the same: the same keys (absent and `undefined` alike), each value the
+     * same value, an equal duration (`"1 minute"` and `60_000`), or `Equal.equals`. Functions and schedules
+     * are compared by identity. So a second `informerFor` with an equal literal is no conflict.
+     */
+    const sameSettings = (a: unknown, b: unknown): boolean => {
+      const left = (a ?? {}) as Record<string, unknown>
+      const right = (b ?? {}) as Record<string, unknown>
+      const keys = new Set([...Object.keys(left), ...Object.keys(right)])
+      for (const key of keys) {
+        const x = left[key]
+        const y = right[key]
+        if (x === y || Equal.equals(x, y)) continue
+        const dx = Duration.decodeUnknown(x)
+        const dy = Duration.decodeUnknown(y)
+        if (Option.isSome(dx) && Option.isSome(dy) && Duration.equals(dx.value, dy.value)) continue
+        return false
+      }
+      return true
+    }
+
     const toMillis = (input: Duration.DurationInput | undefined): number | undefined =>
       input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
     const defaultResync = toMillis(options.resyncPeriod)
@@ -377,7 +399,7 @@ export const make = (
               detail: "another transform function was given"
             })
           }
-          if (informerOptions.reflector !== undefined && informerOptions.reflector !== existing.reflector) {
+          if (informerOptions.reflector !== undefined && !sameSettings(informerOptions.reflector, existing.reflector)) {
             return yield* new InformerOptionsConflictError({
               informer: name,
               option: "reflector",

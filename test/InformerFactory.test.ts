@@ -468,8 +468,35 @@ describe("InformerFactory - options", () => {
       const lists = (yield* fake.requests).filter((r) => r._tag === "List")
       assert.deepStrictEqual(lists.map((r) => r.options.limit), [2, 2])
       assert.strictEqual(yield* factory.informerFor(Resource.deployments, { reflector }), informer)
+      // an equal literal is the same settings (compared structurally, durations by value)
+      assert.strictEqual(
+        yield* factory.informerFor(Resource.deployments, { reflector: { pageSize: 2, watchList: false } }),
+        informer
+      )
       const conflict = yield* Effect.flip(factory.informerFor(Resource.deployments, { reflector: { pageSize: 3 } }))
       assert.isTrue(conflict._tag === "InformerOptionsConflictError" && conflict.option === "reflector")
+    }))
+
+  it.scoped("reflector settings compared structurally: equal durations in other forms are no conflict", () =>
+    Effect.gen(function*() {
+      const { factory } = yield* setup()
+      const informer = yield* factory.informerFor(Resource.pods, {
+        reflector: { watchListTimeout: "1 minute", pageSize: undefined }
+      })
+      assert.strictEqual(
+        yield* factory.informerFor(Resource.pods, { reflector: { watchListTimeout: Duration.seconds(60) } }),
+        informer
+      )
+      assert.strictEqual(
+        yield* factory.informerFor(Resource.pods, { reflector: { watchListTimeout: 60_000 } }),
+        informer
+      )
+      const conflict = yield* Effect.flip(
+        factory.informerFor(Resource.pods, { reflector: { watchListTimeout: "2 minutes" } })
+      )
+      assert.isTrue(conflict._tag === "InformerOptionsConflictError" && conflict.option === "reflector")
+      const other = yield* Effect.flip(factory.informerFor(Resource.pods, { reflector: { watchList: false } }))
+      assert.isTrue(other._tag === "InformerOptionsConflictError")
     }))
 
   it.scoped("tweakListOptions adjusts every informer's scope", () =>
