@@ -835,13 +835,23 @@ export const fromMatchLabels = (
 ): Either.Either<LabelSelector, LabelSelectorParseError> => {
   if (matchLabels === undefined) return Either.right(everything)
   const out: Array<Requirement> = []
+  const failed = pushMatchLabels(out, matchLabels)
+  if (failed !== undefined) return Either.left(failed)
+  return Either.right(out.length === 0 ? everything : unsafeMake(out))
+}
+
+/** Adds an `Equals` requirement per entry of `matchLabels` to `out`; the first invalid one is returned. */
+const pushMatchLabels = (
+  out: Array<Requirement>,
+  matchLabels: { readonly [key: string]: string }
+): LabelSelectorParseError | undefined => {
   for (const key of Object.keys(matchLabels)) {
     const value = matchLabels[key]!
     const made = makeRequirement(key, "Equals", [value], key + "=" + value)
-    if (Either.isLeft(made)) return Either.left(made.left)
+    if (Either.isLeft(made)) return made.left
     out.push(made.right)
   }
-  return Either.right(out.length === 0 ? everything : unsafeMake(out))
+  return undefined
 }
 
 /**
@@ -872,12 +882,8 @@ export const fromLabelSelector = (
   const matchLabels = selector.matchLabels ?? {}
   const matchExpressions = selector.matchExpressions ?? []
   const out: Array<Requirement> = []
-  for (const key of Object.keys(matchLabels)) {
-    const value = matchLabels[key]!
-    const made = makeRequirement(key, "Equals", [value], key + "=" + value)
-    if (Either.isLeft(made)) return Either.left(made.left)
-    out.push(made.right)
-  }
+  const failed = pushMatchLabels(out, matchLabels)
+  if (failed !== undefined) return Either.left(failed)
   for (const expression of matchExpressions) {
     const input = JSON.stringify(expression) ?? ""
     let operator: Operator

@@ -211,41 +211,25 @@ export class WatchBodyDecoder<A> {
 const logWarnings = (warnings: ReadonlyArray<string>) =>
   Channel.fromEffect(Effect.forEach(warnings, (message) => Effect.logWarning(message), { discard: true }))
 
-const decoderChannel = <A>(
-  decoder: WatchBodyDecoder<A>
-): Channel.Channel<
+/** Bytes in, watch events out. */
+type DecoderChannel<A> = Channel.Channel<
   Chunk.Chunk<WatchEvent<A>>,
   Chunk.Chunk<Uint8Array>,
   ListerWatcherError,
   ListerWatcherError,
   unknown,
   unknown
-> => {
-  const emit = (
-    out: Array<WatchEvent<A>>,
-    next: Channel.Channel<
-      Chunk.Chunk<WatchEvent<A>>,
-      Chunk.Chunk<Uint8Array>,
-      ListerWatcherError,
-      ListerWatcherError,
-      unknown,
-      unknown
-    >
-  ) => {
+>
+
+const decoderChannel = <A>(decoder: WatchBodyDecoder<A>): DecoderChannel<A> => {
+  const emit = (out: Array<WatchEvent<A>>, next: DecoderChannel<A>) => {
     const warnings = decoder.takeWarnings()
     let channel = next
     if (out.length > 0) channel = Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), channel)
     if (warnings !== undefined) channel = Channel.zipRight(logWarnings(warnings), channel)
     return channel
   }
-  const loop: Channel.Channel<
-    Chunk.Chunk<WatchEvent<A>>,
-    Chunk.Chunk<Uint8Array>,
-    ListerWatcherError,
-    ListerWatcherError,
-    unknown,
-    unknown
-  > = Channel.readWithCause({
+  const loop: DecoderChannel<A> = Channel.readWithCause({
     onInput: (input: Chunk.Chunk<Uint8Array>) => {
       const out: Array<WatchEvent<A>> = []
       const chunks = Chunk.toReadonlyArray(input)
