@@ -35,6 +35,7 @@ import { ListerWatcherSource } from "../src/ListerWatcher.js"
 import * as Reflector from "../src/Reflector.js"
 import * as Resource from "../src/Resource.js"
 import * as Wire from "../src/Wire.js"
+import { captureLogs } from "./fixtures/index.js"
 
 // Test-only PKI (EC P-256, valid until 2126): a CA, a server certificate for 127.0.0.1/localhost and a client
 // certificate (CN=test-user) signed by it. Generated with openssl for these tests; not used anywhere else.
@@ -194,16 +195,6 @@ const noopStore: Reflector.Store<KubeObject.KubeObject, never> = {
   delete: () => Effect.void,
   replace: () => Effect.void,
   resync: Effect.void
-}
-
-/** Captures log lines (message and cause) into `lines`. */
-const captureLogs = () => {
-  const lines: Array<string> = []
-  const logger = Logger.make(({ cause, logLevel, message }) => {
-    const text = Array.isArray(message) ? message.map(String).join(" ") : String(message)
-    lines.push(`${logLevel.label} ${text} ${Cause.isEmpty(cause) ? "" : Cause.pretty(cause)}`)
-  })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
 }
 
 // -------------------------------------------------------------------------------------------------

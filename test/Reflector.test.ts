@@ -14,7 +14,6 @@ import * as ScheduleDecision from "effect/ScheduleDecision"
 import * as ScheduleIntervals from "effect/ScheduleIntervals"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
 import * as DeltaFifo from "../src/DeltaFifo.js"
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import * as Indexer from "../src/Indexer.js"
@@ -23,6 +22,7 @@ import * as ListerWatcher from "../src/ListerWatcher.js"
 import * as Metrics from "../src/Metrics.js"
 import * as Reflector from "../src/Reflector.js"
 import * as Wire from "../src/Wire.js"
+import { advance, gone, pod, podsNamed, serverError, settle, tooManyRequests, transport } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // fixtures
@@ -33,33 +33,8 @@ type Request = FakeListerWatcher.Request
 type Event = ListerWatcher.WatchEvent<KubeObject>
 type Options = Reflector.Options<KubeObject>
 
-const pod = (
-  name: string,
-  extra: { readonly rv?: string; readonly labels?: Record<string, string> } = {}
-): KubeObject => ({
-  metadata: {
-    namespace: "ns",
-    name,
-    ...(extra.rv === undefined ? {} : { resourceVersion: extra.rv }),
-    ...(extra.labels === undefined ? {} : { labels: extra.labels })
-  }
-})
-
-const podsNamed = (prefix: string, n: number): Array<KubeObject> =>
-  Array.from({ length: n }, (_, i) => pod(`${prefix}${String(i + 1).padStart(3, "0")}`))
-
 const nameOf = (obj: KubeObject): string => obj.metadata?.name ?? "?"
 const rvOf = (obj: KubeObject): string | undefined => obj.metadata?.resourceVersion
-
-const serverError = (code = 500, reason = "InternalError") =>
-  new ListerWatcher.ServerError({ message: `server error ${code}`, code, reason })
-const gone = () => new ListerWatcher.Gone({ message: "too old resource version" })
-const tooManyRequests = (retryAfterSeconds?: number) =>
-  new ListerWatcher.TooManyRequests({
-    message: "too many requests",
-    retryAfter: retryAfterSeconds === undefined ? Option.none() : Option.some(Duration.seconds(retryAfterSeconds))
-  })
-const transport = () => new ListerWatcher.Transport({ message: "connection refused" })
 
 const added = (object: KubeObject): Event => ({ type: "ADDED", object })
 const modified = (object: KubeObject): Event => ({ type: "MODIFIED", object })
@@ -76,9 +51,6 @@ const bookmarkEvent = (resourceVersion: string, initialEventsEnd?: "true" | "fal
   }
 })
 
-/** Lets every forked fiber run until it suspends, without moving the clock. */
-const settle = TestClock.adjust(0)
-const advance = (duration: Duration.DurationInput) => TestClock.adjust(duration)
 const now = Clock.currentTimeMillis
 
 // --- requests --------------------------------------------------------------------------------------

@@ -14,9 +14,6 @@ import {
   Exit,
   FastCheck,
   Fiber,
-  FiberRef,
-  HashSet,
-  Logger,
   Metric,
   Option,
   Random,
@@ -30,9 +27,17 @@ import * as Indexer from "../src/Indexer.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { compareResourceVersions, DeletedFinalStateUnknown, resourceVersion } from "../src/KubeObject.js"
 import type { ListerWatcher } from "../src/ListerWatcher.js"
-import { Forbidden, Gone, ServerError } from "../src/ListerWatcher.js"
+import { Forbidden, ServerError } from "../src/ListerWatcher.js"
 import * as Metrics from "../src/Metrics.js"
 import * as SharedInformer from "../src/SharedInformer.js"
+import {
+  captureLogs,
+  gone as fixtureGone,
+  type Pod,
+  pod as fixturePod,
+  serverError as fixtureServerError,
+  settle
+} from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -44,17 +49,11 @@ type Informer = SharedInformer.SharedInformer.Service<Obj>
 type Notification = SharedInformer.Notification<Obj>
 type Deleted = Obj | DeletedFinalStateUnknown<Obj>
 
-interface Pod extends KubeObject {
-  readonly spec?: Readonly<Record<string, unknown>> | undefined
-}
-
+/** The suite's pods: in namespace "ns", uid = name. */
 const pod = (
   name: string,
   fields: { readonly labels?: Record<string, string>; readonly spec?: Record<string, unknown> } = {}
-): Pod => ({
-  metadata: { namespace: "ns", name, uid: name, ...(fields.labels === undefined ? {} : { labels: fields.labels }) },
-  ...(fields.spec === undefined ? {} : { spec: fields.spec })
-})
+): Pod => fixturePod(name, { uid: name, ...fields })
 
 const specOf = (obj: Obj | undefined): Readonly<Record<string, unknown>> => (obj as Pod | undefined)?.spec ?? {}
 
@@ -164,9 +163,6 @@ const setup = (
     return { fake, informer, scope, stop: Scope.close(scope, Exit.void) }
   })
 
-/** Lets every fiber run until all are suspended, without moving virtual time. */
-const settle = TestClock.adjust(0)
-
 /** Settles until `condition` holds (for work that takes several scheduler turns). */
 const eventually = (condition: Effect.Effect<boolean>, what: string): Effect.Effect<void> =>
   Effect.gen(function*() {
@@ -176,20 +172,6 @@ const eventually = (condition: Effect.Effect<boolean>, what: string): Effect.Eff
     }
     assert.fail(`never happened: ${what}`)
   })
-
-/** Log capture: a logger added for the duration of `capture(effect)` (forked fibers inherit it). */
-const captureLogs = () => {
-  const lines: Array<string> = []
-  const logger = Logger.make(({ annotations, cause, logLevel, message }) => {
-    const parts = Array.isArray(message) ? message : [message]
-    const annotated = Array.from(annotations, ([key, value]) => `${key}=${String(value)}`)
-    const causeText = Cause.isEmpty(cause) ? [] : [Cause.pretty(cause)]
-    lines.push([logLevel.label, ...parts.map(String), ...annotated, ...causeText].join(" "))
-  })
-  const capture = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.locallyWith(self, FiberRef.currentLoggers, HashSet.add(logger))
-  return { lines, capture }
-}
 
 /** Records every fiber forked inside `Effect.supervised(tracker)`. */
 class FiberTracker extends Supervisor.AbstractSupervisor<ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>> {
@@ -1756,8 +1738,8 @@ const opArbitrary: FastCheck.Arbitrary<Op> = FastCheck.oneof(
   }
 )
 
-const serverError = new ServerError({ message: "internal error", code: 500, reason: "InternalError" })
-const gone = new Gone({ message: "too old resource version" })
+const serverError = fixtureServerError(500, "InternalError", "internal error")
+const gone = fixtureGone()
 
 const applyOp = (fake: Fake, op: Op): Effect.Effect<void> =>
   Effect.gen(function*() {

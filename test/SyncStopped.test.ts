@@ -16,6 +16,7 @@ import type { KubeObject } from "../src/KubeObject.js"
 import { Forbidden } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
 import * as SharedInformer from "../src/SharedInformer.js"
+import { pod as fixturePod, settle } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -26,10 +27,7 @@ const forbidden = new Forbidden({ message: `pods is forbidden: User "x" cannot l
 /** "Forever" for these tests: far more lists than the backoff lets happen in the virtual time they use. */
 const forever = 1000
 
-const pod = (name: string): KubeObject => ({ metadata: { namespace: "default", name, uid: name } })
-
-/** Lets every fiber run until all are suspended, without moving virtual time. */
-const settle = TestClock.adjust(0)
+const pod = (name: string): KubeObject => fixturePod(name, { namespace: "default", uid: name })
 
 /** The exit of a wait that must have ended by now: settles, then polls (never hangs the test). */
 const ended = <A, E>(fiber: Fiber.Fiber<A, E>, what: string): Effect.Effect<Exit.Exit<A, E>> =>

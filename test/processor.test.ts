@@ -11,8 +11,9 @@ import { SyncTracker } from "../src/internal/syncTracker.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import type { Notification } from "../src/SharedInformer.js"
 import { InformerStoppedError } from "../src/SharedInformer.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
-const pod = (name: string, rv: string): KubeObject => ({ metadata: { namespace: "ns", name, resourceVersion: rv } })
+const pod = (name: string, rv: string): KubeObject => fixturePod(name, { rv })
 
 const setup = (cached: ReadonlyArray<KubeObject>, checkPeriod: number) =>
   Effect.gen(function*() {

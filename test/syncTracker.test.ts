@@ -9,6 +9,7 @@ import { Cause, Data, Effect, Exit, FastCheck, Fiber, Option, Runtime } from "ef
 import * as Fifo from "../src/internal/deltaFifo.js"
 import { QueueTracker, SyncTracker } from "../src/internal/syncTracker.js"
 import type { KubeObject } from "../src/KubeObject.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
 class Stopped extends Data.TaggedError("Stopped")<{ readonly handler: string | undefined }> {}
 
@@ -37,7 +38,7 @@ const decided = <A, E>(wait: Effect.Effect<A, E>): Exit.Exit<A, E> | undefined =
   return exit
 }
 
-const pod = (name: string): KubeObject => ({ metadata: { namespace: "ns", name, resourceVersion: "1" } })
+const pod = (name: string): KubeObject => fixturePod(name, { rv: "1" })
 
 describe("syncTracker: the queue", () => {
   it("a standalone queue tracker: an add before the first replace means nothing to wait for", () => {
