@@ -41,6 +41,9 @@ const known = (...objs: ReadonlyArray<TestObj>): Indexer.Indexer.Service<TestObj
   return store
 }
 
+/** knownObjects {foo5, bar6, baz7}, as client-go's ReplaceMakesDeletions tests have it. */
+const knownFooBarBaz = () => known(obj("foo", 5), obj("bar", 6), obj("baz", 7))
+
 /** client-go's DeltaFIFO: coalescing, `Sync` deltas from Replace unless `emitReplaced: true` is given. */
 const deltaFifo = (options: Options = {}): Fifo =>
   DeltaFifo.unsafeMake<TestObj>({ mode: "coalescing", emitReplaced: false, ...options })
@@ -180,9 +183,6 @@ const popShouldUnblockWhenClosed = (fifo: Fifo) =>
 // -------------------------------------------------------------------------------------------------
 
 describe("delta_fifo_test (coalescing)", () => {
-  it.effect("TestDeltaFIFO_basic: two producer fibers keep their own order", () =>
-    producersKeepTheirOwnOrder(deltaFifo()))
-
   it.effect("TestDeltaFIFO_replaceWithDeleteDeltaIn: known={foo1}; Delete foo1; Replace([foo2]) -> [Deleted foo1, Sync foo2]", () =>
     Effect.gen(function*() {
       const oldObj = obj("foo", 1)
@@ -319,21 +319,6 @@ describe("delta_fifo_test (coalescing)", () => {
       assert.deepStrictEqual(yield* f.listKeys, [])
     }))
 
-  it.effect("TestDeltaFIFO_ResyncNonExisting: known={foo5}; Delete foo10; Resync -> foo's deltas exactly [Deleted]", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: known(obj("foo", 5)) })
-      yield* f.delete(obj("foo", 10))
-      yield* f.resync
-      assert.deepStrictEqual(yield* drain(f), [["Deleted foo 10"]])
-    }))
-
-  it.effect("TestDeltaFIFO_Resync: known={foo5}; Resync -> [Sync foo5]", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: known(obj("foo", 5)) })
-      yield* f.resync
-      assert.deepStrictEqual(yield* drain(f), [["Sync foo 5"]])
-    }))
-
   it.effect("TestDeltaFIFO_DeleteExistingNonPropagated: known={}; Add foo5; Delete foo6 -> 2 deltas, last Deleted", () =>
     Effect.gen(function*() {
       const f = deltaFifo({ knownObjects: known() })
@@ -341,8 +326,6 @@ describe("delta_fifo_test (coalescing)", () => {
       yield* f.delete(obj("foo", 6))
       assert.deepStrictEqual(yield* drain(f), [["Added foo 5", "Deleted foo 6"]])
     }))
-
-  const knownFooBarBaz = () => known(obj("foo", 5), obj("bar", 6), obj("baz", 7))
 
   it.effect("TestDeltaFIFO_ReplaceMakesDeletions (a): pre-existing Delete baz10", () =>
     Effect.gen(function*() {
@@ -419,38 +402,6 @@ describe("delta_fifo_test (coalescing)", () => {
       assert.deepStrictEqual(yield* drain(f), [["Replaced foo 5"]])
     }))
 
-  it.effect("TestDeltaFIFO_UpdateResyncRace: known={foo5}; Update foo6; Resync -> single Pop [Updated foo6]", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: known(obj("foo", 5)) })
-      yield* f.update(obj("foo", 6))
-      yield* f.resync
-      assert.deepStrictEqual(yield* drain(f), [["Updated foo 6"]])
-    }))
-
-  it.effect("TestDeltaFIFO_HasSyncedCorrectOnDeletion: 3 initial-list pops, synced only after the third", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: knownFooBarBaz() })
-      yield* f.replace([obj("foo", 5)], "0")
-      for (const expected of [["Sync foo 5"], ["Deleted tomb(bar,6)"], ["Deleted tomb(baz,7)"]]) {
-        assert.isFalse(yield* f.hasSynced)
-        assert.deepStrictEqual(yield* popInitial(f), { deltas: expected, initial: true })
-      }
-      assert.isTrue(yield* f.hasSynced)
-    }))
-
-  it.effect("TestDeltaFIFO_detectLineJumpers: a popped-then-re-added key goes to the back", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo()
-      yield* f.add(obj("foo", 10))
-      yield* f.add(obj("bar", 1))
-      yield* f.add(obj("foo", 11))
-      yield* f.add(obj("foo", 13))
-      yield* f.add(obj("zab", 30))
-      assert.strictEqual(yield* popValue(f), 13)
-      yield* f.add(obj("foo", 14))
-      for (const expected of [1, 30, 14]) assert.strictEqual(yield* popValue(f), expected)
-    }))
-
   it.effect("TestDeltaFIFO_KeyOf: object -> name; tombstone -> Key; deltas -> key of newest (also a tombstone)", () =>
     Effect.gen(function*() {
       // The key is computed once at enqueue and carried by every delta.
@@ -492,9 +443,6 @@ describe("delta_fifo_test (coalescing)", () => {
         assert.strictEqual(yield* f.hasSynced, expected)
       }))
   }
-
-  it.effect("TestDeltaFIFO_PopShouldUnblockWhenClosed: 10 blocked Pops fail with FifoClosedError on Close", () =>
-    popShouldUnblockWhenClosed(deltaFifo({ knownObjects: known(obj("foo", 5)) })))
 })
 
 // -------------------------------------------------------------------------------------------------
@@ -502,12 +450,6 @@ describe("delta_fifo_test (coalescing)", () => {
 // -------------------------------------------------------------------------------------------------
 
 describe("the_real_fifo_test (inOrder)", () => {
-  it.effect("TestRealFIFO_basic: two producer fibers keep their own order", () =>
-    producersKeepTheirOwnOrder(realFifo()))
-
-  it.effect("TestRealFIFO_basic (atomic): two producer fibers keep their own order", () =>
-    producersKeepTheirOwnOrder(atomicFifo()))
-
   it.effect("TestRealFIFO_replaceWithDeleteDeltaIn: known={foo1}; Delete foo1; Replace([foo2]) -> [Deleted foo1, Replaced foo2]", () =>
     Effect.gen(function*() {
       const oldObj = obj("foo", 1)
@@ -642,21 +584,6 @@ describe("the_real_fifo_test (inOrder)", () => {
       assert.strictEqual(yield* f.length, 0)
     }))
 
-  it.effect("TestRealFIFO_ResyncNonExisting: known={foo5}; Delete foo10; Resync -> exactly [Deleted]", () =>
-    Effect.gen(function*() {
-      const f = realFifo({ knownObjects: known(obj("foo", 5)) })
-      yield* f.delete(obj("foo", 10))
-      yield* f.resync
-      assert.deepStrictEqual((yield* drain(f)).flat(), ["Deleted foo 10"])
-    }))
-
-  it.effect("TestRealFIFO_Resync: known={foo5}; Resync -> [Sync foo5]", () =>
-    Effect.gen(function*() {
-      const f = realFifo({ knownObjects: known(obj("foo", 5)) })
-      yield* f.resync
-      assert.deepStrictEqual((yield* drain(f)).flat(), ["Sync foo 5"])
-    }))
-
   it.effect("TestRealFIFO_DeleteExistingNonPropagated: Add foo5; Delete foo6 -> 2 deltas, last Deleted", () =>
     Effect.gen(function*() {
       const f = realFifo()
@@ -664,8 +591,6 @@ describe("the_real_fifo_test (inOrder)", () => {
       yield* f.delete(obj("foo", 6))
       assert.deepStrictEqual((yield* drain(f)).flat(), ["Added foo 5", "Deleted foo 6"])
     }))
-
-  const knownFooBarBaz = () => known(obj("foo", 5), obj("bar", 6), obj("baz", 7))
 
   it.effect("TestRealFIFO_ReplaceMakesDeletions (a): Delete baz10 -> deletions precede replacements", () =>
     Effect.gen(function*() {
@@ -731,38 +656,6 @@ describe("the_real_fifo_test (inOrder)", () => {
       yield* f.delete(obj("baz", 10))
       yield* f.replace([obj("foo", 6)], "0")
       assert.deepStrictEqual(yield* drain(f), [["Deleted baz 10"], ["Deleted tomb(bar,6)"], ["Replaced foo 6"]])
-    }))
-
-  it.effect("TestRealFIFO_UpdateResyncRace: known={foo5}; Update foo6; Resync -> single Pop [Updated foo6]", () =>
-    Effect.gen(function*() {
-      const f = realFifo({ knownObjects: known(obj("foo", 5)) })
-      yield* f.update(obj("foo", 6))
-      yield* f.resync
-      assert.deepStrictEqual(yield* drain(f), [["Updated foo 6"]])
-    }))
-
-  it.effect("TestRealFIFO_HasSyncedCorrectOnDeletion: tomb bar, tomb baz, Replaced foo; synced only after the third", () =>
-    Effect.gen(function*() {
-      const f = realFifo({ knownObjects: knownFooBarBaz() })
-      yield* f.replace([obj("foo", 5)], "0")
-      for (const expected of [["Deleted tomb(bar,6)"], ["Deleted tomb(baz,7)"], ["Replaced foo 5"]]) {
-        assert.isFalse(yield* f.hasSynced)
-        assert.deepStrictEqual(yield* popInitial(f), { deltas: expected, initial: true })
-      }
-      assert.isTrue(yield* f.hasSynced)
-    }))
-
-  it.effect("TestRealFIFO_detectLineJumpers: pure arrival order 10, 1, 11, 13, 30, 14", () =>
-    Effect.gen(function*() {
-      const f = realFifo()
-      yield* f.add(obj("foo", 10))
-      yield* f.add(obj("bar", 1))
-      yield* f.add(obj("foo", 11))
-      yield* f.add(obj("foo", 13))
-      yield* f.add(obj("zab", 30))
-      assert.strictEqual(yield* popValue(f), 10)
-      yield* f.add(obj("foo", 14))
-      for (const expected of [1, 11, 13, 30, 14]) assert.strictEqual(yield* popValue(f), expected)
     }))
 
   it.effect("TestRealFIFO_KeyOf: object -> name; tombstone -> Key; a popped delta carries its key", () =>
@@ -841,11 +734,6 @@ describe("the_real_fifo_test (inOrder)", () => {
         assert.strictEqual(yield* f.hasSynced, expected)
       }))
   }
-
-  it.effect("TestRealFIFO_PopShouldUnblockWhenClosed: 10 blocked Pops fail with FifoClosedError on Close", () =>
-    popShouldUnblockWhenClosed(realFifo({ knownObjects: known(obj("foo", 5)) })))
-
-  it.effect("TestRealFIFO_PopShouldUnblockWhenClosed (atomic)", () => popShouldUnblockWhenClosed(atomicFifo()))
 
   const obj1 = obj("foo1", 5)
   const obj2 = obj("foo2", 5)
@@ -1017,6 +905,135 @@ describe("the_real_fifo_test (inOrder)", () => {
         yield* operations(f)
         assert.deepStrictEqual((yield* drain(f)).flat(), [...expected])
       }))
+  }
+})
+
+// -------------------------------------------------------------------------------------------------
+// the client-go tests both FIFO modes share (delta_fifo_test.go and the_real_fifo_test.go), per mode
+// -------------------------------------------------------------------------------------------------
+
+type FifoMode = NonNullable<Options["mode"]>
+
+/** What a shared client-go test builds and expects in one mode. */
+interface ClientGoMode {
+  /** client-go's test-name prefix. */
+  readonly prefix: "TestDeltaFIFO" | "TestRealFIFO"
+  /** The FIFO client-go's test builds: DeltaFIFO, or RealFIFO without AtomicEvents. */
+  readonly make: (options?: Options) => Fifo
+  /** RealFIFO with AtomicEvents, where client-go runs the test again with it. */
+  readonly atomic?: (options?: Options) => Fifo
+  /** How the Resync tests read the queue: by Pop (coalescing) or as one sequence of deltas (inOrder). */
+  readonly drained: (fifo: Fifo) => Effect.Effect<unknown, DeltaFifo.FifoClosedError>
+  readonly resyncNonExisting: { readonly title: string; readonly expected: unknown }
+  readonly resync: unknown
+  readonly hasSyncedCorrectOnDeletion: {
+    readonly title: string
+    readonly expected: ReadonlyArray<ReadonlyArray<string>>
+  }
+  readonly detectLineJumpers: {
+    readonly title: string
+    readonly first: number
+    readonly rest: ReadonlyArray<number>
+  }
+}
+
+const clientGoModes: Record<FifoMode, ClientGoMode> = {
+  coalescing: {
+    prefix: "TestDeltaFIFO",
+    make: deltaFifo,
+    drained: drain,
+    resyncNonExisting: {
+      title: "known={foo5}; Delete foo10; Resync -> foo's deltas exactly [Deleted]",
+      expected: [["Deleted foo 10"]]
+    },
+    resync: [["Sync foo 5"]],
+    hasSyncedCorrectOnDeletion: {
+      title: "3 initial-list pops, synced only after the third",
+      expected: [["Sync foo 5"], ["Deleted tomb(bar,6)"], ["Deleted tomb(baz,7)"]]
+    },
+    detectLineJumpers: { title: "a popped-then-re-added key goes to the back", first: 13, rest: [1, 30, 14] }
+  },
+  inOrder: {
+    prefix: "TestRealFIFO",
+    make: realFifo,
+    atomic: atomicFifo,
+    drained: (fifo) => Effect.map(drain(fifo), (pops) => pops.flat()),
+    resyncNonExisting: {
+      title: "known={foo5}; Delete foo10; Resync -> exactly [Deleted]",
+      expected: ["Deleted foo 10"]
+    },
+    resync: ["Sync foo 5"],
+    hasSyncedCorrectOnDeletion: {
+      title: "tomb bar, tomb baz, Replaced foo; synced only after the third",
+      expected: [["Deleted tomb(bar,6)"], ["Deleted tomb(baz,7)"], ["Replaced foo 5"]]
+    },
+    detectLineJumpers: { title: "pure arrival order 10, 1, 11, 13, 30, 14", first: 10, rest: [1, 11, 13, 30, 14] }
+  }
+}
+
+describe.each(["coalescing", "inOrder"] as const)("client-go FIFO tests, %s mode", (mode) => {
+  const m = clientGoModes[mode]
+  it.effect(`${m.prefix}_basic: two producer fibers keep their own order`, () => producersKeepTheirOwnOrder(m.make()))
+
+  if (m.atomic !== undefined) {
+    const atomic = m.atomic
+    it.effect(`${m.prefix}_basic (atomic): two producer fibers keep their own order`, () =>
+      producersKeepTheirOwnOrder(atomic()))
+  }
+
+  it.effect(`${m.prefix}_ResyncNonExisting: ${m.resyncNonExisting.title}`, () =>
+    Effect.gen(function*() {
+      const f = m.make({ knownObjects: known(obj("foo", 5)) })
+      yield* f.delete(obj("foo", 10))
+      yield* f.resync
+      assert.deepStrictEqual(yield* m.drained(f), m.resyncNonExisting.expected)
+    }))
+
+  it.effect(`${m.prefix}_Resync: known={foo5}; Resync -> [Sync foo5]`, () =>
+    Effect.gen(function*() {
+      const f = m.make({ knownObjects: known(obj("foo", 5)) })
+      yield* f.resync
+      assert.deepStrictEqual(yield* m.drained(f), m.resync)
+    }))
+
+  it.effect(`${m.prefix}_UpdateResyncRace: known={foo5}; Update foo6; Resync -> single Pop [Updated foo6]`, () =>
+    Effect.gen(function*() {
+      const f = m.make({ knownObjects: known(obj("foo", 5)) })
+      yield* f.update(obj("foo", 6))
+      yield* f.resync
+      assert.deepStrictEqual(yield* drain(f), [["Updated foo 6"]])
+    }))
+
+  it.effect(`${m.prefix}_HasSyncedCorrectOnDeletion: ${m.hasSyncedCorrectOnDeletion.title}`, () =>
+    Effect.gen(function*() {
+      const f = m.make({ knownObjects: knownFooBarBaz() })
+      yield* f.replace([obj("foo", 5)], "0")
+      for (const expected of m.hasSyncedCorrectOnDeletion.expected) {
+        assert.isFalse(yield* f.hasSynced)
+        assert.deepStrictEqual(yield* popInitial(f), { deltas: expected, initial: true })
+      }
+      assert.isTrue(yield* f.hasSynced)
+    }))
+
+  it.effect(`${m.prefix}_detectLineJumpers: ${m.detectLineJumpers.title}`, () =>
+    Effect.gen(function*() {
+      const f = m.make()
+      yield* f.add(obj("foo", 10))
+      yield* f.add(obj("bar", 1))
+      yield* f.add(obj("foo", 11))
+      yield* f.add(obj("foo", 13))
+      yield* f.add(obj("zab", 30))
+      assert.strictEqual(yield* popValue(f), m.detectLineJumpers.first)
+      yield* f.add(obj("foo", 14))
+      for (const expected of m.detectLineJumpers.rest) assert.strictEqual(yield* popValue(f), expected)
+    }))
+
+  it.effect(`${m.prefix}_PopShouldUnblockWhenClosed: 10 blocked Pops fail with FifoClosedError on Close`, () =>
+    popShouldUnblockWhenClosed(m.make({ knownObjects: known(obj("foo", 5)) })))
+
+  if (m.atomic !== undefined) {
+    const atomic = m.atomic
+    it.effect(`${m.prefix}_PopShouldUnblockWhenClosed (atomic)`, () => popShouldUnblockWhenClosed(atomic()))
   }
 })
 
