@@ -33,8 +33,8 @@ describe("DeltaFifo", () => {
   const nameless = { metadata: { resourceVersion: "1" }, value: 1 } as unknown as TestObj
   const noMetadata = { value: 1 } as unknown as TestObj
 
-  for (const [mode, make] of modes) {
-    it.effect(`${mode}: an object without metadata.name is rejected with KeyError at enqueue, queue unchanged`, () =>
+  describe.each(modes)("%s", (mode, make) => {
+    it.effect(`an object without metadata.name is rejected with KeyError at enqueue, queue unchanged`, () =>
       Effect.gen(function*() {
         const f = make({ knownObjects: known(obj("k", 1)) })
         yield* f.add(obj("a", 1))
@@ -48,7 +48,7 @@ describe("DeltaFifo", () => {
         assert.isTrue(yield* f.hasSynced)
       }))
 
-    it.effect(`${mode}: a throwing transform yields TransformError and queues nothing`, () =>
+    it.effect(`a throwing transform yields TransformError and queues nothing`, () =>
       Effect.gen(function*() {
         const f = make({
           transform: (o) => {
@@ -64,7 +64,7 @@ describe("DeltaFifo", () => {
         assert.isFalse(yield* f.hasSynced)
       }))
 
-    it.effect(`${mode}: pop after close drains the remaining items, then fails with FifoClosedError`, () =>
+    it.effect(`pop after close drains the remaining items, then fails with FifoClosedError`, () =>
       Effect.gen(function*() {
         const f = make()
         yield* f.add(obj("a", 1))
@@ -79,7 +79,7 @@ describe("DeltaFifo", () => {
         assert.strictEqual(batchError._tag, "FifoClosedError")
       }))
 
-    it.effect(`${mode}: enqueue after close fails with FifoClosedError`, () =>
+    it.effect(`enqueue after close fails with FifoClosedError`, () =>
       Effect.gen(function*() {
         const f = make({ knownObjects: known(obj("k", 1)) })
         yield* f.close
@@ -98,7 +98,7 @@ describe("DeltaFifo", () => {
         assert.strictEqual(yield* f.length, 0)
       }))
 
-    it.effect(`${mode}: pop blocks until an item arrives`, () =>
+    it.effect(`pop blocks until an item arrives`, () =>
       Effect.gen(function*() {
         const f = make()
         const fiber = yield* Effect.fork(pop(f))
@@ -109,7 +109,7 @@ describe("DeltaFifo", () => {
         assert.deepStrictEqual(yield* Fiber.join(fiber), ["Added a 1"])
       }))
 
-    it.effect(`${mode}: a failing process function fails the pop; the item is not requeued`, () =>
+    it.effect(`a failing process function fails the pop; the item is not requeued`, () =>
       Effect.gen(function*() {
         const f = make()
         yield* f.replace([obj("a", 1)], "1")
@@ -120,7 +120,7 @@ describe("DeltaFifo", () => {
         assert.deepStrictEqual((yield* drain(f)).flat(), ["Added b 2"])
       }))
 
-    it.effect(`${mode}: isInInitialList is true exactly for the first replace's items`, () =>
+    it.effect(`isInInitialList is true exactly for the first replace's items`, () =>
       Effect.gen(function*() {
         const f = make()
         yield* f.replace([obj("a", 1), obj("b", 2)], "2")
@@ -149,7 +149,7 @@ describe("DeltaFifo", () => {
         ])
       }))
 
-    it.effect(`${mode}: an add before the first replace means synced at once (no initial list)`, () =>
+    it.effect(`an add before the first replace means synced at once (no initial list)`, () =>
       Effect.gen(function*() {
         const f = make()
         yield* f.add(obj("a", 1))
@@ -158,7 +158,7 @@ describe("DeltaFifo", () => {
         while ((yield* f.length) > 0) assert.isFalse((yield* popInitial(f)).initial)
       }))
 
-    it.effect(`${mode}: popBatch never mixes initial-list items with later ones`, () =>
+    it.effect(`popBatch never mixes initial-list items with later ones`, () =>
       Effect.gen(function*() {
         const f = make()
         yield* f.replace([obj("a", 1), obj("b", 2), obj("c", 3)], "3")
@@ -173,7 +173,7 @@ describe("DeltaFifo", () => {
         assert.deepStrictEqual(batches.map((b) => b.initial), [true, false])
       }))
 
-    it.effect(`${mode}: a replace that passes the very object held in knownObjects does not transform it again`, () =>
+    it.effect(`a replace that passes the very object held in knownObjects does not transform it again`, () =>
       Effect.gen(function*() {
         const { calls, transform } = countingTransform()
         const held = transform(obj("a", 1))
@@ -194,7 +194,7 @@ describe("DeltaFifo", () => {
         assert.strictEqual(objects.find((o) => o.metadata.name === "c")!.xfrm, 1)
       }))
 
-    it.effect(`${mode}: the transform runs once per enqueued object, never on tombstones or Sync`, () =>
+    it.effect(`the transform runs once per enqueued object, never on tombstones or Sync`, () =>
       Effect.gen(function*() {
         const { calls, transform } = countingTransform()
         const knownObjects = known(transform(obj("k", 1)), transform(obj("gone", 2)))
@@ -219,7 +219,7 @@ describe("DeltaFifo", () => {
           }
         }
       }))
-  }
+  })
 
   // A scheduler may yield at any step. With one that yields often (seeded, so the run is reproducible),
   // several poppers that loop without yielding race between "an item is there" and "take it".
@@ -282,8 +282,8 @@ describe("DeltaFifo", () => {
       assert.deepStrictEqual(yield* popInitial(f), { deltas: ["Added c 4"], initial: false })
     }))
 
-  for (const [mode, make] of modes) {
-    it.effect(`${mode}: a long queue keeps its order while items are pushed and popped (internal deque compaction)`, () =>
+  describe.each(modes)("%s", (_mode, make) => {
+    it.effect(`a long queue keeps its order while items are pushed and popped (internal deque compaction)`, () =>
       Effect.gen(function*() {
         const f = make()
         const out: Array<number> = []
@@ -296,7 +296,7 @@ describe("DeltaFifo", () => {
         assert.strictEqual(out.length, next)
         assert.isTrue(out.every((v, i) => v === i))
       }))
-  }
+  })
 
   it.effect("coalescing: of two consecutive deletes the more informative one is kept", () =>
     Effect.gen(function*() {
