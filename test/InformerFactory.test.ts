@@ -27,6 +27,7 @@ import { resourceVersion } from "../src/KubeObject.js"
 import * as Informers from "../src/Layer.js"
 import { Forbidden, NotFound } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
+import { namespacedNames as names, widgets } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -62,9 +63,6 @@ const setup = (options: InformerFactory.Options = {}) =>
     return { factory, fakes }
   })
 
-const names = (objects: ReadonlyArray<KubeObject>): Array<string> =>
-  objects.map((o) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name}`).sort()
-
 const byApp: Indexer.IndexFunction<KubeObject> = (o) => {
   const app = o.metadata?.labels?.app
   return app === undefined ? [] : [app]
@@ -73,14 +71,6 @@ const byTier: Indexer.IndexFunction<KubeObject> = (o) => {
   const tier = o.metadata?.labels?.tier
   return tier === undefined ? [] : [tier]
 }
-
-const widgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "widgets",
-  kind: "Widget",
-  namespaced: true
-})
 
 // -------------------------------------------------------------------------------------------------
 // deduplication and conflicts

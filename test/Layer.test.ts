@@ -12,6 +12,7 @@ import type { KubeObject } from "../src/KubeObject.js"
 import * as Informers from "../src/Layer.js"
 import type { ListerWatcherSource } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
+import { namespacedNames as names, widgets } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -19,17 +20,6 @@ import * as Resource from "../src/Resource.js"
 
 const pod = (namespace: string, name: string, labels?: Record<string, string>) => ({
   metadata: { namespace, name, uid: `${namespace}/${name}`, ...(labels === undefined ? {} : { labels }) }
-})
-
-const names = (objects: ReadonlyArray<KubeObject>): Array<string> =>
-  objects.map((o) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name}`).sort()
-
-const widgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "widgets",
-  kind: "Widget",
-  namespaced: true
 })
 
 class Widgets extends Context.Tag("test/Widgets")<Widgets, Informers.Informed<KubeObject>>() {}

@@ -11,6 +11,7 @@ import type { KubeObject } from "../src/KubeObject.js"
 import * as LabelSelector from "../src/LabelSelector.js"
 import * as Lister from "../src/Lister.js"
 import * as Resource from "../src/Resource.js"
+import { namespacedNames as names, widgets } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -32,9 +33,6 @@ const obj = (namespace: string | undefined, name: string, labels?: Record<string
     ...(labels === undefined ? {} : { labels })
   }
 })
-
-const names = (objects: ReadonlyArray<KubeObject>): Array<string> =>
-  objects.map((o) => `${o.metadata?.namespace ?? ""}/${o.metadata?.name}`).sort()
 
 const withNamespaceIndex = { indexers: { [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction } }
 
@@ -152,13 +150,6 @@ describe("Lister - over an Indexer", () => {
         (yield* Effect.flip(lister.byNamespace("a").get("x"))).message,
         `deployments.apps "x" not found in namespace "a"`
       )
-      const widgets = Resource.make({
-        group: "example.com",
-        version: "v1",
-        resource: "widgets",
-        kind: "Widget",
-        namespaced: true
-      })
       const crd = Lister.make(yield* fill([]), widgets)
       assert.strictEqual((yield* Effect.flip(crd.get("w"))).message, `widgets.example.com "w" not found`)
     }))

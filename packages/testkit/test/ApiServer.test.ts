@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
+import { waitFor } from "./fixtures.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -123,17 +124,6 @@ const openWatch = (url: string) =>
   )
 
 const events = (w: OpenWatch): Array<any> => w.lines.map((line) => JSON.parse(line))
-
-/** Polls `predicate` every 10 ms; fails the test after `timeoutMs`. */
-const waitFor = (what: string, predicate: () => boolean, timeoutMs = 5000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (!predicate()) {
-      if (Date.now() > deadline) return false
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    return true
-  }).pipe(Effect.flatMap((ok) => ok ? Effect.void : Effect.die(new Error(`timed out waiting for ${what}`))))
 
 const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 

@@ -8,6 +8,7 @@ import * as ApiServer from "../src/ApiServer.js"
 import type { ServerState } from "../src/internal/apiServerHttp.js"
 import { FaultState, makeApp, makeDiscovery } from "../src/internal/apiServerHttp.js"
 import { Store } from "../src/internal/apiServerStore.js"
+import { waitFor } from "./fixtures.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -224,16 +225,6 @@ const openWatch = (url: string) =>
     }),
     (state) => Effect.sync(() => state.controller.abort())
   )
-
-const waitFor = (what: string, predicate: () => boolean, timeoutMs = 5000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (!predicate()) {
-      if (Date.now() > deadline) return false
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    return true
-  }).pipe(Effect.flatMap((ok) => ok ? Effect.void : Effect.die(new Error(`timed out waiting for ${what}`))))
 
 // -------------------------------------------------------------------------------------------------
 // request bodies

@@ -12,6 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
+import { waitFor as fixtureWaitFor } from "./fixtures.js"
 
 const kubectlCommand = process.env.KUBECTL ?? "kubectl"
 
@@ -85,14 +86,7 @@ const run = (c: Cluster, ...args: Array<string>) =>
   }).pipe(Effect.orDie)
 
 const waitFor = (what: string, predicate: () => boolean, timeoutMs = 10_000) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (!predicate()) {
-      if (Date.now() > deadline) return false
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-    return true
-  }).pipe(Effect.flatMap((ok) => ok ? Effect.void : Effect.die(new Error(`timed out waiting for ${what}`))))
+  fixtureWaitFor(what, predicate, timeoutMs, 20)
 
 const firstColumn = (output: string, column = 0): Array<string> =>
   output.trim().split("\n").slice(1).map((line) => line.trim().split(/\s+/)[column])
