@@ -3,8 +3,9 @@ import { Chunk, Effect, Either, Stream } from "effect"
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import type { WatchEvent } from "../src/ListerWatcher.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
-const pod = (name: string): KubeObject => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "ns" } })
+const pod = (name: string): KubeObject => fixturePod(name, { typed: true })
 
 /** The first `n` events of a watch from `resourceVersion`, or its error. */
 const replay = (fake: FakeListerWatcher.FakeListerWatcher.Service<KubeObject>, resourceVersion: string, n = 1) =>

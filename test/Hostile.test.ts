@@ -10,6 +10,7 @@ import * as KubeConfig from "../src/KubeConfig.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Resource from "../src/Resource.js"
 import * as SharedInformer from "../src/SharedInformer.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
 interface Request {
   readonly watch: boolean
@@ -61,9 +62,7 @@ const startServer = (script: Script) =>
   )
 
 const pod = (name: string, rv: number, extra: object = {}): KubeObject => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { namespace: "ns", name, uid: name, resourceVersion: String(rv) },
+  ...fixturePod(name, { typed: true, uid: name, rv: String(rv) }),
   ...extra
 })
 

@@ -11,6 +11,7 @@ import * as KubeConfig from "../src/KubeConfig.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Resource from "../src/Resource.js"
 import * as SharedInformer from "../src/SharedInformer.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
 const token = "tok-SECRET-7f3a9c2e1b"
 const user = "alice"
@@ -25,11 +26,7 @@ const forbidden = [
   `${user}:${password}`
 ]
 
-const pod = (name: string, rv: number): KubeObject => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { namespace: "ns", name, uid: name, resourceVersion: String(rv) }
-})
+const pod = (name: string, rv: number): KubeObject => fixturePod(name, { typed: true, uid: name, rv: String(rv) })
 
 const status = (code: number, reason: string, message: string, extra: object = {}) => ({
   kind: "Status",

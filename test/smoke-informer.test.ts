@@ -3,9 +3,10 @@ import { Effect, Exit, Scope, TestClock } from "effect"
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as SharedInformer from "../src/SharedInformer.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
 const pod = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({
-  metadata: { namespace: "ns", name, uid: name },
+  ...fixturePod(name, { uid: name }),
   ...extra
 })
 
