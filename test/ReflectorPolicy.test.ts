@@ -1,9 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
 import * as ListerWatcher from "../src/ListerWatcher.js"
 import * as Reflector from "../src/Reflector.js"
+import { gone, serverError, tooManyRequests, transport } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // fixtures
@@ -15,21 +14,18 @@ type Context = Reflector.RecoveryContext
 const none: Context = { consistent: false, afterGone: false, connected: false, goneWithoutProgress: false }
 
 const errors = {
-  gone: new ListerWatcher.Gone({ message: "too old resource version" }),
+  gone: gone(),
   tooLarge: new ListerWatcher.ResourceVersionTooLarge({ message: "Too large resource version" }),
-  tooManyRequests: new ListerWatcher.TooManyRequests({
-    message: "too many requests",
-    retryAfter: Option.some(Duration.seconds(5))
-  }),
+  tooManyRequests: tooManyRequests(5),
   forbidden: new ListerWatcher.Forbidden({ message: "forbidden" }),
   unauthorized: new ListerWatcher.Unauthorized({ message: "unauthorized" }),
   notFound: new ListerWatcher.NotFound({ message: "not found" }),
-  badRequest: new ListerWatcher.ServerError({ message: "bad request", code: 400, reason: "BadRequest" }),
-  methodNotAllowed: new ListerWatcher.ServerError({ message: "not allowed", code: 405, reason: "MethodNotAllowed" }),
-  invalid: new ListerWatcher.ServerError({ message: "invalid", code: 422, reason: "Invalid" }),
-  internal: new ListerWatcher.ServerError({ message: "internal", code: 500, reason: "InternalError" }),
-  unavailable: new ListerWatcher.ServerError({ message: "unavailable", code: 503, reason: "ServiceUnavailable" }),
-  transport: new ListerWatcher.Transport({ message: "connection refused" }),
+  badRequest: serverError(400, "BadRequest", "bad request"),
+  methodNotAllowed: serverError(405, "MethodNotAllowed", "not allowed"),
+  invalid: serverError(422, "Invalid", "invalid"),
+  internal: serverError(500, "InternalError", "internal"),
+  unavailable: serverError(503, "ServiceUnavailable", "unavailable"),
+  transport: transport(),
   decode: new ListerWatcher.Decode({ message: "unexpected end of JSON input" }),
   veryShort: new Reflector.VeryShortWatchError({ message: "very short watch" }),
   timeout: new Reflector.WatchListError({ reason: "Timeout", message: "no initial-events-end bookmark" }),

@@ -4,9 +4,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, FastCheck, Fiber, Metric, Option, Random, Stream, TestClock } from "effect"
 import { DeletedFinalStateUnknown } from "../../src/KubeObject.js"
-import { Forbidden, ServerError } from "../../src/ListerWatcher.js"
+import { Forbidden } from "../../src/ListerWatcher.js"
 import * as Metrics from "../../src/Metrics.js"
-import { captureLogs, type Pod, settle } from "../fixtures/index.js"
+import { captureLogs, type Pod, serverError, settle } from "../fixtures/index.js"
 import type { Obj, Recorder } from "./fixtures.js"
 import {
   cacheMatchesServer,
@@ -502,7 +502,7 @@ describe("SharedInformer: processor and listeners", () => {
       yield* informer.start
       yield* settle
       yield* TestClock.adjust("2 seconds")
-      yield* fake.failWatches(new ServerError({ message: "boom", code: 500, reason: "InternalError" }))
+      yield* fake.failWatches(serverError(500, "InternalError", "boom"))
       yield* settle
       const errors = Array.from(yield* Fiber.join(taken))
       assert.deepStrictEqual(errors.map((e) => `${e.context.phase} ${e.error._tag}`), [
@@ -521,7 +521,7 @@ describe("SharedInformer: processor and listeners", () => {
       const errors = yield* Effect.fork(Stream.runCollect(informer.errors))
       yield* settle
       yield* fake.add(pod("pod2"))
-      yield* fake.failWatches(new ServerError({ message: "boom", code: 500, reason: "InternalError" }))
+      yield* fake.failWatches(serverError(500, "InternalError", "boom"))
       yield* settle
       yield* stop
       yield* settle

@@ -3,8 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Stream, TestClock } from "effect"
-import { ServerError } from "../../src/ListerWatcher.js"
-import { settle } from "../fixtures/index.js"
+import { serverError, settle } from "../fixtures/index.js"
 import type { Informer } from "./fixtures.js"
 import { FiberTracker, pod, recorder, setup } from "./fixtures.js"
 
@@ -97,9 +96,9 @@ describe("SharedInformer: stop", () => {
         yield* env.informer.addEventHandler(recorder().handler)
         yield* env.informer.start
         yield* settle
-        yield* env.fake.failNextList(new ServerError({ message: "down", code: 503, reason: "ServiceUnavailable" }), 5)
-        yield* env.fake.failNextWatch(new ServerError({ message: "down", code: 503, reason: "ServiceUnavailable" }), 5)
-        yield* env.fake.failWatches(new ServerError({ message: "down", code: 503, reason: "ServiceUnavailable" }))
+        yield* env.fake.failNextList(serverError(503, "ServiceUnavailable", "down"), 5)
+        yield* env.fake.failNextWatch(serverError(503, "ServiceUnavailable", "down"), 5)
+        yield* env.fake.failWatches(serverError(503, "ServiceUnavailable", "down"))
         yield* TestClock.adjust("1 second")
         return env
       }).pipe(Effect.supervised(tracker))
