@@ -228,8 +228,8 @@ describe("SharedInformer: processor and listeners", () => {
       }))
   })
 
-  for (const fifo of fifoModes) {
-    it.scoped(`tombstones for deletes seen only at relist (${fifo})`, () =>
+  describe.each(fifoModes)("%s", (fifo) => {
+    it.scoped(`tombstones for deletes seen only at relist`, () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ fifo }, [pod("pod1"), pod("pod2")])
         const h = recorder()
@@ -249,7 +249,7 @@ describe("SharedInformer: processor and listeners", () => {
         assert.deepStrictEqual(yield* informer.indexer.listKeys, ["ns/pod2"])
       }))
 
-    it.scoped(`TestResetWatch: relist adds and updates are not in the initial list (${fifo})`, () =>
+    it.scoped(`TestResetWatch: relist adds and updates are not in the initial list`, () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ fifo }, [pod("pod-1")])
         const h = recorder()
@@ -263,11 +263,11 @@ describe("SharedInformer: processor and listeners", () => {
         yield* TestClock.adjust("1 second")
         assert.deepStrictEqual(h.events.map(summary), ["add pod-1 (initial)", "update pod-1 1->2", "add pod-2"])
       }))
-  }
+  })
 
-  for (const fifo of fifoModes) {
+  describe.each(fifoModes)("%s", (fifo) => {
     for (const watchList of [true, false]) {
-      it.scoped(`an empty first list syncs the informer and its handlers (${fifo}, watchList ${watchList})`, () =>
+      it.scoped(`an empty first list syncs the informer and its handlers (watchList ${watchList})`, () =>
         Effect.gen(function*() {
           const { fake, informer } = yield* setup({ fifo, reflector: { watchList } })
           const h = recorder()
@@ -281,7 +281,7 @@ describe("SharedInformer: processor and listeners", () => {
           assert.deepStrictEqual(h.events.map(summary), ["add pod1"])
         }))
     }
-  }
+  })
 
   it.scoped("TestReplaceEvents: a relist is applied at once, deletions first, then list order", () =>
     Effect.gen(function*() {
@@ -422,8 +422,8 @@ describe("SharedInformer: processor and listeners", () => {
       assert.strictEqual(yield* informer.lastSyncResourceVersion, "3")
     }))
 
-  for (const fifo of fifoModes) {
-    it.scoped(`TestUpdate: concurrent writers; every transition valid, one delete per object (${fifo})`, () =>
+  describe.each(fifoModes)("%s", (fifo) => {
+    it.scoped(`TestUpdate: concurrent writers; every transition valid, one delete per object`, () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ fifo })
         const invalid: Array<string> = []
@@ -457,7 +457,7 @@ describe("SharedInformer: processor and listeners", () => {
         assert.isTrue(Array.from(deletes.values()).every((n) => n === 1))
         assert.deepStrictEqual(yield* informer.indexer.listKeys, [])
       }))
-  }
+  })
 
   it.scoped("addIndexers before start, after start, and after stop", () =>
     Effect.gen(function*() {

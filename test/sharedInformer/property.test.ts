@@ -92,9 +92,9 @@ const applyOp = (fake: Fake, op: Op): Effect.Effect<void> =>
   })
 
 describe("SharedInformer: property", () => {
-  for (const fifo of fifoModes) {
+  describe.each(fifoModes)("%s", (fifo) => {
     it.scoped.prop(
-      `random server histories converge; handlers replay to the cache; versions never go back (${fifo})`,
+      `random server histories converge; handlers replay to the cache; versions never go back`,
       [FastCheck.array(opArbitrary, { minLength: 1, maxLength: 30 }), FastCheck.nat()],
       ([ops, joinAt]) =>
         Effect.gen(function*() {
@@ -128,5 +128,5 @@ describe("SharedInformer: property", () => {
         }),
       { timeout: 30_000, fastCheck: { numRuns: 50 } }
     )
-  }
+  })
 })
