@@ -11,8 +11,8 @@ const pod = (name: string, extra: Record<string, unknown> = {}): KubeObject => (
 })
 
 describe("smoke informer", () => {
-  for (const fifo of ["inOrder", "coalescing"] as const) {
-    it.effect(`informer end to end (${fifo})`, () =>
+  describe.each(["inOrder", "coalescing"] as const)("%s", (fifo) => {
+    it.effect(`informer end to end`, () =>
       Effect.gen(function*() {
         const scope = yield* Scope.make()
         const fake = yield* FakeListerWatcher.make()
@@ -52,5 +52,5 @@ describe("smoke informer", () => {
         assert.isTrue(yield* informer.isStopped)
         assert.strictEqual(yield* fake.openWatches, 0)
       }))
-  }
+  })
 })

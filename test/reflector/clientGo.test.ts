@@ -468,8 +468,8 @@ describe("Reflector", () => {
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "5")
       }))
 
-    for (const mode of ["inOrder", "coalescing"] as const) {
-      it.scoped(`TestReflectorRespectStoreTransformer (${mode}): watch-list objects transformed once each`, () =>
+    describe.each(["inOrder", "coalescing"] as const)("%s", (mode) => {
+      it.scoped(`TestReflectorRespectStoreTransformer: watch-list objects transformed once each`, () =>
         Effect.gen(function*() {
           const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
           let transforms = 0
@@ -498,7 +498,7 @@ describe("Reflector", () => {
           assert.isTrue(objects.every((o) => o.metadata?.annotations?.transformed === "true"))
           assert.strictEqual((yield* fake.requests).length, 1)
         }))
-    }
+    })
 
     it.scoped("TestNewReflectorWithDisablementWatchList: a ListerWatcher reporting no watch-list support is listed", () =>
       Effect.gen(function*() {
