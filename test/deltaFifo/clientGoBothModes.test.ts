@@ -22,6 +22,8 @@ import {
 
 type FifoMode = NonNullable<Options["mode"]>
 
+type ReplaceMakesDeletionsCase = "a" | "b" | "c" | "d" | "e"
+
 /** What a shared client-go test builds and expects in one mode. */
 interface ClientGoMode {
   /** client-go's test-name prefix. */
@@ -34,6 +36,12 @@ interface ClientGoMode {
   readonly drained: (fifo: Fifo) => Effect.Effect<unknown, DeltaFifo.FifoClosedError>
   readonly resyncNonExisting: { readonly title: string; readonly expected: unknown }
   readonly resync: unknown
+  readonly deleteExistingNonPropagated: { readonly title: string; readonly expected: unknown }
+  /** TestDeltaFIFO_ReplaceMakesDeletions / TestRealFIFO_ReplaceMakesDeletions, cases (a) to (e). */
+  readonly replaceMakesDeletions: Record<
+    ReplaceMakesDeletionsCase,
+    { readonly title: string; readonly expected: unknown }
+  >
   readonly hasSyncedCorrectOnDeletion: {
     readonly title: string
     readonly expected: ReadonlyArray<ReadonlyArray<string>>
@@ -55,6 +63,32 @@ const clientGoModes: Record<FifoMode, ClientGoMode> = {
       expected: [["Deleted foo 10"]]
     },
     resync: [["Sync foo 5"]],
+    deleteExistingNonPropagated: {
+      title: "known={}; Add foo5; Delete foo6 -> 2 deltas, last Deleted",
+      expected: [["Added foo 5", "Deleted foo 6"]]
+    },
+    replaceMakesDeletions: {
+      a: {
+        title: "pre-existing Delete baz10",
+        expected: [["Deleted baz 10"], ["Sync foo 5"], ["Deleted tomb(bar,6)"]]
+      },
+      b: {
+        title: "pre-existing Add baz10",
+        expected: [["Added baz 10", "Deleted tomb(baz,10)"], ["Sync foo 5"], ["Deleted tomb(bar,6)"]]
+      },
+      c: {
+        title: "Delete bar6, Add bar100 -> tombstone holds bar100",
+        expected: [["Deleted bar 6", "Added bar 100", "Deleted tomb(bar,100)"], ["Sync foo 5"], ["Deleted tomb(baz,7)"]]
+      },
+      d: {
+        title: "Replace([bar100,foo5]) then Replace([foo5])",
+        expected: [["Sync bar 100", "Deleted tomb(bar,100)"], ["Sync foo 5", "Sync foo 5"], ["Deleted tomb(baz,7)"]]
+      },
+      e: {
+        title: "no known store, Add baz10",
+        expected: [["Added baz 10", "Deleted tomb(baz,10)"], ["Sync foo 5"]]
+      }
+    },
     hasSyncedCorrectOnDeletion: {
       title: "3 initial-list pops, synced only after the third",
       expected: [["Sync foo 5"], ["Deleted tomb(bar,6)"], ["Deleted tomb(baz,7)"]]
@@ -71,6 +105,36 @@ const clientGoModes: Record<FifoMode, ClientGoMode> = {
       expected: ["Deleted foo 10"]
     },
     resync: ["Sync foo 5"],
+    deleteExistingNonPropagated: {
+      title: "Add foo5; Delete foo6 -> 2 deltas, last Deleted",
+      expected: ["Added foo 5", "Deleted foo 6"]
+    },
+    replaceMakesDeletions: {
+      a: {
+        title: "Delete baz10 -> deletions precede replacements",
+        expected: [["Deleted baz 10"], ["Deleted tomb(bar,6)"], ["Replaced foo 5"]]
+      },
+      b: {
+        title: "Add baz10",
+        expected: [["Added baz 10"], ["Deleted tomb(baz,10)"], ["Deleted tomb(bar,6)"], ["Replaced foo 5"]]
+      },
+      c: {
+        title: "Delete bar6; Add bar100 -> tombstone holds bar100",
+        expected: [["Deleted bar 6"], ["Added bar 100"], ["Deleted tomb(bar,100)"], ["Deleted tomb(baz,7)"], [
+          "Replaced foo 5"
+        ]]
+      },
+      d: {
+        title: "Replace([bar100,foo5]) then Replace([foo5])",
+        expected: [["Deleted tomb(baz,7)"], ["Replaced bar 100"], ["Replaced foo 5"], ["Deleted tomb(bar,100)"], [
+          "Replaced foo 5"
+        ]]
+      },
+      e: {
+        title: "empty known, Add baz10",
+        expected: [["Added baz 10"], ["Deleted tomb(baz,10)"], ["Replaced foo 5"]]
+      }
+    },
     hasSyncedCorrectOnDeletion: {
       title: "tomb bar, tomb baz, Replaced foo; synced only after the third",
       expected: [["Deleted tomb(bar,6)"], ["Deleted tomb(baz,7)"], ["Replaced foo 5"]]
@@ -103,6 +167,41 @@ describe.each(["coalescing", "inOrder"] as const)("client-go FIFO tests, %s mode
       yield* f.resync
       assert.deepStrictEqual(yield* m.drained(f), m.resync)
     }))
+
+  it.effect(`${m.prefix}_DeleteExistingNonPropagated: ${m.deleteExistingNonPropagated.title}`, () =>
+    Effect.gen(function*() {
+      const f = m.make({ knownObjects: known() })
+      yield* f.add(obj("foo", 5))
+      yield* f.delete(obj("foo", 6))
+      assert.deepStrictEqual(yield* m.drained(f), m.deleteExistingNonPropagated.expected)
+    }))
+
+  /** Each case's queue and what it does before `Replace([foo5])`: (a)-(d) know {foo5, bar6, baz7}, (e) its mode's default. */
+  const replaceMakesDeletions: Record<ReplaceMakesDeletionsCase, {
+    readonly fifo: () => Fifo
+    readonly before: (f: Fifo) => Effect.Effect<void, DeltaFifo.EnqueueError>
+  }> = {
+    a: { fifo: () => m.make({ knownObjects: knownFooBarBaz() }), before: (f) => f.delete(obj("baz", 10)) },
+    b: { fifo: () => m.make({ knownObjects: knownFooBarBaz() }), before: (f) => f.add(obj("baz", 10)) },
+    c: {
+      fifo: () => m.make({ knownObjects: knownFooBarBaz() }),
+      before: (f) => Effect.zipRight(f.delete(obj("bar", 6)), f.add(obj("bar", 100)))
+    },
+    d: {
+      fifo: () => m.make({ knownObjects: knownFooBarBaz() }),
+      before: (f) => f.replace([obj("bar", 100), obj("foo", 5)], "0")
+    },
+    e: { fifo: () => m.make(), before: (f) => f.add(obj("baz", 10)) }
+  }
+  for (const c of ["a", "b", "c", "d", "e"] as const) {
+    it.effect(`${m.prefix}_ReplaceMakesDeletions (${c}): ${m.replaceMakesDeletions[c].title}`, () =>
+      Effect.gen(function*() {
+        const f = replaceMakesDeletions[c].fifo()
+        yield* replaceMakesDeletions[c].before(f)
+        yield* f.replace([obj("foo", 5)], "0")
+        assert.deepStrictEqual(yield* drain(f), m.replaceMakesDeletions[c].expected)
+      }))
+  }
 
   it.effect(`${m.prefix}_UpdateResyncRace: known={foo5}; Update foo6; Resync -> single Pop [Updated foo6]`, () =>
     Effect.gen(function*() {

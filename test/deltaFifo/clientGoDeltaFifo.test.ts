@@ -158,67 +158,6 @@ describe("delta_fifo_test (coalescing)", () => {
       assert.deepStrictEqual(yield* f.listKeys, [])
     }))
 
-  it.effect("TestDeltaFIFO_DeleteExistingNonPropagated: known={}; Add foo5; Delete foo6 -> 2 deltas, last Deleted", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: known() })
-      yield* f.add(obj("foo", 5))
-      yield* f.delete(obj("foo", 6))
-      assert.deepStrictEqual(yield* drain(f), [["Added foo 5", "Deleted foo 6"]])
-    }))
-
-  it.effect("TestDeltaFIFO_ReplaceMakesDeletions (a): pre-existing Delete baz10", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: knownFooBarBaz() })
-      yield* f.delete(obj("baz", 10))
-      yield* f.replace([obj("foo", 5)], "0")
-      assert.deepStrictEqual(yield* drain(f), [["Deleted baz 10"], ["Sync foo 5"], ["Deleted tomb(bar,6)"]])
-    }))
-
-  it.effect("TestDeltaFIFO_ReplaceMakesDeletions (b): pre-existing Add baz10", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: knownFooBarBaz() })
-      yield* f.add(obj("baz", 10))
-      yield* f.replace([obj("foo", 5)], "0")
-      assert.deepStrictEqual(yield* drain(f), [
-        ["Added baz 10", "Deleted tomb(baz,10)"],
-        ["Sync foo 5"],
-        ["Deleted tomb(bar,6)"]
-      ])
-    }))
-
-  it.effect("TestDeltaFIFO_ReplaceMakesDeletions (c): Delete bar6, Add bar100 -> tombstone holds bar100", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: knownFooBarBaz() })
-      yield* f.delete(obj("bar", 6))
-      yield* f.add(obj("bar", 100))
-      yield* f.replace([obj("foo", 5)], "0")
-      assert.deepStrictEqual(yield* drain(f), [
-        ["Deleted bar 6", "Added bar 100", "Deleted tomb(bar,100)"],
-        ["Sync foo 5"],
-        ["Deleted tomb(baz,7)"]
-      ])
-    }))
-
-  it.effect("TestDeltaFIFO_ReplaceMakesDeletions (d): Replace([bar100,foo5]) then Replace([foo5])", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: knownFooBarBaz() })
-      yield* f.replace([obj("bar", 100), obj("foo", 5)], "0")
-      yield* f.replace([obj("foo", 5)], "0")
-      assert.deepStrictEqual(yield* drain(f), [
-        ["Sync bar 100", "Deleted tomb(bar,100)"],
-        ["Sync foo 5", "Sync foo 5"],
-        ["Deleted tomb(baz,7)"]
-      ])
-    }))
-
-  it.effect("TestDeltaFIFO_ReplaceMakesDeletions (e): no known store, Add baz10", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo()
-      yield* f.add(obj("baz", 10))
-      yield* f.replace([obj("foo", 5)], "0")
-      assert.deepStrictEqual(yield* drain(f), [["Added baz 10", "Deleted tomb(baz,10)"], ["Sync foo 5"]])
-    }))
-
   it.effect("TestDeltaFIFO_ReplaceMakesDeletionsReplaced: emitReplaced -> [Deleted baz10], [Replaced foo6], [tomb bar6]", () =>
     Effect.gen(function*() {
       const f = deltaFifo({ knownObjects: knownFooBarBaz(), emitReplaced: true })
