@@ -36,6 +36,8 @@ interface ClientGoMode {
   readonly drained: (fifo: Fifo) => Effect.Effect<unknown, DeltaFifo.FifoClosedError>
   readonly resyncNonExisting: { readonly title: string; readonly expected: unknown }
   readonly resync: unknown
+  readonly enqueueingNoLister: { readonly title: string; readonly pops: ReadonlyArray<number> }
+  readonly enqueueingWithLister: string
   readonly deleteExistingNonPropagated: { readonly title: string; readonly expected: unknown }
   /** TestDeltaFIFO_ReplaceMakesDeletions / TestRealFIFO_ReplaceMakesDeletions, cases (a) to (e). */
   readonly replaceMakesDeletions: Record<
@@ -63,6 +65,8 @@ const clientGoModes: Record<FifoMode, ClientGoMode> = {
       expected: [["Deleted foo 10"]]
     },
     resync: [["Sync foo 5"]],
+    enqueueingNoLister: { title: "Pops 10, 15, 18 (delete of a never-seen key ignored)", pops: [10, 15, 18] },
+    enqueueingWithLister: "known={foo,bar,baz} -> Pops 10, 15, 20 (delete of a known key accepted)",
     deleteExistingNonPropagated: {
       title: "known={}; Add foo5; Delete foo6 -> 2 deltas, last Deleted",
       expected: [["Added foo 5", "Deleted foo 6"]]
@@ -105,6 +109,8 @@ const clientGoModes: Record<FifoMode, ClientGoMode> = {
       expected: ["Deleted foo 10"]
     },
     resync: ["Sync foo 5"],
+    enqueueingNoLister: { title: "Pops 10, 15, 17, 18, 20 (every call enqueued)", pops: [10, 15, 17, 18, 20] },
+    enqueueingWithLister: "Pops 10, 15, 20",
     deleteExistingNonPropagated: {
       title: "Add foo5; Delete foo6 -> 2 deltas, last Deleted",
       expected: ["Added foo 5", "Deleted foo 6"]
@@ -152,6 +158,28 @@ describe.each(["coalescing", "inOrder"] as const)("client-go FIFO tests, %s mode
     it.effect(`${m.prefix}_basic (atomic): two producer fibers keep their own order`, () =>
       producersKeepTheirOwnOrder(atomic()))
   }
+
+  it.effect(`${m.prefix}_enqueueingNoLister: ${m.enqueueingNoLister.title}`, () =>
+    Effect.gen(function*() {
+      const f = m.make()
+      yield* f.add(obj("foo", 10))
+      yield* f.update(obj("bar", 15))
+      yield* f.add(obj("qux", 17))
+      yield* f.delete(obj("qux", 18))
+      yield* f.delete(obj("baz", 20))
+      for (const expected of m.enqueueingNoLister.pops) assert.strictEqual(yield* popValue(f), expected)
+      assert.strictEqual(yield* f.length, 0)
+    }))
+
+  it.effect(`${m.prefix}_enqueueingWithLister: ${m.enqueueingWithLister}`, () =>
+    Effect.gen(function*() {
+      const f = m.make({ knownObjects: known(obj("foo", 5), obj("bar", 6), obj("baz", 7)) })
+      yield* f.add(obj("foo", 10))
+      yield* f.update(obj("bar", 15))
+      yield* f.delete(obj("baz", 20))
+      for (const expected of [10, 15, 20]) assert.strictEqual(yield* popValue(f), expected)
+      assert.strictEqual(yield* f.length, 0)
+    }))
 
   it.effect(`${m.prefix}_ResyncNonExisting: ${m.resyncNonExisting.title}`, () =>
     Effect.gen(function*() {

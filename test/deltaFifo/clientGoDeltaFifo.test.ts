@@ -126,28 +126,6 @@ describe("delta_fifo_test (coalescing)", () => {
       assert.deepStrictEqual(calls, ["foo:10", "bar:11", "foo:12", "foo:15", "bar:16"])
     }))
 
-  it.effect("TestDeltaFIFO_enqueueingNoLister: Pops 10, 15, 18 (delete of a never-seen key ignored)", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo()
-      yield* f.add(obj("foo", 10))
-      yield* f.update(obj("bar", 15))
-      yield* f.add(obj("qux", 17))
-      yield* f.delete(obj("qux", 18))
-      yield* f.delete(obj("baz", 20))
-      for (const expected of [10, 15, 18]) assert.strictEqual(yield* popValue(f), expected)
-      assert.strictEqual(yield* f.length, 0)
-    }))
-
-  it.effect("TestDeltaFIFO_enqueueingWithLister: known={foo,bar,baz} -> Pops 10, 15, 20 (delete of a known key accepted)", () =>
-    Effect.gen(function*() {
-      const f = deltaFifo({ knownObjects: known(obj("foo", 5), obj("bar", 6), obj("baz", 7)) })
-      yield* f.add(obj("foo", 10))
-      yield* f.update(obj("bar", 15))
-      yield* f.delete(obj("baz", 20))
-      for (const expected of [10, 15, 20]) assert.strictEqual(yield* popValue(f), expected)
-      assert.strictEqual(yield* f.length, 0)
-    }))
-
   it.effect("TestDeltaFIFO_addReplace: Add foo10; Replace([foo15]) -> one Pop, newest 15, then nothing", () =>
     Effect.gen(function*() {
       const f = deltaFifo()

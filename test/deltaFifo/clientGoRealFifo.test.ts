@@ -127,28 +127,6 @@ describe("the_real_fifo_test (inOrder)", () => {
       assert.deepStrictEqual(calls, ["foo:10", "bar:11", "foo:12", "foo:15", "bar:16"])
     }))
 
-  it.effect("TestRealFIFO_enqueueingNoLister: Pops 10, 15, 17, 18, 20 (every call enqueued)", () =>
-    Effect.gen(function*() {
-      const f = realFifo()
-      yield* f.add(obj("foo", 10))
-      yield* f.update(obj("bar", 15))
-      yield* f.add(obj("qux", 17))
-      yield* f.delete(obj("qux", 18))
-      yield* f.delete(obj("baz", 20))
-      for (const expected of [10, 15, 17, 18, 20]) assert.strictEqual(yield* popValue(f), expected)
-      assert.strictEqual(yield* f.length, 0)
-    }))
-
-  it.effect("TestRealFIFO_enqueueingWithLister: Pops 10, 15, 20", () =>
-    Effect.gen(function*() {
-      const f = realFifo({ knownObjects: known(obj("foo", 5), obj("bar", 6), obj("baz", 7)) })
-      yield* f.add(obj("foo", 10))
-      yield* f.update(obj("bar", 15))
-      yield* f.delete(obj("baz", 20))
-      for (const expected of [10, 15, 20]) assert.strictEqual(yield* popValue(f), expected)
-      assert.strictEqual(yield* f.length, 0)
-    }))
-
   it.effect("TestRealFIFO_addReplace: Add foo10; Replace([foo15]) -> Pops 10 then 15, then empty", () =>
     Effect.gen(function*() {
       const f = realFifo()
