@@ -6,7 +6,7 @@ import { Effect, Layer, Logger, LogLevel, Redacted, Schedule, Stream } from "eff
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
-import { makeScrub, scrubPatterns, secretsOf } from "../src/internal/redact.js"
+import { makeScrub, scrubPatterns, scrubStatus, secretsOf } from "../src/internal/redact.js"
 import * as KubeConfig from "../src/KubeConfig.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Resource from "../src/Resource.js"
@@ -237,5 +237,28 @@ describe("credentials in messages", () => {
     assert.include(out, "https://<redacted>@example.com/x")
     // text without secrets is unchanged
     assert.strictEqual(scrubPatterns("list pods in ns: HTTP 500: boom"), "list pods in ns: HTTP 500: boom")
+  })
+})
+
+describe("the scrubber on hostile text", () => {
+  it("stays linear: 1 MB of scheme-like and URL-like text is scrubbed in well under a second", () => {
+    const scrub = makeScrub(secretsOf({ authorization: `Bearer ${token}` }))
+    for (const text of ["a.".repeat(500_000), "a://".repeat(250_000), `x://${"b".repeat(1_000_000)}`]) {
+      const started = performance.now()
+      scrub(text)
+      assert.isBelow(performance.now() - started, 1000, text.slice(0, 12))
+    }
+  })
+
+  it("a Status of any size is cut to a few KB", () => {
+    const scrub = makeScrub([])
+    const huge = "m".repeat(1_000_000)
+    const status = scrubStatus(
+      { message: huge, details: { causes: Array.from({ length: 1000 }, () => ({ message: huge })) } },
+      scrub
+    )
+    assert.isBelow(status.message!.length, 2100)
+    assert.strictEqual(status.details!.causes!.length, 20)
+    assert.isBelow(status.details!.causes![0].message!.length, 2100)
   })
 })

@@ -20,8 +20,10 @@ export const redacted = "<redacted>"
 /** A scrubber: text in, the same text without secrets out. */
 export type Scrub = (text: string) => string
 
+// Every quantifier that could rescan the text from many starting points is bounded, so that scrubbing
+// hostile text stays linear in its length.
 const authSchemePattern = /\b(bearer|basic)(\s+)[^\s"',;]+/gi
-const urlCredentialsPattern = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"']+@/gi
+const urlCredentialsPattern = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^\s/?#@"']{1,512}@/gi
 const privateKeyPattern = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)/g
 const secretFieldPattern =
   /\b(token|password|passwd|secret|key-data|client-key-data)(["']?\s*[:=]\s*["']?)[^\s"',;&]+/gi
@@ -96,8 +98,15 @@ export const makeScrub = (secrets: ReadonlyArray<string>): Scrub => {
   }
 }
 
+/** The longest Status text kept, and the most causes: a server's Status of any size costs a few KB. */
+const maxStatusText = 2000
+const maxCauses = 20
+
+const bounded = (text: string): string => text.length > maxStatusText ? text.slice(0, maxStatusText) + "…" : text
+
 /**
- * A Status with its message and its causes' messages scrubbed (the Status travels in typed errors).
+ * A Status with its message and its causes' messages scrubbed (the Status travels in typed errors), each
+ * text cut to 2,000 characters and the causes to 20.
  *
  * @internal
  */
@@ -105,16 +114,16 @@ export const scrubStatus = (status: Status, scrub: Scrub): Status => {
   const causes = status.details?.causes
   return {
     ...status,
-    ...(status.message === undefined ? {} : { message: scrub(status.message) }),
+    ...(status.message === undefined ? {} : { message: scrub(bounded(status.message)) }),
     ...(status.details === undefined ? {} : {
       details: {
         ...status.details,
-        ...(status.details.name === undefined ? {} : { name: scrub(status.details.name) }),
+        ...(status.details.name === undefined ? {} : { name: scrub(bounded(status.details.name)) }),
         ...(causes === undefined ? {} : {
-          causes: causes.map((cause) => ({
+          causes: causes.slice(0, maxCauses).map((cause) => ({
             ...cause,
-            ...(cause.message === undefined ? {} : { message: scrub(cause.message) }),
-            ...(cause.field === undefined ? {} : { field: scrub(cause.field) })
+            ...(cause.message === undefined ? {} : { message: scrub(bounded(cause.message)) }),
+            ...(cause.field === undefined ? {} : { field: scrub(bounded(cause.field)) })
           }))
         })
       }
