@@ -268,6 +268,8 @@ const explain = <A, I>(
 const invalid = (prefix: string, explained: { readonly line: string; readonly tree: string | undefined }) =>
   Either.left<DecodeFailure>({ message: `${prefix}: ${explained.line}`, detail: explained.tree })
 
+const identity = (text: string): string => text
+
 const preview = (text: string): string => oneLine(text.length > 400 ? text.slice(0, 400) : text)
 
 /**
@@ -286,12 +288,16 @@ const preview = (text: string): string => oneLine(text.length > 400 ? text.slice
  * @since 0.1.0
  * @category decoding
  */
-export const decodeWatchLine = <A = KubeObject>(line: string): Either.Either<DecodedEvent<A>, DecodeFailure> => {
+export const decodeWatchLine = <A = KubeObject>(
+  line: string,
+  scrub: (text: string) => string = identity
+): Either.Either<DecodedEvent<A>, DecodeFailure> => {
   let u: unknown
   try {
     u = JSON.parse(line)
   } catch (cause) {
-    return Either.left({ message: `malformed JSON in watch event: ${preview(line)}`, cause })
+    // scrubbed before it is cut: a secret the cut went through would no longer be recognised
+    return Either.left({ message: `malformed JSON in watch event: ${preview(scrub(line.slice(0, 8192)))}`, cause })
   }
   return decodeWatchValue<A>(u)
 }

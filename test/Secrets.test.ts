@@ -2,15 +2,17 @@
 // request's Authorization header (and the decoded basic-auth password, and a URL with credentials) on every
 // failure path of LIST and WATCH, and the informer's logs, errors and error fields must not contain them.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel, Redacted, Schedule, Stream } from "effect"
+import { Effect, Either, Layer, Logger, LogLevel, Option, Redacted, Schedule, Stream } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
+import { ListBodyDecoder } from "../src/internal/listBodyDecoder.js"
 import { makeScrub, scrubPatterns, scrubStatus, secretsOf } from "../src/internal/redact.js"
 import * as KubeConfig from "../src/KubeConfig.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Resource from "../src/Resource.js"
 import * as SharedInformer from "../src/SharedInformer.js"
+import * as Wire from "../src/Wire.js"
 import { pod as fixturePod } from "./fixtures/index.js"
 
 const token = "tok-SECRET-7f3a9c2e1b"
@@ -260,5 +262,37 @@ describe("the scrubber on hostile text", () => {
     assert.isBelow(status.message!.length, 2100)
     assert.strictEqual(status.details!.causes!.length, 20)
     assert.isBelow(status.details!.causes![0].message!.length, 2100)
+  })
+})
+
+/** The shortest part of the token that would identify it. */
+const minShown = 6
+
+describe("a secret cut by a preview", () => {
+  const long = "tok-" + "Z9y8X7w6V5".repeat(10)
+  const scrub = makeScrub(secretsOf({ authorization: `Bearer ${long}` }))
+
+  it("the scrubber removes a secret's start at a window's end and its end at a window's start", () => {
+    assert.strictEqual(scrub(`found ${long.slice(0, 30)}…`), "found <redacted>…")
+    assert.strictEqual(scrub(`${long.slice(-25)} and more`), "<redacted> and more")
+    assert.strictEqual(scrub("nothing secret here"), "nothing secret here")
+  })
+
+  it("a malformed watch line whose preview cuts through the token", () => {
+    const line = "{" + "x".repeat(190) + long + " garbage"
+    const result = Wire.decodeWatchLine(line, scrub)
+    assert.isTrue(Either.isLeft(result))
+    const message = Either.isLeft(result) ? result.left.message : ""
+    assert.notInclude(message, long.slice(0, minShown))
+    assert.include(message, "<redact") // the preview may cut the marker itself
+  })
+
+  it("a malformed LIST body whose preview cuts through the token", () => {
+    const decoder = new ListBodyDecoder({ description: "pods", scrub })
+    const body = `{"kind":"PodList","items":[{"metadata":{"name":"a"}}, ${"y".repeat(60)}${long} ]}`
+    const failure = decoder.push(Buffer.from(body)) ?? Either.getLeft(decoder.end()).pipe(Option.getOrUndefined)
+    assert.isDefined(failure)
+    assert.notInclude(failure!.message, long.slice(0, minShown))
+    assert.notInclude(failure!.message, long.slice(-minShown))
   })
 })

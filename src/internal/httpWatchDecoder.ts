@@ -165,7 +165,7 @@ export class WatchBodyDecoder<A> {
     if (line.length === 0) return undefined
     if (line.charCodeAt(line.length - 1) === CR) line = line.slice(0, -1)
     if (line.length === 0 || (line.charCodeAt(0) <= 32 && isBlank(line))) return undefined
-    const decoded = decodeWatchLine<A>(line)
+    const decoded = decodeWatchLine<A>(line, this.scrub)
     if (decoded._tag === "Left") {
       // the message quotes the line, which may echo the request's credentials
       const scrub = this.scrub

@@ -67,6 +67,11 @@ export interface ListDecoderOptions {
   readonly maxItemBytes?: number | undefined
   /** The largest other top-level value or key, in bytes. Default `defaultMaxValueBytes` (1 MiB). */
   readonly maxValueBytes?: number | undefined
+  /**
+   * Removes the request's credentials from the body text quoted in a message, before it is cut to a
+   * preview (a cut secret would no longer be recognised). Default: none.
+   */
+  readonly scrub?: ((text: string) => string) | undefined
 }
 
 const isObjectWithMeta = guard(ObjectWithMeta)
@@ -687,18 +692,21 @@ export class ListBodyDecoder<A> {
    * (when the message says), and the text there.
    */
   private syntaxError(text: string, cause: unknown): string {
-    const reason = oneLine(cause instanceof Error ? cause.message : String(cause), 120)
+    // V8 quotes the text around the error ('Unexpected token …, "…" is not valid JSON'): that quote, unscrubbed,
+    // is left out; the preview below is taken from the scrubbed text
+    const raw = cause instanceof Error ? cause.message : String(cause)
+    const quoted = /, ".*$/s.test(raw)
+    const reason = oneLine(raw.replace(/, ".*$/s, ""), 120)
     const position = /at position (\d+)/.exec(reason)
     let at = this.sliceOffset
     let preview: string
     if (position !== null) {
       const p = Math.min(text.length, Number(position[1]))
       at += Buffer.byteLength(text.slice(0, p))
-      preview = oneLine(text.slice(Math.max(0, p - 40), p + 80), 120)
+      preview = this.window(text, Math.max(0, p - 40), p + 80)
     } else {
-      // V8 quotes the text around the error itself ("Unexpected token …, "…" is not valid JSON"), but not
-      // at the end of the text
-      preview = reason.endsWith("is not valid JSON") ? "" : oneLine(text.slice(Math.max(0, text.length - 120)), 120)
+      // V8's quote (left out) was of the start of the text; without one, the text ended too early
+      preview = quoted ? this.window(text, 0, 120) : this.window(text, Math.max(0, text.length - 120), text.length)
     }
     return `malformed JSON in ${this.what()} at byte ${at}: ${reason}${preview === "" ? "" : `: ${preview}`}`
   }
@@ -708,7 +716,14 @@ export class ListBodyDecoder<A> {
   }
 
   private preview(buf: Buffer, i: number): string {
-    return oneLine(buf.toString("utf8", i, Math.min(buf.length, i + 120)), 120)
+    return this.window(buf.toString("utf8", i, Math.min(buf.length, i + 120)), 0, 120)
+  }
+
+  /** `text[start, end)` as one line of at most 120 characters, scrubbed first (the cut edges included). */
+  private window(text: string, start: number, end: number): string {
+    const scrub = this.options.scrub
+    const part = text.slice(start, end)
+    return oneLine(scrub === undefined ? part : scrub(part), 120)
   }
 
   private malformed(buf: Buffer, i: number, expected: string): DecodeFailure {

@@ -94,8 +94,37 @@ export const makeScrub = (secrets: ReadonlyArray<string>): Scrub => {
     for (const secret of secrets) {
       if (out.includes(secret)) out = out.split(secret).join(redacted)
     }
-    return scrubPatterns(out)
+    return scrubPatterns(cutEdges(out, secrets))
   }
+}
+
+/** The shortest part of a secret taken for one at the edge of a window of text. */
+const minPartial = 6
+
+/**
+ * A preview is a window of what the server sent: a secret it cut shows only a part, at the window's start
+ * (the secret's end) or at its end (the secret's start). Those parts are removed too.
+ */
+const cutEdges = (text: string, secrets: ReadonlyArray<string>): string => {
+  let out = text
+  const ellipsis = out.endsWith("…") ? "…" : ""
+  let body = ellipsis === "" ? out : out.slice(0, -1)
+  for (const secret of secrets) {
+    for (let k = Math.min(secret.length - 1, body.length); k >= minPartial; k--) {
+      if (body.endsWith(secret.slice(0, k))) {
+        body = body.slice(0, body.length - k) + redacted
+        break
+      }
+    }
+    for (let k = Math.min(secret.length - 1, body.length); k >= minPartial; k--) {
+      if (body.startsWith(secret.slice(secret.length - k))) {
+        body = redacted + body.slice(k)
+        break
+      }
+    }
+  }
+  out = body + ellipsis
+  return out
 }
 
 /** The longest Status text kept, and the most causes: a server's Status of any size costs a few KB. */
