@@ -33,6 +33,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Redacted from "effect/Redacted"
@@ -79,7 +80,8 @@ export interface Options {
   /**
    * Fail a LIST with `Transport` when its response headers, or the next bytes of its body, take longer than
    * this: an idle timeout, not a bound on a large list's total time. The Reflector then backs off and
-   * retries. Default 60 seconds; `Duration.infinity` turns it off.
+   * retries. An error response's body (LIST or WATCH, at most 8 KiB read) gets the same bound in total.
+   * Default 60 seconds; `Duration.infinity` turns it off.
    */
   readonly listIdleTimeout?: Duration.DurationInput | undefined
   /** `User-Agent` header. Default `effect-informers/0.1.0`. */
@@ -152,7 +154,8 @@ const readBounded = <E>(
       null
     ).pipe(Effect.map(() => {
       const bytes = Buffer.concat(parts, Math.min(size, max))
-      return { text: bytes.toString("utf8"), truncated: size > max }
+      // a body that stopped exactly at the bound may have had more: taken as cut
+      return { text: bytes.toString("utf8"), truncated: size >= max }
     }))
   })
 
@@ -321,7 +324,20 @@ const unsafeMake = <A>(
     scrub: Scrub
   ): Effect.Effect<never, ListerWatcherError> =>
     Effect.flatMap(
-      Effect.mapError(readBounded(response.stream, maxErrorBodyBytes), transport(verb, scrub)),
+      Effect.mapError(readBounded(response.stream, maxErrorBodyBytes), transport(verb, scrub)).pipe(
+        // a server that sends error headers and then stalls: the same idle bound as a LIST's
+        Duration.isFinite(listIdle)
+          ? Effect.timeoutFail({
+            duration: listIdle,
+            onTimeout: () =>
+              new Transport({
+                message: `${verb} ${description}: HTTP ${response.status}, then no body for ${
+                  Duration.format(listIdle)
+                }`
+              })
+          })
+          : identity
+      ),
       ({ text: body, truncated }) => {
         let status: Status | undefined
         if (!truncated) {
@@ -348,22 +364,35 @@ const unsafeMake = <A>(
     new Transport({ message: `list ${description}: ${what} for ${Duration.format(listIdle)}` })
 
   /** A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. */
+  /**
+   * A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. The idle bound
+   * is one checker fiber beside the read, which records the time of each chunk (a timeout per chunk, as
+   * `Stream.timeoutFail` has, races two fibers per chunk: it made a paged sync of 10,000 pods ~1.5x slower).
+   */
   const decodeListBody = (
     response: HttpClientResponse.HttpClientResponse,
     scrub: Scrub
   ): Effect.Effect<ListPage<A>, ListerWatcherError> =>
-    Effect.suspend(() => {
-      const decoder = new ListBodyDecoder<A>({ description })
+    Effect.flatMap(Effect.clock, (clock) => {
+      const decoder = new ListBodyDecoder<A>({ description, scrub })
       let failure: DecodeFailure | undefined
-      const body = Duration.isFinite(listIdle)
-        ? Stream.timeoutFail(response.stream, listIdleError("no bytes received"), listIdle)
-        : response.stream
-      return body.pipe(
-        Stream.mapError((error) => error._tag === "Transport" ? error : transport("list", scrub)(error)),
+      let last = clock.unsafeCurrentTimeMillis()
+      const read = response.stream.pipe(
         Stream.runForEachWhile((chunk) => {
+          last = clock.unsafeCurrentTimeMillis()
           failure = decoder.push(chunk)
           return Effect.succeed(failure === undefined)
         }),
+        Effect.mapError(transport("list", scrub))
+      )
+      const limit = Duration.toMillis(listIdle)
+      const idle: Effect.Effect<never, Transport> = Effect.suspend(() => {
+        const quiet = clock.unsafeCurrentTimeMillis() - last
+        return quiet < limit
+          ? Effect.zipRight(Effect.sleep(Duration.millis(limit - quiet)), idle)
+          : Effect.fail(listIdleError("no bytes received")())
+      })
+      return (Duration.isFinite(listIdle) ? Effect.raceFirst(read, idle) : read).pipe(
         Effect.flatMap(() => {
           const decoded = failure === undefined ? decoder.end() : Either.left(failure)
           if (Either.isLeft(decoded)) {
@@ -372,13 +401,7 @@ const unsafeMake = <A>(
               new Decode({ message: scrub(message), ...(detail === undefined ? {} : { detail: scrub(detail) }) })
             )
           }
-          const page = decoded.right
-          return Effect.succeed<ListPage<A>>({
-            items: page.items,
-            resourceVersion: page.resourceVersion,
-            continue: page.continue,
-            remainingItemCount: page.remainingItemCount
-          })
+          return Effect.succeed<ListPage<A>>(decoded.right)
         })
       )
     })

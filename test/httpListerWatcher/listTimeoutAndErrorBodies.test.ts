@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import { controlled, fake, pod, pods } from "./fixtures.js"
 
@@ -89,6 +90,27 @@ describe("error bodies", () => {
       assert.isBelow(pulled, 10)
       assert.isBelow(error.message.length, 400)
       assert.notInclude(error.message, "\n")
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("error headers, then a body that stalls: Transport after the idle bound, for a LIST and a WATCH", () => {
+    const { layer } = fake(() => {
+      const body = controlled()
+      body.push(`{"kind":"Status","message":"half`)
+      return new Response(body.body, { status: 500 })
+    })
+    return Effect.gen(function*() {
+      const lw = yield* pods({ listIdleTimeout: "10 seconds" })
+      const listing = yield* Effect.fork(Effect.flip(lw.list({})))
+      const watching = yield* Effect.fork(Effect.flip(Stream.runDrain(lw.watch({}))))
+      yield* TestClock.adjust("9 seconds")
+      assert.isNull(listing.unsafePoll())
+      yield* TestClock.adjust("2 seconds")
+      const listError = yield* Fiber.join(listing)
+      const watchError = yield* Fiber.join(watching)
+      assert.strictEqual(listError._tag, "Transport")
+      assert.strictEqual(listError.message, "list pods in default: HTTP 500, then no body for 10s")
+      assert.strictEqual(watchError._tag, "Transport")
     }).pipe(Effect.provide(layer))
   })
 })
