@@ -123,7 +123,8 @@ const main = Effect.gen(function*() {
     const error = yield* Effect.flip(lw.list({}))
     yield* Effect.sleep("500 millis")
     check(
-      error._tag === "ServerError" && error.message.length < 400 && errorBytesSent < 64 * 2 ** 20,
+      error._tag === "StatusError" && error.reason === "ServerError" && error.message.length < 400 &&
+        errorBytesSent < 64 * 2 ** 20,
       `a 500 with a huge body: ${error._tag} in ${Date.now() - started} ms, message of ${error.message.length} ` +
         `characters, ${Math.round(errorBytesSent / 2 ** 20)} MiB sent before the client stopped reading`
     )
@@ -133,7 +134,7 @@ const main = Effect.gen(function*() {
     started = Date.now()
     const garbage = yield* Effect.flip(lw.list({}))
     check(
-      garbage._tag === "Decode" && !garbage.message.includes("\n"),
+      garbage._tag === "DecodeError" && !garbage.message.includes("\n"),
       `a huge 200 LIST ending in garbage: ${garbage._tag} after ${((Date.now() - started) / 1000).toFixed(1)} s: ` +
         garbage.message.slice(0, 160)
     )

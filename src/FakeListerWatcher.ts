@@ -5,7 +5,7 @@
  * change is recorded in a bounded history that watches replay from, so watching from a compacted version
  * fails with `Gone`; lists honour `limit`, `continue`, `resourceVersion` and `resourceVersionMatch`, and
  * watches bookmarks, watch-list and selectors, as the API server does. Failures are the typed errors
- * `ListerWatcher.fromStatus` makes of the API server's answer. Changes can be made without emitting watch
+ * `ApiError.fromStatus` makes of the API server's answer. Changes can be made without emitting watch
  * events ("drop watch" variants) to model lost events; `resetWatch` closes every watch and forgets
  * history, forcing a relist. Failures can be scripted, and every request is recorded so tests can assert
  * the options a Reflector sent.
@@ -21,6 +21,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Stream from "effect/Stream"
+import { fromStatus } from "./ApiError.js"
 import * as ApiStore from "./ApiStore.js"
 import { metaNamespaceKey } from "./Indexer.js"
 import type { KubeObject } from "./KubeObject.js"
@@ -33,10 +34,10 @@ import type {
   WatchEvent,
   WatchOptions
 } from "./ListerWatcher.js"
-import { fromStatus, Gone, ListerWatcher, ListerWatcherSource, ServerError } from "./ListerWatcher.js"
+import { ListerWatcher, ListerWatcherSource } from "./ListerWatcher.js"
 import type { Resource } from "./Resource.js"
 import { groupResource } from "./Resource.js"
-import { initialEventsEndAnnotation } from "./Wire.js"
+import { failureStatus, initialEventsEndAnnotation } from "./Wire.js"
 
 /**
  * A request the fake received.
@@ -316,11 +317,13 @@ export const unsafeMake = <A = KubeObject>(
     Stream.unwrapScoped(Effect.gen(function*() {
       requests.push({ _tag: "Watch", options: watchOptions })
       if (watchFailures.length > 0) return Stream.fail(watchFailures.shift()!)
-      if (goneUntilList) return Stream.fail(new Gone({ message: "watch history was reset: relist" }))
+      if (goneUntilList) {
+        return Stream.fail(fromStatus(failureStatus(410, "Expired", "watch history was reset: relist")))
+      }
       const watchList = options.watchList ?? "serve"
       if (watchOptions.sendInitialEvents === true && watchList === "reject") {
         return Stream.fail(
-          new ServerError({ message: "sendInitialEvents is forbidden for watch", code: 422, reason: "Invalid" })
+          fromStatus(failureStatus(422, "Invalid", "sendInitialEvents is forbidden for watch"))
         )
       }
       // a server that ignores watch-list ignores its parameters: a plain watch

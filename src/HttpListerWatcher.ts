@@ -6,11 +6,11 @@
  *   `Wire.decodeList`) when its bytes are complete, so a list of any size that fits in memory as objects is
  *   accepted and the body is never held whole, as bytes or as one string (V8's limit is ~512 MB; an
  *   unpaginated list of 150,000 pods is ~450 MB of JSON). Objects are the parsed JSON, never copied. A LIST
- *   whose response headers, or next bytes, take longer than `listIdleTimeout` (60 s) fails with `Transport`.
+ *   whose response headers, or next bytes, take longer than `listIdleTimeout` (60 s) fails with a `TransportError`.
  * - WATCH streams the body: bytes are split into lines and decoded chunk by chunk (`Wire.decodeWatchLine`),
  *   never buffered whole. `ERROR` events become the stream's typed failure, unknown event types and objects
- *   of another kind are skipped with a warning, a line over `maxLineBytes` fails with `Decode`, a reset
- *   connection or a body cut mid-line fails with `Transport`, and a clean end of the body ends the stream.
+ *   of another kind are skipped with a warning, a line over `maxLineBytes` fails with a `DecodeError`, a reset
+ *   connection or a body cut mid-line fails with a `TransportError`, and a clean end of the body ends the stream.
  *   Interrupting the stream aborts the request, which closes its connection.
  * - Error responses map to the typed errors of `ListerWatcher` through `fromStatus` (the body's `Status`
  *   when there is one, the HTTP code otherwise; `Retry-After` on 429). At most 8 KiB of an error body are
@@ -39,15 +39,17 @@ import * as Mailbox from "effect/Mailbox"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { DecodeError, fromStatus, reasonForCode, TransportError } from "./ApiError.js"
 import { decodeWatchBody, defaultMaxLineBytes } from "./internal/httpWatchDecoder.js"
 import { ListBodyDecoder } from "./internal/listBodyDecoder.js"
 import type { Scrub } from "./internal/redact.js"
-import { makeScrub, scrubStatus, secretsOf } from "./internal/redact.js"
+import { keyLinesOf, makeScrub, scrubStatus, secretsOf } from "./internal/redact.js"
+import { oneLine } from "./internal/text.js"
 import type { KubeConfigError } from "./KubeConfig.js"
 import { KubeConfig } from "./KubeConfig.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOptions } from "./ListerWatcher.js"
-import { Decode, fromStatus, ListerWatcher, ListerWatcherSource, Transport } from "./ListerWatcher.js"
+import { ListerWatcher, ListerWatcherSource } from "./ListerWatcher.js"
 import type { Resource } from "./Resource.js"
 import { collectionPath, groupResource } from "./Resource.js"
 import type { DecodeFailure, Status } from "./Wire.js"
@@ -71,14 +73,14 @@ export interface Options {
   /** Applied to every LIST and WATCH (an option passed per call replaces it). */
   readonly fieldSelector?: string | undefined
   /**
-   * Fail a watch with `Transport` when no bytes arrive for this long (bookmarks count). Pair it with
+   * Fail a watch with a `TransportError` when no bytes arrive for this long (bookmarks count). Pair it with
    * `allowWatchBookmarks` so that a quiet but healthy watch keeps receiving bytes. Default: no watchdog.
    */
   readonly watchInactivityTimeout?: Duration.DurationInput | undefined
   /** The longest watch line accepted, in bytes. Default 64 MiB. */
   readonly maxLineBytes?: number | undefined
   /**
-   * Fail a LIST with `Transport` when its response headers, or the next bytes of its body, take longer than
+   * Fail a LIST with a `TransportError` when its response headers, or the next bytes of its body, take longer than
    * this: an idle timeout, not a bound on a large list's total time. The Reflector then backs off and
    * retries. An error response's body (LIST or WATCH, at most 8 KiB read) gets the same bound in total.
    * Default 60 seconds; `Duration.infinity` turns it off.
@@ -116,11 +118,6 @@ const defaultUserAgent = "effect-informers/0.1.0"
 // -------------------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------------------
-
-const oneLine = (text: string, max = 200): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  return line.length > max ? line.slice(0, max) + "…" : line
-}
 
 const causeMessage = (cause: unknown): string | undefined => {
   if (cause instanceof Error) {
@@ -172,43 +169,6 @@ const closedConnection = (error: HttpClientError.HttpClientError): boolean => {
 
 /** Sends of one request on a closed connection before its failure is returned. */
 const closedConnectionRetries = 2
-
-const reasonForCode = (code: number): string => {
-  switch (code) {
-    case 400:
-      return "BadRequest"
-    case 401:
-      return "Unauthorized"
-    case 403:
-      return "Forbidden"
-    case 404:
-      return "NotFound"
-    case 405:
-      return "MethodNotAllowed"
-    case 406:
-      return "NotAcceptable"
-    case 409:
-      return "Conflict"
-    case 410:
-      return "Expired"
-    case 413:
-      return "RequestEntityTooLarge"
-    case 415:
-      return "UnsupportedMediaType"
-    case 422:
-      return "Invalid"
-    case 429:
-      return "TooManyRequests"
-    case 500:
-      return "InternalError"
-    case 503:
-      return "ServiceUnavailable"
-    case 504:
-      return "Timeout"
-    default:
-      return code >= 500 ? "InternalError" : "Unknown"
-  }
-}
 
 const setParam = (params: Array<[string, string]>, name: string, value: string | undefined): void => {
   if (value !== undefined && value !== "") params.push([name, value])
@@ -286,21 +246,22 @@ const unsafeMake = <A>(
    * client-go) does for a request on a reused connection that the server closed while idle. Without it a
    * client slower to read a LIST page than the server's idle timeout (a busy event loop, a slow link) fails
    * the paged list at every page boundary past it and starts over from the first page after a backoff.
-   * Twice at most: then the `Transport` failure is returned (the Reflector backs off).
+   * Twice at most: then the `TransportError` is returned (the Reflector backs off).
    */
   const execute = (req: HttpClientRequest.HttpClientRequest) =>
     Effect.retry(scopedClient.execute(req), { times: closedConnectionRetries, while: closedConnection })
 
-  const key = config.tls.key === undefined ? undefined : Redacted.value(config.tls.key)
+  const keyLines = keyLinesOf(config.tls.key === undefined ? undefined : Redacted.value(config.tls.key))
 
-  const transport = (verb: string, scrub: Scrub) => (error: HttpClientError.HttpClientError): Transport =>
-    new Transport({
+  const transport = (verb: string, scrub: Scrub) => (error: HttpClientError.HttpClientError): TransportError =>
+    new TransportError({
+      reason: "RequestFailed",
       message: scrub(`${verb} ${description}: ${causeMessage(error.cause) ?? `${error.reason} error`}`),
       cause: error.cause
     })
 
-  const credentials = (verb: string) => (error: KubeConfigError): Transport =>
-    new Transport({ message: `${verb} ${description}: ${error.message}`, cause: error })
+  const credentials = (verb: string) => (error: KubeConfigError): TransportError =>
+    new TransportError({ reason: "Credentials", message: `${verb} ${description}: ${error.message}`, cause: error })
 
   /** The request, and the scrubber for what the server sends back to it (its own credentials removed). */
   const request = (verb: string, params: Array<[string, string]>) =>
@@ -309,7 +270,7 @@ const unsafeMake = <A>(
       (auth) => {
         const headers: Record<string, string> = { accept: "application/json", "user-agent": userAgent }
         for (const name in auth) headers[name] = Redacted.value(auth[name]!)
-        const scrub = makeScrub(secretsOf(headers, key))
+        const scrub = makeScrub(secretsOf(headers, keyLines))
         return [HttpClientRequest.get(url, { urlParams: params, headers }), scrub] as const
       }
     )
@@ -330,7 +291,8 @@ const unsafeMake = <A>(
           ? Effect.timeoutFail({
             duration: listIdle,
             onTimeout: () =>
-              new Transport({
+              new TransportError({
+                reason: "Timeout",
                 message: `${verb} ${description}: HTTP ${response.status}, then no body for ${
                   Duration.format(listIdle)
                 }`
@@ -361,7 +323,7 @@ const unsafeMake = <A>(
     )
 
   const listIdleError = (what: string) => () =>
-    new Transport({ message: `list ${description}: ${what} for ${Duration.format(listIdle)}` })
+    new TransportError({ reason: "Timeout", message: `list ${description}: ${what} for ${Duration.format(listIdle)}` })
 
   /** A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. */
   /**
@@ -386,7 +348,7 @@ const unsafeMake = <A>(
         Effect.mapError(transport("list", scrub))
       )
       const limit = Duration.toMillis(listIdle)
-      const idle: Effect.Effect<never, Transport> = Effect.suspend(() => {
+      const idle: Effect.Effect<never, TransportError> = Effect.suspend(() => {
         const quiet = clock.unsafeCurrentTimeMillis() - last
         return quiet < limit
           ? Effect.zipRight(Effect.sleep(Duration.millis(limit - quiet)), idle)
@@ -398,7 +360,11 @@ const unsafeMake = <A>(
           if (Either.isLeft(decoded)) {
             const { detail, message } = decoded.left
             return Effect.fail(
-              new Decode({ message: scrub(message), ...(detail === undefined ? {} : { detail: scrub(detail) }) })
+              new DecodeError({
+                reason: "Malformed",
+                message: scrub(message),
+                ...(detail === undefined ? {} : { detail: scrub(detail) })
+              })
             )
           }
           return Effect.succeed<ListPage<A>>(decoded.right)
@@ -421,7 +387,10 @@ const unsafeMake = <A>(
     })
 
   const noBytes = () =>
-    new Transport({ message: `watch ${description}: no bytes received for ${Duration.format(inactivity!)}` })
+    new TransportError({
+      reason: "Timeout",
+      message: `watch ${description}: no bytes received for ${Duration.format(inactivity!)}`
+    })
 
   /**
    * A watch guarded by the inactivity watchdog. Waiting for the response headers is one timeout. The body

@@ -153,7 +153,10 @@ export class CacheSyncError extends Data.TaggedError("CacheSyncError")<{
     const unsynced = this.informers.filter((status) => !status.synced).map((status) =>
       Option.match(status.lastError, {
         onNone: () => `${status.informer} (no error seen)`,
-        onSome: (error) => `${status.informer} (last error: ${error._tag}: ${error.message})`
+        onSome: (error) =>
+          `${status.informer} (last error: ${error._tag} (${
+            "reason" in error ? error.reason : error._tag === "StoreError" ? error.operation : "Defect"
+          }): ${error.message})`
       })
     )
     return this.reason === "Timeout"

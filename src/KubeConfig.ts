@@ -30,6 +30,7 @@ import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { scrubPatterns } from "./internal/redact.js"
+import { oneLine } from "./internal/text.js"
 
 // -------------------------------------------------------------------------------------------------
 // errors
@@ -258,14 +259,12 @@ export const isLoopbackHost = (hostname: string): boolean => {
 
 const defaultServiceAccountDirectory = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-const oneLine = (text: string, max = 300): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  return line.length > max ? line.slice(0, max) + "…" : line
-}
-
 /** A message from a library or plugin, with whatever looks like a credential removed (the one scrubber). */
 const causeMessage = (cause: unknown): string =>
-  scrubPatterns(oneLine(cause instanceof Error ? cause.message : typeof cause === "string" ? cause : String(cause)))
+  oneLine(
+    scrubPatterns(cause instanceof Error ? cause.message : typeof cause === "string" ? cause : String(cause)),
+    300
+  )
 
 const errnoCode = (cause: unknown): string | undefined => {
   const code = (cause as { readonly code?: unknown } | null)?.code

@@ -23,7 +23,7 @@ import { groupResource } from "./Resource.js"
  * @since 0.1.0
  * @category errors
  */
-export class NotFoundError extends Data.TaggedError("ListerNotFoundError")<{
+export class NotFoundError extends Data.TaggedError("NotFoundError")<{
   /** `resource.group`, e.g. `pods` or `deployments.apps`. */
   readonly resource: string
   readonly name: string

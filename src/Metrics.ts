@@ -54,7 +54,8 @@ export const relists = Metric.counter("effect_informers_relists_total", {
 })
 
 /**
- * Errors reported by the Reflector, tagged with `phase` and `reason` (the error's tag).
+ * Errors reported by the Reflector, tagged with `phase`, `error` (the error's tag: `StatusError`,
+ * `TransportError`...) and `reason` (its `reason`; a `StoreError`'s operation; `Defect` for an `UnexpectedError`).
  *
  * @since 0.1.0
  * @category metrics

@@ -18,18 +18,18 @@
  *    one full list) replaces the store with the list's resourceVersion. As in client-go, a relist at a
  *    concrete resourceVersion carries no `limit` (the API server's watch cache serves it) unless the first
  *    any-age list came back paginated (`listPageSize`). A server that repeats a `continue` token fails the
- *    list with `PaginationError`. Once the store is replaced, the resync timer (if any) starts; it stops
+ *    list with a `ProtocolError` (`ContinueRepeated`). Once the store is replaced, the resync timer (if any) starts; it stops
  *    when the next cycle begins.
  * 4. **Watching** from the last resourceVersion with bookmarks and a `timeoutSeconds` drawn from
  *    [5, 10] minutes. Every event and bookmark advances the resourceVersion, except an empty one, which is
  *    never adopted (a watch from `""` starts from "now" and would miss a delete): the event is applied, the
- *    last good resourceVersion kept, and a `Decode` error reported; a list or initial-events-end bookmark
+ *    last good resourceVersion kept, and a `DecodeError` reported; a list or initial-events-end bookmark
  *    without one is not used at all. A normal close (timeout, EOF, a connection reset after events)
  *    re-watches at once without relisting.
  * 5. **Failures** go to the watch-error handler and are logged once, then `recovery` decides:
- *    - `Gone` or `ResourceVersionTooLarge` (list or watch): relist at once with a consistent read
+ *    - a `StatusError` `Gone` or `ResourceVersionTooLarge` (list or watch): relist at once with a consistent read
  *      (`resourceVersion=""`); a second one in a row without progress backs off first;
- *    - `TooManyRequests` or a connection failure when opening a watch: back off, re-watch (no relist);
+ *    - `TooManyRequests` or a `TransportError` when opening a watch: back off, re-watch (no relist);
  *    - anything else (5xx, decode errors, a watch that closes within 1 s without events, a failed
  *      resync, even a defect — reported as `UnexpectedError`): back off, relist. The loop never dies.
  * 6. **BackingOff.** Backoff is a `Schedule` (`defaultBackoff`: 800 ms doubling to a 30 s cap, each wait
@@ -46,11 +46,11 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import type { ApiError } from "./ApiError.js"
 import * as internal from "./internal/reflector.js"
 import * as errors from "./internal/reflectorErrors.js"
 import * as policy from "./internal/reflectorPolicy.js"
 import type { KubeObject } from "./KubeObject.js"
-import type { ListerWatcherError } from "./ListerWatcher.js"
 import { ListerWatcher } from "./ListerWatcher.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -58,50 +58,25 @@ import { ListerWatcher } from "./ListerWatcher.js"
 // -------------------------------------------------------------------------------------------------
 
 /**
- * A watch closed within a second without delivering any event: something is wrong (client-go's
- * `VeryShortWatchError`); the Reflector backs off and relists.
+ * The server did not keep to the list-and-watch protocol; `reason` says how:
+ * - `VeryShortWatch`: a watch closed within a second without delivering any event (client-go's
+ *   `VeryShortWatchError`); the Reflector backs off and relists;
+ * - `WatchListTimeout`, `WatchListEndedEarly`: a watch-list stream did not deliver its initial-events-end
+ *   bookmark: it stalled, with no event for `watchListTimeout`, or it ended early;
+ * - `ContinueRepeated`: a paged LIST the server does not bring to an end: it answered a `continue` token
+ *   with one it had already sent, which would otherwise page forever; `pages` says how many pages came
+ *   before the repeat. The Reflector backs off and relists.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category errors
  */
-export const VeryShortWatchError: typeof errors.VeryShortWatchError = errors.VeryShortWatchError
+export const ProtocolError: typeof errors.ProtocolError = errors.ProtocolError
 
 /**
- * @since 0.1.0
+ * @since 0.2.0
  * @category errors
  */
-export type VeryShortWatchError = errors.VeryShortWatchError
-
-/**
- * A watch-list stream did not deliver its initial-events-end bookmark: it ended early (`EndedEarly`) or
- * stalled, with no event for `watchListTimeout` (`Timeout`).
- *
- * @since 0.1.0
- * @category errors
- */
-export const WatchListError: typeof errors.WatchListError = errors.WatchListError
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type WatchListError = errors.WatchListError
-
-/**
- * A paged LIST the server does not bring to an end: it answered a `continue` token with one it had already
- * sent (`ContinueRepeated`), which would otherwise page forever; `pages` says how many pages came before
- * the repeat. The Reflector backs off and relists.
- *
- * @since 0.1.0
- * @category errors
- */
-export const PaginationError: typeof errors.PaginationError = errors.PaginationError
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type PaginationError = errors.PaginationError
+export type ProtocolError = errors.ProtocolError
 
 /**
  * The store refused a write (a key or transform error on an event, a failed replace or resync); `operation`
@@ -138,10 +113,8 @@ export type UnexpectedError = errors.UnexpectedError
  * @category errors
  */
 export type ReflectorError =
-  | ListerWatcherError
-  | VeryShortWatchError
-  | WatchListError
-  | PaginationError
+  | ApiError
+  | ProtocolError
   | StoreError
   | UnexpectedError
 
@@ -429,21 +402,21 @@ export const watchListRetryDelay: (rejections: number) => Duration.Duration = po
  * | any | `UnexpectedError` (a defect) | | back off, relist (not counted) |
  * | list | `Gone`, `ResourceVersionTooLarge` | not `afterGone` | LIST again at once at `""` (`gone`) |
  * | list | `Gone`, `ResourceVersionTooLarge` | `afterGone` | back off, relist at `""` (`error`) |
- * | list | anything else (`TooManyRequests`, `Transport`, `Decode`, `PaginationError`, `StoreError`...) | | back off, relist (`error`) |
+ * | list | anything else (`TooManyRequests`, `TransportError`, `DecodeError`, `ContinueRepeated`, `StoreError`...) | | back off, relist (`error`) |
  * | watch-list | `Gone`, `ResourceVersionTooLarge` | not `consistent` | relist at once at `""` (not counted) |
  * | watch-list | `Gone`, `ResourceVersionTooLarge` | `consistent` | LIST now (`watch-list-fallback`) |
- * | watch-list | `TooManyRequests`, `Transport` | | back off, relist (watch-list again; not counted) |
- * | watch-list | `WatchListError` `EndedEarly` | `connected` | relist at once (not counted) |
- * | watch-list | `WatchListError` `EndedEarly` | not `connected` | back off, relist (not counted) |
- * | watch-list | `WatchListError` `Timeout`; `ServerError` 400, 405, 422 | | reject watch-list, LIST now (`watch-list-fallback`) |
- * | watch-list | anything else (5xx, `Decode`, `StoreError`...) | | LIST now (`watch-list-fallback`) |
+ * | watch-list | `TooManyRequests`, `TransportError` | | back off, relist (watch-list again; not counted) |
+ * | watch-list | `WatchListEndedEarly` | `connected` | relist at once (not counted) |
+ * | watch-list | `WatchListEndedEarly` | not `connected` | back off, relist (not counted) |
+ * | watch-list | `WatchListTimeout`; a `StatusError` of code 400, 405, 422 | | reject watch-list, LIST now (`watch-list-fallback`) |
+ * | watch-list | anything else (5xx, `DecodeError`, `StoreError`...) | | LIST now (`watch-list-fallback`) |
  * | watch | `Gone`, `ResourceVersionTooLarge` | not `goneWithoutProgress` | relist at once at `""` (`gone`) |
  * | watch | `Gone`, `ResourceVersionTooLarge` | `goneWithoutProgress` | back off, relist at `""` (`gone`) |
  * | watch | `TooManyRequests` | | back off, re-watch |
- * | watch | `Transport` | `connected` | re-watch at once |
- * | watch | `Transport` | not `connected` | back off, re-watch |
- * | watch | `VeryShortWatchError` | | back off, relist (`very-short-watch`) |
- * | watch | anything else (5xx, `Forbidden`, `Decode`...) | | back off, relist (`error`) |
+ * | watch | `TransportError` | `connected` | re-watch at once |
+ * | watch | `TransportError` | not `connected` | back off, re-watch |
+ * | watch | `VeryShortWatch` | | back off, relist (`very-short-watch`) |
+ * | watch | anything else (5xx, `Forbidden`, `DecodeError`...) | | back off, relist (`error`) |
  * | resync | any | | back off, relist (`resync-error`) |
  *
  * @example

@@ -8,9 +8,9 @@
  * @since 0.1.0
  */
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { guard } from "./internal/schemaGuard.js"
+import { explain, oneLine } from "./internal/text.js"
 import type { KubeObject } from "./KubeObject.js"
 
 /**
@@ -236,34 +236,6 @@ const isErrorEvent = guard(ErrorEvent)
 const isObjectWithMeta = guard(ObjectWithMeta)
 const isListEnvelope = guard(ListEnvelope)
 const isStatusValue = guard(Status)
-
-const oneLine = (text: string, max = 200): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  return line.length > max ? line.slice(0, max) + "…" : line
-}
-
-/**
- * Why `u` is not a `schema`: one line (the first issues, each as `path: message`) and the full tree.
- */
-const explain = <A, I>(
-  schema: Schema.Schema<A, I>,
-  u: unknown
-): { readonly line: string; readonly tree: string | undefined } => {
-  let result: Either.Either<A, ParseResult.ParseError>
-  try {
-    result = Schema.decodeUnknownEither(schema)(u)
-  } catch {
-    // a value too deeply nested for the decoder's recursion
-    return { line: "invalid value (nested too deeply to explain)", tree: undefined }
-  }
-  if (Either.isRight(result)) return { line: "invalid value", tree: undefined }
-  const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
-  const shown = issues.slice(0, 3).map((issue) =>
-    oneLine(issue.path.length === 0 ? issue.message : `${issue.path.join(".")}: ${issue.message}`)
-  )
-  const more = issues.length > 3 ? `; and ${issues.length - 3} more` : ""
-  return { line: shown.join("; ") + more, tree: ParseResult.TreeFormatter.formatErrorSync(result.left) }
-}
 
 const invalid = (prefix: string, explained: { readonly line: string; readonly tree: string | undefined }) =>
   Either.left<DecodeFailure>({ message: `${prefix}: ${explained.line}`, detail: explained.tree })

@@ -5,6 +5,13 @@
  */
 
 /**
+ * The errors of talking to the API server: `StatusError`, `TransportError`, `DecodeError`.
+ *
+ * @since 0.2.0
+ */
+export * as ApiError from "./ApiError.js"
+
+/**
  * The in-memory API store behind `FakeListerWatcher` and the test kit's embedded API server.
  *
  * @since 0.1.0

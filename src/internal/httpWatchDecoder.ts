@@ -16,9 +16,9 @@ import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { StringDecoder } from "node:string_decoder"
+import { DecodeError, fromStatus, TransportError } from "../ApiError.js"
 import type { KubeObject } from "../KubeObject.js"
 import type { ListerWatcherError, WatchEvent } from "../ListerWatcher.js"
-import { Decode, fromStatus, Transport } from "../ListerWatcher.js"
 import { decodeWatchLine } from "../Wire.js"
 import type { Scrub } from "./redact.js"
 import { scrubPatterns, scrubStatus } from "./redact.js"
@@ -129,7 +129,8 @@ export class WatchBodyDecoder<A> {
     try {
       JSON.parse(rest)
     } catch {
-      return new Transport({
+      return new TransportError({
+        reason: "BodyCut",
         message: `watch ${this.options.description}: the body ended in the middle of a line (${bytes} bytes)`
       })
     }
@@ -150,8 +151,9 @@ export class WatchBodyDecoder<A> {
     return warnings
   }
 
-  private tooLong(): Decode {
-    return new Decode({
+  private tooLong(): DecodeError {
+    return new DecodeError({
+      reason: "TooLarge",
       message: `watch ${this.options.description}: a line exceeds the limit of ${this.options.maxLineBytes} bytes`
     })
   }
@@ -169,7 +171,8 @@ export class WatchBodyDecoder<A> {
     if (decoded._tag === "Left") {
       // the message quotes the line, which may echo the request's credentials
       const scrub = this.scrub
-      return new Decode({
+      return new DecodeError({
+        reason: "Malformed",
         message: scrub(`watch ${this.options.description}: ${decoded.left.message}`),
         ...(decoded.left.detail === undefined ? {} : { detail: scrub(decoded.left.detail) })
       })

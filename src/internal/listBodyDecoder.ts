@@ -36,11 +36,10 @@
  * @internal
  */
 import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import type { DecodedList, DecodeFailure } from "../Wire.js"
 import { ListEnvelope, ObjectWithMeta } from "../Wire.js"
 import { guard } from "./schemaGuard.js"
+import { explain, oneLine } from "./text.js"
 
 /**
  * Default `maxItemBytes`: the largest element of `items`, 256 MiB. Kubernetes objects are limited to
@@ -128,50 +127,6 @@ const K_VALUE = 1
 const K_ITEM = 2
 
 const isWhitespace = (c: number): boolean => c === SPACE || c === LF || c === CR || c === TAB
-
-/** Text as one line of at most `max` characters (control characters and line breaks as spaces). */
-const oneLine = (text: string, max = 200): string => {
-  const head = text.length > max * 2 ? text.slice(0, max * 2) : text
-  let line = ""
-  let space = false
-  for (let i = 0; i < head.length; i++) {
-    const c = head.charCodeAt(i)
-    if (c <= 32 || c === 0x7f || c === 0x2028 || c === 0x2029) {
-      space = line.length > 0
-      continue
-    }
-    if (space) line += " "
-    space = false
-    line += head[i]
-  }
-  return line.length > max || head.length < text.length ? line.slice(0, max) + "…" : line
-}
-
-/** Why `u` is not a `schema`: one line (the first issues, each as `path: message`) and the full tree. */
-const explain = <A, I>(
-  schema: Schema.Schema<A, I>,
-  u: unknown
-): { readonly line: string; readonly tree: string | undefined } => {
-  try {
-    const result = Schema.decodeUnknownEither(schema)(u)
-    if (Either.isRight(result)) return { line: "invalid value", tree: undefined }
-    const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
-    const shown = issues.slice(0, 3).map((issue) =>
-      oneLine(issue.path.length === 0 ? issue.message : `${issue.path.map(String).join(".")}: ${issue.message}`)
-    )
-    const more = issues.length > 3 ? `; and ${issues.length - 3} more` : ""
-    let tree: string | undefined
-    try {
-      tree = ParseResult.TreeFormatter.formatErrorSync(result.left)
-    } catch {
-      tree = undefined
-    }
-    return { line: shown.join("; ") + more, tree }
-  } catch {
-    // a value too deeply nested (or too large) for the decoder's recursion or its formatting
-    return { line: "invalid value (nested too deeply to explain)", tree: undefined }
-  }
-}
 
 const toBuffer = (chunk: Uint8Array): Buffer =>
   // a Buffer view (no copy): its indexOf is a native memchr, several times faster than Uint8Array's

@@ -45,7 +45,7 @@ const minSecretLength = 4
  */
 export const secretsOf = (
   headers: Readonly<Record<string, string | undefined>>,
-  key?: string | undefined
+  keyLines: ReadonlyArray<string> = []
 ): ReadonlyArray<string> => {
   const secrets = new Set<string>()
   const add = (secret: string | undefined) => {
@@ -72,15 +72,18 @@ export const secretsOf = (
       if (colon !== -1) add(decoded.slice(colon + 1))
     }
   }
-  if (key !== undefined) {
-    for (const line of key.split(/\r?\n/)) {
-      if (line.startsWith("-----") || line.trim().length < 16) continue
-      add(line)
-    }
-  }
+  for (const line of keyLines) add(line)
   // longest first, so that a secret containing another is removed whole
   return Array.from(secrets).sort((a, b) => b.length - a.length)
 }
+
+/**
+ * The lines of a client key's PEM body, as `secretsOf` takes them: split once per key, not per request.
+ *
+ * @internal
+ */
+export const keyLinesOf = (key: string | undefined): ReadonlyArray<string> =>
+  key === undefined ? [] : key.split(/\r?\n/).filter((line) => !line.startsWith("-----") && line.trim().length >= 16)
 
 /**
  * A scrubber removing `secrets` verbatim, then the generic patterns.

@@ -27,11 +27,12 @@ import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { DecodeError } from "../ApiError.js"
 import { deletionHandlingMetaNamespaceKey } from "../Indexer.js"
 import type { KubeObject } from "../KubeObject.js"
 import { resourceVersion } from "../KubeObject.js"
 import type { ListerWatcher, ListerWatcherError, ListOptions, ListPage, WatchEvent } from "../ListerWatcher.js"
-import { Decode, isInitialEventsEnd } from "../ListerWatcher.js"
+import { isInitialEventsEnd } from "../ListerWatcher.js"
 import * as Metrics from "../Metrics.js"
 import type {
   Action,
@@ -44,7 +45,7 @@ import type {
   RelistCause,
   Store
 } from "../Reflector.js"
-import { PaginationError, StoreError, UnexpectedError, VeryShortWatchError, WatchListError } from "./reflectorErrors.js"
+import { ProtocolError, StoreError, UnexpectedError } from "./reflectorErrors.js"
 import {
   defaultMaxRetryAfter,
   honourRetryAfterUpTo,
@@ -248,7 +249,7 @@ const step = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
 
 /**
  * A watch ended (or a watch-list after its end bookmark). A normal close of an established watch re-watches
- * at once; a watch that closed within a second without events is a `VeryShortWatchError`.
+ * at once; a watch that closed within a second without events is a `ProtocolError` `VeryShortWatch`.
  */
 const watchEnded = <A, E>(
   m: Machine<A, E>,
@@ -260,7 +261,10 @@ const watchEnded = <A, E>(
   if (Either.isRight(result) && connected) return Effect.succeed(watching(m))
   const error = Either.isLeft(result)
     ? result.left
-    : new VeryShortWatchError({ message: "very short watch: watch closed within 1s without events" })
+    : new ProtocolError({
+      reason: "VeryShortWatch",
+      message: "very short watch: watch closed within 1s without events"
+    })
   return recover(m, error, "watch", {
     ...noContext,
     connected,
@@ -486,8 +490,8 @@ const resync = <A, E>(m: Machine<A, E>, period: Duration.Duration, cycle: Cycle)
 
 /**
  * A paged LIST into the store; succeeds with the list's resourceVersion. An expired `continue` token falls
- * back to one full list at the same version; a token the server already sent fails with `PaginationError`
- * (a cycle would page forever), and a list without a resourceVersion with `Decode` (watching from `""`
+ * back to one full list at the same version; a token the server already sent fails with `ContinueRepeated`
+ * (a cycle would page forever), and a list without a resourceVersion with a `DecodeError` (watching from `""`
  * would lose deletes).
  */
 const list = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<string, ReflectorError> =>
@@ -508,7 +512,7 @@ const list = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<string, Reflect
     while (page.continue !== undefined) {
       const token = page.continue
       if ((tokens ??= new Set()).has(token)) {
-        return yield* new PaginationError({
+        return yield* new ProtocolError({
           reason: "ContinueRepeated",
           pages,
           message: `the server repeated a continue token after ${pages} pages (${items.length} items): ` +
@@ -518,7 +522,10 @@ const list = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<string, Reflect
       tokens.add(token)
       const next: Option.Option<ListPage<A>> = yield* m.lw.list({ continue: token, limit: pageSize }).pipe(
         Effect.map(Option.some),
-        Effect.catchTag("Gone", () => Effect.succeed(Option.none()))
+        Effect.catchIf(
+          (error) => error._tag === "StatusError" && error.reason === "Gone",
+          () => Effect.succeed(Option.none())
+        )
       )
       if (Option.isNone(next)) {
         // The continue token expired: list everything at once at the original version.
@@ -535,7 +542,8 @@ const list = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<string, Reflect
       collect(m, items, page.items)
     }
     if (listRV === "") {
-      return yield* new Decode({
+      return yield* new DecodeError({
+        reason: "MissingResourceVersion",
         message: `the list response has no resourceVersion (${items.length} items): a watch from "" would miss ` +
           `changes, so the list is not used`
       })
@@ -613,7 +621,7 @@ type WatchListEnd =
 /**
  * Watch-list: collects the initial events into a temporary map until the end bookmark, replaces the store,
  * then applies the rest of the stream as a watch. Until the end bookmark, a stream that delivers nothing
- * for `watchListTimeout` fails with `WatchListError` `Timeout`, and one that ends with `EndedEarly`; every
+ * for `watchListTimeout` fails with `WatchListTimeout`, and one that ends with `WatchListEndedEarly`; every
  * 10 s the loop logs what it waits for (client-go's initial-events-end bookmark ticker).
  */
 const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListEnd> =>
@@ -699,8 +707,8 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
       const idle = now - lastProgress
       if (idle >= timeout) {
         return Effect.fail(
-          new WatchListError({
-            reason: "Timeout",
+          new ProtocolError({
+            reason: "WatchListTimeout",
             message: `no initial-events-end bookmark: no event for ${Duration.format(Duration.millis(idle))}`
           })
         )
@@ -730,8 +738,8 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
       synced: false,
       error: Either.isLeft(result)
         ? result.left
-        : new WatchListError({
-          reason: "EndedEarly",
+        : new ProtocolError({
+          reason: "WatchListEndedEarly",
           message: "watch-list stream ended before the initial-events-end bookmark"
         }),
       connected: elapsed >= shortWatch && counter.events > 0
@@ -857,14 +865,15 @@ const track = <A, E>(m: Machine<A, E>, obj: A, effect: Effect.Effect<void>): Eff
 /** The typed error for an event whose resourceVersion is empty: it is never adopted as the position. */
 const emptyResourceVersion = (
   event: { readonly type: string; readonly object?: unknown }
-): Decode => {
+): DecodeError => {
   const meta = (event.object as { readonly metadata?: KubeObject["metadata"] } | undefined)?.metadata
   const what = event.type === "BOOKMARK"
     ? "a BOOKMARK"
     : `${event.type === "object" ? "an" : `a ${event.type}`} event for ${
       meta?.namespace === undefined || meta.namespace === "" ? "" : `${meta.namespace}/`
     }${meta?.name ?? "(no name)"}`
-  return new Decode({
+  return new DecodeError({
+    reason: "MissingResourceVersion",
     message: `${what} has no resourceVersion: the last good one is kept as the watch position`
   })
 }
@@ -881,13 +890,13 @@ const report = <A, E>(
   resourceVersion: string = m.memory.position
 ): Effect.Effect<void> => {
   const context: ErrorContext = { phase, resourceVersion, reflector: m.name }
-  const log = error._tag === "Gone"
+  const log = error._tag === "StatusError" && error.reason === "Gone"
     ? Effect.logInfo(`${m.name}: ${phase}: ${error.message}`)
-    : Effect.logWarning(`${m.name}: ${phase} failed: ${error._tag}: ${error.message}`)
-  const detail = error._tag === "Decode" && error.detail !== undefined
-    ? Effect.logDebug(`${m.name}: ${phase}: ${error._tag} in detail:\n${error.detail}`)
+    : Effect.logWarning(`${m.name}: ${phase} failed: ${describe(error)}: ${error.message}`)
+  const detail = error._tag === "DecodeError" && error.detail !== undefined
+    ? Effect.logDebug(`${m.name}: ${phase}: ${describe(error)} in detail:\n${error.detail}`)
     : Effect.void
-  const count = Metric.increment(errorCounter(m, phase, error._tag))
+  const count = Metric.increment(errorCounter(m, phase, error))
   const handler = m.options.onError === undefined
     ? Effect.void
     : m.options.onError(error, context).pipe(
@@ -899,14 +908,22 @@ const report = <A, E>(
 }
 
 /** `effect_informers_errors_total{informer, phase, reason}`, made once per phase and reason. */
-const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, reason: string): Metric.Metric.Counter<number> => {
-  const key = `${phase} ${reason}`
+/** The error's tag and reason, as logs and metrics name it: `StatusError (Forbidden)`. */
+const reasonOf = (error: ReflectorError): string =>
+  error._tag === "StoreError" ? error.operation : error._tag === "UnexpectedError" ? "Defect" : error.reason
+
+const describe = (error: ReflectorError): string => `${error._tag} (${reasonOf(error)})`
+
+const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorError): Metric.Metric.Counter<number> => {
+  const reason = reasonOf(error)
+  const key = `${phase} ${error._tag} ${reason}`
   let counter = m.errorCounters.get(key)
   if (counter === undefined) {
-    counter = Metric.tagged(
-      Metric.tagged(Metric.tagged(Metrics.errors, "informer", m.name), "phase", phase),
-      "reason",
-      reason
+    counter = Metrics.errors.pipe(
+      Metric.tagged("informer", m.name),
+      Metric.tagged("phase", phase),
+      Metric.tagged("error", error._tag),
+      Metric.tagged("reason", reason)
     )
     m.errorCounters.set(key, counter)
   }

@@ -9,22 +9,11 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 
 /** @internal */
-export class VeryShortWatchError extends Data.TaggedError("VeryShortWatchError")<{
+export class ProtocolError extends Data.TaggedError("ProtocolError")<{
+  readonly reason: "VeryShortWatch" | "WatchListTimeout" | "WatchListEndedEarly" | "ContinueRepeated"
   readonly message: string
-}> {}
-
-/** @internal */
-export class WatchListError extends Data.TaggedError("WatchListError")<{
-  readonly reason: "Timeout" | "EndedEarly"
-  readonly message: string
-}> {}
-
-/** @internal */
-export class PaginationError extends Data.TaggedError("PaginationError")<{
-  readonly reason: "ContinueRepeated"
-  readonly message: string
-  /** Pages received before the repeat. */
-  readonly pages: number
+  /** `ContinueRepeated`: the pages received before the repeat. */
+  readonly pages?: number | undefined
 }> {}
 
 /** @internal */

@@ -35,7 +35,7 @@ export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(30)
 
 /** @internal */
 export const retryAfterDelay = (error: ReflectorError, max: Duration.DurationInput): Duration.Duration =>
-  error._tag === "TooManyRequests" && Option.isSome(error.retryAfter)
+  error._tag === "StatusError" && error.reason === "TooManyRequests" && Option.isSome(error.retryAfter)
     ? Duration.min(error.retryAfter.value, Duration.decode(max))
     : Duration.zero
 
@@ -112,6 +112,10 @@ const relist = (backoff: boolean, consistent: boolean, cause: RelistCause | unde
   cause
 })
 
+/** A resourceVersion the server cannot serve: too old (`Gone`) or newer than it has seen. */
+const isGone = (error: ReflectorError): boolean =>
+  error._tag === "StatusError" && (error.reason === "Gone" || error.reason === "ResourceVersionTooLarge")
+
 /** Watch-list answers meaning "this server does not do watch-list" (client-go: 400 BadRequest, 422 Invalid). */
 const rejectsWatchList = (code: number): boolean => code === 400 || code === 405 || code === 422
 
@@ -121,44 +125,43 @@ export const recovery = (error: ReflectorError, phase: Exclude<Phase, "event">, 
   if (error._tag === "UnexpectedError") return relist(true, false, undefined)
   switch (phase) {
     case "list":
-      switch (error._tag) {
-        case "Gone":
-        case "ResourceVersionTooLarge":
-          // list again at once with a consistent read, unless this list was that read already
-          return context.afterGone ? relist(true, true, "error") : listConsistently
-        default:
-          return relist(true, false, "error")
-      }
+      // list again at once with a consistent read, unless this list was that read already
+      if (isGone(error)) return context.afterGone ? relist(true, true, "error") : listConsistently
+      return relist(true, false, "error")
     case "watch-list":
       // Before its end bookmark; anything not named here falls back to LIST in this cycle.
+      if (isGone(error)) return context.consistent ? fallBackToList(false) : relist(false, true, undefined)
       switch (error._tag) {
-        case "Gone":
-        case "ResourceVersionTooLarge":
-          return context.consistent ? fallBackToList(false) : relist(false, true, undefined)
-        case "TooManyRequests":
-        case "Transport":
+        case "StatusError":
+          return error.reason === "TooManyRequests"
+            ? relist(true, false, undefined)
+            : fallBackToList(rejectsWatchList(error.code))
+        case "TransportError":
           return relist(true, false, undefined)
-        case "WatchListError":
-          return error.reason === "EndedEarly"
-            ? relist(!context.connected, false, undefined)
-            : fallBackToList(true)
-        case "ServerError":
-          return fallBackToList(rejectsWatchList(error.code))
+        case "ProtocolError":
+          switch (error.reason) {
+            case "WatchListEndedEarly":
+              return relist(!context.connected, false, undefined)
+            case "WatchListTimeout":
+              return fallBackToList(true)
+            default:
+              return fallBackToList(false)
+          }
         default:
           return fallBackToList(false)
       }
     case "watch":
       // A watch, or a watch-list after its end bookmark.
+      if (isGone(error)) return relist(context.goneWithoutProgress, true, "gone")
       switch (error._tag) {
-        case "Gone":
-        case "ResourceVersionTooLarge":
-          return relist(context.goneWithoutProgress, true, "gone")
-        case "TooManyRequests":
-          return rewatch(true)
-        case "Transport":
+        case "StatusError":
+          return error.reason === "TooManyRequests" ? rewatch(true) : relist(true, false, "error")
+        case "TransportError":
           return rewatch(!context.connected)
-        case "VeryShortWatchError":
-          return relist(true, false, "very-short-watch")
+        case "ProtocolError":
+          return error.reason === "VeryShortWatch"
+            ? relist(true, false, "very-short-watch")
+            : relist(true, false, "error")
         default:
           return relist(true, false, "error")
       }

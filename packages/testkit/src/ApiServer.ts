@@ -20,10 +20,11 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
+import type { StatusError } from "effect-informers/ApiError"
+import { fromStatus } from "effect-informers/ApiError"
 import type { KubeObject } from "effect-informers/KubeObject"
 import type { ListOptions as ListerWatcherListOptions, ListPage } from "effect-informers/ListerWatcher"
 import * as Resource from "effect-informers/Resource"
-import type { Status } from "effect-informers/Wire"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -315,31 +316,6 @@ export const formatFault = (fault: Fault): string => {
 // -------------------------------------------------------------------------------------------------
 
 /**
- * A request of the programmatic API failed the way the HTTP API would have: `status` is the `Status` the
- * server would have answered.
- *
- * @since 0.1.0
- * @category errors
- */
-export class ApiError extends Data.TaggedError("ApiServerError")<{
-  readonly status: Status
-}> {
-  /** The HTTP status code. */
-  get code(): number {
-    return this.status.code ?? 500
-  }
-
-  /** The `Status` reason, e.g. `NotFound`, `AlreadyExists`, `Conflict`, `Invalid`. */
-  get reason(): string {
-    return this.status.reason ?? ""
-  }
-
-  override get message(): string {
-    return this.status.message ?? this.reason
-  }
-}
-
-/**
  * The default request body limit, as kube-apiserver's: 3 MiB (3,145,728 bytes). See
  * `Options.maxRequestBodyBytes`.
  *
@@ -521,24 +497,24 @@ export declare namespace ApiServer {
       resource: Resource.Resource<A>,
       object: A,
       options?: { readonly namespace?: string | undefined }
-    ) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, StatusError>
     /** Replaces an object; a `metadata.resourceVersion` on it must be the current one (409 otherwise). */
-    readonly update: <A>(resource: Resource.Resource<A>, object: A) => Effect.Effect<A, ApiError>
+    readonly update: <A>(resource: Resource.Resource<A>, object: A) => Effect.Effect<A, StatusError>
     readonly patch: <A>(
       resource: Resource.Resource<A>,
       ref: ObjectRef,
       patch: unknown,
       type?: PatchType
-    ) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, StatusError>
     /** Deletes an object (or marks it deleting while it has finalizers); returns its last state. */
     readonly delete: <A>(
       resource: Resource.Resource<A>,
       ref: ObjectRef,
       preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
-    ) => Effect.Effect<A, ApiError>
-    readonly get: <A>(resource: Resource.Resource<A>, ref: ObjectRef) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, StatusError>
+    readonly get: <A>(resource: Resource.Resource<A>, ref: ObjectRef) => Effect.Effect<A, StatusError>
     /** A LIST with the HTTP API's semantics (selectors, limit/continue, resourceVersion). */
-    readonly list: <A>(resource: Resource.Resource<A>, options?: ListOptions) => Effect.Effect<ListPage<A>, ApiError>
+    readonly list: <A>(resource: Resource.Resource<A>, options?: ListOptions) => Effect.Effect<ListPage<A>, StatusError>
     /** The current objects, sorted by namespace/name: what a synced cache must equal. */
     readonly snapshot: <A>(
       resource: Resource.Resource<A>,
@@ -549,7 +525,7 @@ export declare namespace ApiServer {
      * resourceVersion set), without the checks of `create`: one ADDED event each (MODIFIED when the object
      * exists). A fast way to seed large, deterministic states. Returns the number of objects stored.
      */
-    readonly load: <A>(resource: Resource.Resource<A>, objects: Iterable<A>) => Effect.Effect<number, ApiError>
+    readonly load: <A>(resource: Resource.Resource<A>, objects: Iterable<A>) => Effect.Effect<number, StatusError>
     /**
      * A burst of MODIFIED events, as fast as the watchers read them: the objects of `resource` are written
      * again unchanged, each at a new resourceVersion, round-robin in key order (the same sequence for the
@@ -560,7 +536,7 @@ export declare namespace ApiServer {
     readonly modifyMany: <A>(
       resource: Resource.Resource<A>,
       options: ModifyManyOptions
-    ) => Effect.Effect<ModifyManyResult, ApiError>
+    ) => Effect.Effect<ModifyManyResult, StatusError>
     /**
      * `modifyMany` in two steps: builds every event now (entries and encoded lines, as if nothing else
      * were written in between) and returns the Effect that publishes them, which then costs little more
@@ -570,7 +546,7 @@ export declare namespace ApiServer {
     readonly prepareModifyMany: <A>(
       resource: Resource.Resource<A>,
       options: ModifyManyOptions
-    ) => Effect.Effect<Effect.Effect<ModifyManyResult>, ApiError>
+    ) => Effect.Effect<Effect.Effect<ModifyManyResult>, StatusError>
     /** Forgets the history: older resourceVersions and continue tokens now get 410 Expired. */
     readonly compact: Effect.Effect<void>
     readonly stats: Effect.Effect<Stats>
@@ -603,8 +579,8 @@ const findByTypeMeta = (
 ): Resource.Resource | undefined =>
   resources.find((r) => Resource.apiVersion(r) === object.apiVersion && r.kind === object.kind)
 
-const toEffect = <A>(result: Result<Entry>): Effect.Effect<A, ApiError> =>
-  result.ok ? Effect.succeed(result.value.obj as A) : Effect.fail(new ApiError({ status: result.status }))
+const toEffect = <A>(result: Result<Entry>): Effect.Effect<A, StatusError> =>
+  result.ok ? Effect.succeed(result.value.obj as A) : Effect.fail(fromStatus(result.status))
 
 /**
  * Starts the server; it stops when the scope closes (open watches are ended and every connection is
@@ -627,7 +603,7 @@ const toEffect = <A>(result: Result<Entry>): Effect.Effect<A, ApiError> =>
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, ServeError | ApiError, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, ServeError | StatusError, Scope.Scope> =>
   Effect.gen(function*() {
     const resources: Array<Resource.Resource> = []
     const byPath = new Map<string, Resource.Resource>()
@@ -656,9 +632,9 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
     for (const object of options.objects ?? []) {
       const resource = findByTypeMeta(resources, object)
       if (resource === undefined) {
-        return yield* new ApiError({
-          status: badRequest(`no served resource has apiVersion ${object.apiVersion} and kind ${object.kind}`)
-        })
+        return yield* fromStatus(
+          badRequest(`no served resource has apiVersion ${object.apiVersion} and kind ${object.kind}`)
+        )
       }
       yield* toEffect(
         store.create(store.storeOf(resource)!, object, object.metadata?.namespace, writeContext(startedAt))
@@ -791,7 +767,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
 
     const storeOf = (resource: Resource.Resource<unknown>) => {
       const rs = store.storeOf(resource)
-      return rs === undefined ? Effect.fail(new ApiError({ status: resourceNotFound })) : Effect.succeed(rs)
+      return rs === undefined ? Effect.fail(fromStatus(resourceNotFound)) : Effect.succeed(rs)
     }
 
     const write = <A>(
@@ -807,7 +783,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
     const prepareModifyMany = (
       rs: ResourceStore,
       modifyOptions: ModifyManyOptions
-    ): Effect.Effect<Effect.Effect<ModifyManyResult>, ApiError> =>
+    ): Effect.Effect<Effect.Effect<ModifyManyResult>, StatusError> =>
       Effect.suspend(() => {
         const prefix = modifyOptions.namespace === undefined || modifyOptions.namespace === ""
           ? undefined
@@ -815,7 +791,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
         const keys = prefix === undefined ? rs.keys() : rs.keys().filter((key) => key.startsWith(prefix))
         const count = Math.max(0, Math.floor(modifyOptions.count))
         if (count > 0 && keys.length === 0) {
-          return Effect.fail(new ApiError({ status: badRequest("modifyMany: there is no object to modify") }))
+          return Effect.fail(fromStatus(badRequest("modifyMany: there is no object to modify")))
         }
         const batchSize = Math.max(1, modifyOptions.batchSize ?? 64)
         const maxPending = Math.max(0, modifyOptions.maxPendingBytes ?? 4 * 1024 * 1024)
@@ -900,7 +876,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
         Effect.flatMap(storeOf(resource), (rs) =>
           Effect.suspend(() => {
             const outcome = listObjects(state, rs, listOptions.namespace, listOptions)
-            if (!outcome.ok) return Effect.fail(new ApiError({ status: outcome.status }))
+            if (!outcome.ok) return Effect.fail(fromStatus(outcome.status))
             const { continueToken, page } = outcome.value
             return Effect.succeed<ListPage<A>>({
               items: page.items.map((entry) => entry.obj as A),
@@ -922,7 +898,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
             let stored = 0
             for (const object of objects) {
               const result = store.load(rs, object)
-              if (!result.ok) return Effect.fail(new ApiError({ status: result.status }))
+              if (!result.ok) return Effect.fail(fromStatus(result.status))
               stored++
             }
             return Effect.succeed(stored)
@@ -963,5 +939,5 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | ApiError> =>
+export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | StatusError> =>
   Layer.scoped(ApiServer, make(options))

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import type { V1Deployment, V1Namespace, V1Pod } from "@kubernetes/client-node"
+import type { StatusError } from "effect-informers/ApiError"
 import type { Json } from "effect-informers/KubeObject"
 import * as Resource from "effect-informers/Resource"
 import * as Clock from "effect/Clock"
@@ -392,8 +393,8 @@ const namespaceNames = (namespaces: SeedOptions["namespaces"]): ReadonlyArray<st
     : namespaces
 
 const ignoreAlreadyExists = <A>(
-  effect: Effect.Effect<A, ApiServer.ApiError>
-): Effect.Effect<void, ApiServer.ApiError> =>
+  effect: Effect.Effect<A, StatusError>
+): Effect.Effect<void, StatusError> =>
   Effect.asVoid(Effect.catchIf(effect, (e) => e.reason === "AlreadyExists", () => Effect.void))
 
 /**
@@ -407,7 +408,7 @@ const ignoreAlreadyExists = <A>(
 export const seed = (
   server: ApiServer.ApiServer.Service,
   options: SeedOptions = {}
-): Effect.Effect<Seeded, ApiServer.ApiError> =>
+): Effect.Effect<Seeded, StatusError> =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const namespaces = namespaceNames(options.namespaces)
@@ -599,7 +600,7 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
     const counts = { created: 0, updated: 0, deleted: 0, failed: 0 }
     let serial = existing.length
 
-    const failed = (ref: PodRef | undefined) => (error: ApiServer.ApiError) =>
+    const failed = (ref: PodRef | undefined) => (error: StatusError) =>
       Effect.sync(() => {
         counts.failed++
         if (ref !== undefined && error.reason === "NotFound") remove(ref)

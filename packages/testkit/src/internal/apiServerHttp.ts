@@ -9,6 +9,7 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { reasonForCode } from "effect-informers/ApiError"
 import * as ApiStore from "effect-informers/ApiStore"
 import type { Resource } from "effect-informers/Resource"
 import { apiVersion as resourceApiVersion, groupVersionPath } from "effect-informers/Resource"
@@ -78,14 +79,6 @@ export type ArmedFault =
 
 /** @internal */
 export type StreamFault = "MalformedLine" | "PartialLine" | "MissingMetadata"
-
-/** The Status reason an injected error carries, by HTTP code (as the API server would send it). */
-const injectedReasons: { readonly [code: number]: string } = {
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "NotFound",
-  503: "ServiceUnavailable"
-}
 
 /** @internal */
 export class FaultState {
@@ -595,6 +588,12 @@ const patchKind = (contentType: string | undefined): PatchKind | undefined => {
   }
 }
 
+const patchedTooDeep = failureStatus(
+  422,
+  "Invalid",
+  `the patched object would nest objects and arrays more than ${maxJsonDepth} levels deep`
+)
+
 /**
  * Applies a patch; a JSON patch may copy at most `maxCopyBytes` (the request body limit, as in
  * kube-apiserver) and have at most 10,000 operations.
@@ -613,8 +612,12 @@ export const applyPatch = (
         return ok(mergePatch(current, patch))
       case "strategic":
         return ok(strategicMergePatch(current, patch))
-      case "json":
-        return ok(jsonPatch(current, patch, { maxOperations: 10_000, maxCopyBytes }))
+      case "json": {
+        // Only a JSON patch can nest deeper than its two inputs (`copy`, `move` put values under others):
+        // merge patches are as deep as the object or the patch, both already bounded when parsed.
+        const patched = jsonPatch(current, patch, { maxOperations: 10_000, maxCopyBytes })
+        return jsonValueTooDeep(patched, maxJsonDepth) ? fail(patchedTooDeep) : ok(patched)
+      }
     }
   } catch (e) {
     if (e instanceof JsonPatchError) {
@@ -628,11 +631,6 @@ export const applyPatch = (
   }
 }
 
-const patchedTooDeep = failureStatus(
-  422,
-  "Invalid",
-  `the patched object would nest objects and arrays more than ${maxJsonDepth} levels deep`
-)
 
 /** Patches one object through the store's update rules. @internal */
 export const patchObject = (
@@ -650,8 +648,6 @@ export const patchObject = (
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) {
     return fail(badRequest("the patched object is not a JSON object"))
   }
-  // a JSON patch can move or copy values under others
-  if (jsonValueTooDeep(obj, maxJsonDepth)) return fail(patchedTooDeep)
   const input = obj as JsonObject
   const meta: JsonObject = typeof input.metadata === "object" && input.metadata !== null
     ? { ...(input.metadata as JsonObject) }
@@ -709,7 +705,7 @@ const handleResource = (
       return statusResponse(
         error.status === 500
           ? internalError("injected fault")
-          : failureStatus(error.status, injectedReasons[error.status] ?? "InternalError", "injected fault")
+          : failureStatus(error.status, reasonForCode(error.status), "injected fault")
       )
     }
 

@@ -140,6 +140,19 @@ const decodePointer = (pointer: string): Array<string> => {
 
 const clone = (value: Json): Json => value === undefined ? undefined : JSON.parse(JSON.stringify(value))
 
+/** RFC 6902's equality for `test`: same type and value; objects by their members, in any order. */
+const jsonEqual = (a: Json, b: Json): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
+  if (Array.isArray(b)) return false
+  const x = a as JsonObject
+  const y = b as JsonObject
+  const keys = Object.keys(x)
+  if (keys.length !== Object.keys(y).length) return false
+  return keys.every((k) => Object.prototype.hasOwnProperty.call(y, k) && jsonEqual(x[k], y[k]))
+}
+
 const parentOf = (doc: Json, tokens: ReadonlyArray<string>, op: string): Json => {
   let current = doc
   for (let i = 0; i < tokens.length - 1; i++) {
@@ -248,7 +261,7 @@ export const jsonPatch = (target: Json, operations: Json, limits: JsonPatchLimit
       }
       case "test": {
         const value = getAt(doc, path, "test")
-        if (JSON.stringify(value) !== JSON.stringify(operation.value)) {
+        if (!jsonEqual(value, operation.value)) {
           throw new JsonPatchError(`testing value /${path.join("/")} failed: test failed`)
         }
         break

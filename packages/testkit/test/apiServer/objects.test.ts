@@ -112,7 +112,7 @@ describe("ApiServer objects", () => {
       assert.deepStrictEqual(apps.json.details, { name: "nope", group: "apps", kind: "deployments" })
       // the programmatic API fails the same way
       const error = yield* Effect.flip(server.get(pods, { name: "nope", namespace: "default" }))
-      assert.strictEqual(error._tag, "ApiServerError")
+      assert.strictEqual(error._tag, "StatusError")
       assert.strictEqual(error.code, 404)
       assert.strictEqual(error.reason, "NotFound")
     }))
