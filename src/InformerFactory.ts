@@ -35,6 +35,7 @@ import type { FieldSelectorParseError } from "./FieldSelector.js"
 import * as FieldSelector from "./FieldSelector.js"
 import type { Indexers } from "./Indexer.js"
 import { metaNamespaceIndexFunction, namespaceIndex } from "./Indexer.js"
+import { describeError } from "./internal/reflectorErrors.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { LabelSelectorParseError } from "./LabelSelector.js"
 import * as LabelSelector from "./LabelSelector.js"
@@ -153,10 +154,7 @@ export class CacheSyncError extends Data.TaggedError("CacheSyncError")<{
     const unsynced = this.informers.filter((status) => !status.synced).map((status) =>
       Option.match(status.lastError, {
         onNone: () => `${status.informer} (no error seen)`,
-        onSome: (error) =>
-          `${status.informer} (last error: ${error._tag} (${
-            "reason" in error ? error.reason : error._tag === "StoreError" ? error.operation : "Defect"
-          }): ${error.message})`
+        onSome: (error) => `${status.informer} (last error: ${describeError(error)}: ${error.message})`
       })
     )
     return this.reason === "Timeout"

@@ -125,7 +125,7 @@ describe("connections closed while idle", () => {
       }).pipe(Effect.provide(live(url)))
     }))
 
-  it.scopedLive("a server that resets every connection still fails the LIST with Transport", () =>
+  it.scopedLive("a server that resets every connection still fails the LIST with TransportError", () =>
     Effect.gen(function*() {
       let requests = 0
       const { server, url } = yield* serve(() => podList("1"))
@@ -138,7 +138,8 @@ describe("connections closed while idle", () => {
         const lw = yield* HttpListerWatcher.make(Resource.pods, { namespace: "default" })
         return yield* Effect.flip(lw.list({}))
       }).pipe(Effect.provide(live(url)))
-      assert.strictEqual(error._tag, "Transport")
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual(error.reason, "RequestFailed")
       assert.include(error.message, "socket hang up")
       // the first send and two more
       assert.strictEqual(requests, 3)

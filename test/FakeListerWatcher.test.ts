@@ -29,10 +29,13 @@ describe("FakeListerWatcher", () => {
       for (const name of ["a", "b", "c", "d"]) yield* fake.add(pod(name))
       assert.strictEqual(yield* fake.resourceVersion, "4")
       const tooOld = yield* replay(fake, "1")
-      assert.isTrue(Either.isLeft(tooOld) && tooOld.left._tag === "Gone")
+      assert.isTrue(Either.isLeft(tooOld) && tooOld.left._tag === "StatusError" && tooOld.left.reason === "Gone")
       assert.deepStrictEqual(yield* replay(fake, "2", 2), Either.right(["ADDED c@3", "ADDED d@4"]))
       const tooLarge = yield* replay(fake, "9")
-      assert.isTrue(Either.isLeft(tooLarge) && tooLarge.left._tag === "ResourceVersionTooLarge")
+      assert.isTrue(
+        Either.isLeft(tooLarge) && tooLarge.left._tag === "StatusError" &&
+          tooLarge.left.reason === "ResourceVersionTooLarge"
+      )
     }))
 
   it.scoped("resetWatch: every watch is Gone until the next list, then the history starts again", () =>
@@ -40,7 +43,7 @@ describe("FakeListerWatcher", () => {
       const fake = yield* FakeListerWatcher.make<KubeObject>({ initial: [pod("a")] })
       yield* fake.resetWatch
       const gone = yield* replay(fake, "1")
-      assert.isTrue(Either.isLeft(gone) && gone.left._tag === "Gone")
+      assert.isTrue(Either.isLeft(gone) && gone.left._tag === "StatusError" && gone.left.reason === "Gone")
       const page = yield* fake.list({})
       assert.deepStrictEqual(page.items.map((o) => o.metadata?.name), ["a"])
       yield* fake.add(pod("b"))

@@ -85,7 +85,8 @@ const informerFor = (url: string, options: HttpListerWatcher.Options = {}) =>
     yield* informer.errors.pipe(
       Stream.runForEach(({ context, error }) =>
         Effect.sync(() => {
-          errors.push(`${context.phase}:${error._tag}`)
+          const reason = "reason" in error ? error.reason : error._tag === "StoreError" ? error.operation : "Defect"
+          errors.push(`${context.phase}:${error._tag} (${reason})`)
         })
       ),
       Effect.forkScoped
@@ -114,7 +115,7 @@ const names = (informer: SharedInformer.SharedInformer.Service<KubeObject>) =>
 
 describe("hostile input over HTTP", () => {
   it.scopedLive(
-    "a line over the size limit is a Decode error, followed by a relist: nothing lost",
+    "a line over the size limit is a DecodeError (TooLarge), followed by a relist: nothing lost",
     () =>
       Effect.gen(function*() {
         const huge = "x".repeat(300_000)
@@ -127,7 +128,7 @@ describe("hostile input over HTTP", () => {
               : { lines: [], end: false }
         })
         const { errors, informer } = yield* informerFor(url, { maxLineBytes: 100_000 })
-        yield* waitFor(() => errors.includes("watch:Decode"), "a Decode error")
+        yield* waitFor(() => errors.includes("watch:DecodeError (TooLarge)"), "a DecodeError (TooLarge)")
         yield* waitFor(() => requests.filter((r) => !r.watch).length >= 2, "a relist", 15_000)
         yield* waitFor(() => Effect.map(names(informer), (n) => n.join() === "a,big"), "the object after the relist")
       }),
@@ -178,7 +179,7 @@ describe("hostile input over HTTP", () => {
     30_000
   )
 
-  it.scopedLive("an event without metadata is a Decode error, then a relist", () =>
+  it.scopedLive("an event without metadata is a DecodeError (Malformed), then a relist", () =>
     Effect.gen(function*() {
       const { requests, url } = yield* startServer({
         list: (n) => n === 0 ? listOf(1, []) : listOf(5, [pod("b", 5)]),
@@ -188,13 +189,13 @@ describe("hostile input over HTTP", () => {
             : { lines: [], end: false }
       })
       const { errors, informer } = yield* informerFor(url)
-      yield* waitFor(() => errors.includes("watch:Decode"), "a Decode error")
+      yield* waitFor(() => errors.includes("watch:DecodeError (Malformed)"), "a DecodeError (Malformed)")
       yield* waitFor(() => requests.filter((r) => !r.watch).length >= 2, "a relist", 15_000)
       yield* waitFor(() => Effect.map(names(informer), (n) => n.join() === "b"), "the relisted object")
     }), 30_000)
 
   it.scopedLive(
-    "a list without metadata is a Decode error; the list is retried and the informer syncs",
+    "a list without metadata is a DecodeError (Malformed); the list is retried and the informer syncs",
     () =>
       Effect.gen(function*() {
         const { url } = yield* startServer({
@@ -202,7 +203,7 @@ describe("hostile input over HTTP", () => {
           watch: () => ({ lines: [], end: false })
         })
         const { errors, informer } = yield* informerFor(url)
-        yield* waitFor(() => errors.includes("list:Decode"), "a Decode error")
+        yield* waitFor(() => errors.includes("list:DecodeError (Malformed)"), "a DecodeError (Malformed)")
         yield* waitFor(() => informer.hasSynced, "sync after the retry", 15_000)
         assert.deepStrictEqual(yield* names(informer), ["c"])
       }),
@@ -226,7 +227,7 @@ describe("inactivity watchdog", () => {
         assert.strictEqual(watches[0].query.get("resourceVersion"), "1")
         assert.strictEqual(watches[1].query.get("resourceVersion"), "7")
         assert.strictEqual(requests.filter((r) => !r.watch).length, 1, "no relist")
-        assert.include(errors, "watch:Transport")
+        assert.include(errors, "watch:TransportError (Timeout)")
         assert.deepStrictEqual(
           (yield* informer.indexer.list).map((o) => o.metadata?.resourceVersion),
           ["7"]

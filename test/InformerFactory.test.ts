@@ -25,15 +25,22 @@ import * as InformerFactory from "../src/InformerFactory.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import { resourceVersion } from "../src/KubeObject.js"
 import * as Informers from "../src/Layer.js"
-import { Forbidden, NotFound } from "../src/ListerWatcher.js"
+import type { ReflectorError } from "../src/Reflector.js"
 import * as Resource from "../src/Resource.js"
-import { namespacedNames as names, widgets } from "./fixtures/index.js"
+import { namespacedNames as names, statusError, widgets } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------------------
 
 type Fakes = FakeListerWatcher.FakeListerWatcherSource.Service
+
+/** An error's tag and reason, as the Reflector's logs name them: `StatusError (Forbidden)`. */
+const kindOf = (error: Option.Option<ReflectorError>): string | undefined =>
+  Option.match(error, {
+    onNone: () => undefined,
+    onSome: (e) => `${e._tag} (${"reason" in e ? e.reason : e._tag === "StoreError" ? e.operation : "Defect"})`
+  })
 
 /** A minimal object; its type fits every catalog entry's object type. */
 interface TestObject {
@@ -279,7 +286,7 @@ describe("InformerFactory - lifecycle", () => {
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { watchList: false } })
       yield* fakes.fakeFor(Resource.pods).failNextList(
-        new Forbidden({ message: `pods is forbidden: User "x" cannot list resource "pods"` }),
+        statusError(403, "Forbidden", `pods is forbidden: User "x" cannot list resource "pods"`),
         1000
       )
       yield* factory.informerFor(Resource.pods, { namespace: "default" })
@@ -291,12 +298,12 @@ describe("InformerFactory - lifecycle", () => {
       assert.strictEqual(error._tag, "CacheSyncError")
       assert.isTrue(Duration.equals(error.timeout, Duration.seconds(10)))
       assert.include(error.message, "pods in default")
-      assert.include(error.message, "Forbidden")
+      assert.include(error.message, "StatusError (Forbidden)")
       assert.include(error.message, "cannot list resource")
       assert.notInclude(error.message, "nodes") // synced informers are not named
       const pods = error.informers.find((s) => s.informer === "pods in default")
       assert.isFalse(pods?.synced)
-      assert.strictEqual(Option.getOrUndefined(pods!.lastError)?._tag, "Forbidden")
+      assert.strictEqual(kindOf(pods!.lastError), "StatusError (Forbidden)")
       assert.isTrue(error.informers.find((s) => s.informer === "nodes")?.synced)
     }))
 
@@ -304,7 +311,7 @@ describe("InformerFactory - lifecycle", () => {
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { watchList: false } })
       yield* fakes.fakeFor(widgets).failNextList(
-        new NotFound({ message: "the server could not find the requested resource" }),
+        statusError(404, "NotFound", "the server could not find the requested resource"),
         1000
       )
       yield* factory.informerFor(widgets)
@@ -314,7 +321,7 @@ describe("InformerFactory - lifecycle", () => {
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "CacheSyncError")
       assert.include(error.message, "widgets.example.com in all namespaces")
-      assert.include(error.message, "NotFound")
+      assert.include(error.message, "StatusError (NotFound)")
       assert.include(error.message, "could not find the requested resource")
     }))
 
@@ -333,7 +340,7 @@ describe("InformerFactory - lifecycle", () => {
       const missing = yield* Effect.flip(crd.waitForCacheSync({ timeout: "1 second" }))
       assert.strictEqual(missing._tag, "CacheSyncError")
       assert.include(missing.message, "widgets.example.com in all namespaces")
-      assert.include(missing.message, "NotFound")
+      assert.include(missing.message, "StatusError (NotFound)")
       // 403: every LIST is forbidden
       yield* server.inject({ _tag: "ServerError", status: 403, count: 1000, on: "list" })
       const pods = Context.get(yield* build, InformerFactory.InformerFactory)
@@ -341,9 +348,9 @@ describe("InformerFactory - lifecycle", () => {
       yield* pods.start
       const forbidden = yield* Effect.flip(pods.waitForCacheSync({ timeout: "1 second" }))
       assert.include(forbidden.message, "pods in default")
-      assert.include(forbidden.message, "Forbidden")
+      assert.include(forbidden.message, "StatusError (Forbidden)")
       const status = forbidden.informers.find((s) => s.informer === "pods in default")
-      assert.strictEqual(Option.getOrUndefined(status!.lastError)?._tag, "Forbidden")
+      assert.strictEqual(kindOf(status!.lastError), "StatusError (Forbidden)")
       yield* server.clearFaults
       yield* pods.waitForCacheSync({ timeout: "10 seconds" })
     }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
@@ -351,7 +358,7 @@ describe("InformerFactory - lifecycle", () => {
   it.scoped("status reflects synced and the last error", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { watchList: false } })
-      const forbidden = new Forbidden({ message: "forbidden for a while" })
+      const forbidden = statusError(403, "Forbidden", "forbidden for a while")
       yield* fakes.fakeFor(Resource.pods).failNextList(forbidden, 1)
       yield* factory.informerFor(Resource.pods)
       assert.deepStrictEqual(yield* factory.status, [
@@ -362,7 +369,7 @@ describe("InformerFactory - lifecycle", () => {
       // (Effect hands the error on as a span-annotated proxy: compare fields, not identity)
       const [failing] = yield* factory.status
       assert.isFalse(failing.synced)
-      assert.strictEqual(Option.getOrUndefined(failing.lastError)?._tag, "Forbidden")
+      assert.strictEqual(kindOf(failing.lastError), "StatusError (Forbidden)")
       assert.strictEqual(Option.getOrUndefined(failing.lastError)?.message, forbidden.message)
       yield* TestClock.adjust("1 minute")
       const [synced] = yield* factory.status

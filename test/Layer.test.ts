@@ -237,7 +237,7 @@ describe("Layer - HTTP", () => {
   })
 
   it.scopedLive(
-    "fromKubeConfig against an unreachable server: informerFor works, errors are Transport",
+    "fromKubeConfig against an unreachable server: informerFor works, errors are TransportError (RequestFailed)",
     () =>
       Effect.gen(function*() {
         const layer = Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: "http://127.0.0.1:1" }))
@@ -251,11 +251,12 @@ describe("Layer - HTTP", () => {
           const error = yield* Fiber.join(firstError).pipe(Effect.timeout("5 seconds"))
           assert.isTrue(Option.isSome(error))
           const reported = Option.getOrThrow(error)
-          assert.strictEqual(reported.error._tag, "Transport")
+          assert.strictEqual(reported.error._tag, "TransportError")
+          assert.strictEqual(reported.error._tag === "TransportError" && reported.error.reason, "RequestFailed")
           assert.include(reported.error.message, "pods")
           const status = yield* factory.status
           assert.isFalse(status[0].synced)
-          assert.strictEqual(Option.getOrUndefined(status[0].lastError)?._tag, "Transport")
+          assert.strictEqual(Option.getOrUndefined(status[0].lastError)?._tag, "TransportError")
         }).pipe(Effect.provide(layer))
       }),
     10_000

@@ -115,7 +115,7 @@ describe("Lister - over an Indexer", () => {
       const lister = Lister.make(yield* fill([obj(undefined, "node-1"), obj(undefined, "node-2")]), Resource.nodes)
       assert.strictEqual((yield* lister.get("node-2")).metadata?.name, "node-2")
       const error = yield* Effect.flip(lister.get("node-3"))
-      assert.strictEqual(error._tag, "ListerNotFoundError")
+      assert.strictEqual(error._tag, "NotFoundError")
       assert.strictEqual(error.message, `nodes "node-3" not found`)
       assert.strictEqual(error.resource, "nodes")
       assert.strictEqual(error.name, "node-3")
@@ -134,11 +134,11 @@ describe("Lister - over an Indexer", () => {
       // the lister hands out the cached object itself
       assert.strictEqual(web, pods[3])
       const error = yield* Effect.flip(lister.byNamespace("dev").get("db-1"))
-      assert.strictEqual(error._tag, "ListerNotFoundError")
+      assert.strictEqual(error._tag, "NotFoundError")
       assert.strictEqual(error.message, `pods "db-1" not found in namespace "dev"`)
       assert.strictEqual(error.namespace, "dev")
       // a namespaced object is not found by name alone
-      assert.strictEqual((yield* Effect.flip(lister.get("web-1")))._tag, "ListerNotFoundError")
+      assert.strictEqual((yield* Effect.flip(lister.get("web-1")))._tag, "NotFoundError")
       assert.strictEqual((yield* lister.get("dev/web-1")).metadata?.namespace, "dev")
     }))
 
@@ -200,7 +200,7 @@ describe("Lister - over an Indexer", () => {
       yield* indexer.add(obj("prod", "web-3", { app: "web" }))
       yield* indexer.delete(pods[0])
       assert.deepStrictEqual(names(yield* lister.byNamespace("prod").list("app=web")), ["prod/web-2", "prod/web-3"])
-      assert.strictEqual((yield* Effect.flip(lister.byNamespace("prod").get("web-1")))._tag, "ListerNotFoundError")
+      assert.strictEqual((yield* Effect.flip(lister.byNamespace("prod").get("web-1")))._tag, "NotFoundError")
     }))
 
   // client-go listers_test.go TestListAll: 100k objects / 10k labelled -> 10k; here 10k / 1k -> 1k.

@@ -165,7 +165,7 @@ describe("the informer's cache is read-only", () => {
       assert.strictEqual(cached, informer.indexer.unsafeGetByKey("dev/web-1"), "the cached object itself")
       yield* fake.delete(pod("dev", "web-1"))
       yield* TestClock.adjust(0)
-      assert.strictEqual((yield* Effect.flip(lister.byNamespace("dev").get("web-1")))._tag, "ListerNotFoundError")
+      assert.strictEqual((yield* Effect.flip(lister.byNamespace("dev").get("web-1")))._tag, "NotFoundError")
 
       const context = yield* Layer.build(
         InformerFactory.layer().pipe(Layer.provideMerge(FakeListerWatcher.layerSource()))

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as ListerWatcher from "../src/ListerWatcher.js"
+import * as ApiError from "../src/ApiError.js"
 import * as Reflector from "../src/Reflector.js"
-import { gone, serverError, tooManyRequests, transport } from "./fixtures/index.js"
+import { gone, serverError, statusError, tooManyRequests, transport } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // fixtures
@@ -15,28 +15,38 @@ const none: Context = { consistent: false, afterGone: false, connected: false, g
 
 const errors = {
   gone: gone(),
-  tooLarge: new ListerWatcher.ResourceVersionTooLarge({ message: "Too large resource version" }),
+  tooLarge: statusError(504, "Timeout", "Too large resource version"),
   tooManyRequests: tooManyRequests(5),
-  forbidden: new ListerWatcher.Forbidden({ message: "forbidden" }),
-  unauthorized: new ListerWatcher.Unauthorized({ message: "unauthorized" }),
-  notFound: new ListerWatcher.NotFound({ message: "not found" }),
+  forbidden: statusError(403, "Forbidden", "forbidden"),
+  unauthorized: statusError(401, "Unauthorized", "unauthorized"),
+  notFound: statusError(404, "NotFound", "not found"),
   badRequest: serverError(400, "BadRequest", "bad request"),
   methodNotAllowed: serverError(405, "MethodNotAllowed", "not allowed"),
   invalid: serverError(422, "Invalid", "invalid"),
   internal: serverError(500, "InternalError", "internal"),
   unavailable: serverError(503, "ServiceUnavailable", "unavailable"),
   transport: transport(),
-  decode: new ListerWatcher.Decode({ message: "unexpected end of JSON input" }),
-  veryShort: new Reflector.VeryShortWatchError({ message: "very short watch" }),
-  timeout: new Reflector.WatchListError({ reason: "Timeout", message: "no initial-events-end bookmark" }),
-  endedEarly: new Reflector.WatchListError({ reason: "EndedEarly", message: "ended before the bookmark" }),
-  pagination: new Reflector.PaginationError({ reason: "ContinueRepeated", message: "repeated", pages: 3 }),
+  decode: new ApiError.DecodeError({ reason: "Malformed", message: "unexpected end of JSON input" }),
+  veryShort: new Reflector.ProtocolError({ reason: "VeryShortWatch", message: "very short watch" }),
+  timeout: new Reflector.ProtocolError({ reason: "WatchListTimeout", message: "no initial-events-end bookmark" }),
+  endedEarly: new Reflector.ProtocolError({ reason: "WatchListEndedEarly", message: "ended before the bookmark" }),
+  pagination: new Reflector.ProtocolError({ reason: "ContinueRepeated", message: "repeated", pages: 3 }),
   replace: new Reflector.StoreError({ operation: "replace", cause: "refused" }),
   resync: new Reflector.StoreError({ operation: "resync", cause: "refused" }),
   unexpected: new Reflector.UnexpectedError({ cause: Cause.die(new Error("boom")) })
 } satisfies Record<string, Reflector.ReflectorError>
 
 type ErrorName = keyof typeof errors
+
+/** A resourceVersion the server cannot serve: a `StatusError` `Gone` or `ResourceVersionTooLarge`. */
+const isGone = (error: Reflector.ReflectorError): boolean =>
+  error._tag === "StatusError" && (error.reason === "Gone" || error.reason === "ResourceVersionTooLarge")
+
+/** `Tag (reason)`, as the Reflector's logs name an error. */
+const show = (error: Reflector.ReflectorError): string =>
+  `${error._tag} (${
+    error._tag === "StoreError" ? error.operation : error._tag === "UnexpectedError" ? "Defect" : error.reason
+  })`
 
 // the actions, as the table below writes them
 const rewatch: Reflector.Action = { _tag: "Rewatch", backoff: false }
@@ -147,6 +157,38 @@ const table: ReadonlyArray<readonly [ErrorName, Phase, Partial<Context>, Reflect
 ]
 
 describe("Reflector.recovery", () => {
+  it("the table's errors are the families and reasons their names say", () => {
+    const shown = Object.fromEntries(Object.entries(errors).map(([name, error]) => [name, show(error)]))
+    assert.deepStrictEqual(shown, {
+      gone: "StatusError (Gone)",
+      tooLarge: "StatusError (ResourceVersionTooLarge)",
+      tooManyRequests: "StatusError (TooManyRequests)",
+      forbidden: "StatusError (Forbidden)",
+      unauthorized: "StatusError (Unauthorized)",
+      notFound: "StatusError (NotFound)",
+      badRequest: "StatusError (BadRequest)",
+      methodNotAllowed: "StatusError (MethodNotAllowed)",
+      invalid: "StatusError (Invalid)",
+      internal: "StatusError (ServerError)",
+      unavailable: "StatusError (ServerError)",
+      transport: "TransportError (RequestFailed)",
+      decode: "DecodeError (Malformed)",
+      veryShort: "ProtocolError (VeryShortWatch)",
+      timeout: "ProtocolError (WatchListTimeout)",
+      endedEarly: "ProtocolError (WatchListEndedEarly)",
+      pagination: "ProtocolError (ContinueRepeated)",
+      replace: "StoreError (replace)",
+      resync: "StoreError (resync)",
+      unexpected: "UnexpectedError (Defect)"
+    })
+    assert.deepStrictEqual(
+      [errors.badRequest, errors.methodNotAllowed, errors.invalid, errors.internal, errors.unavailable].map((e) =>
+        e.code
+      ),
+      [400, 405, 422, 500, 503]
+    )
+  })
+
   it("the policy as a table: (error, phase, context) -> action", () => {
     for (const [name, phase, context, action] of table) {
       assert.deepStrictEqual(
@@ -172,7 +214,7 @@ describe("Reflector.recovery", () => {
   it("every error in every phase and context has an action, of the phase's kinds", () => {
     for (const [error, phase, context] of everything) {
       const action = Reflector.recovery(error, phase, context)
-      const what = `${error._tag} in ${phase} with ${JSON.stringify(context)}: ${JSON.stringify(action)}`
+      const what = `${show(error)} in ${phase} with ${JSON.stringify(context)}: ${JSON.stringify(action)}`
       // only a watch is re-watched; only a list or a watch-list lists within its cycle
       if (action._tag === "Rewatch") assert.strictEqual(phase, "watch", what)
       if (action._tag === "List") assert.include(["list", "watch-list"], phase, what)
@@ -184,13 +226,13 @@ describe("Reflector.recovery", () => {
   it("a Gone or a too-large resourceVersion on a list or a watch makes the next read consistent; nothing else does", () => {
     for (const [error, phase, context] of everything) {
       const action = Reflector.recovery(error, phase, context)
-      const gone = error._tag === "Gone" || error._tag === "ResourceVersionTooLarge"
+      const gone = isGone(error)
       // a watch-list that read at "" already falls back to LIST (at "" too); a resync never reads
       const expected = gone && phase !== "resync" && !(phase === "watch-list" && context.consistent)
       assert.strictEqual(
         action._tag !== "Rewatch" && action.consistent,
         expected,
-        `${error._tag} in ${phase} with ${JSON.stringify(context)}: ${JSON.stringify(action)}`
+        `${show(error)} in ${phase} with ${JSON.stringify(context)}: ${JSON.stringify(action)}`
       )
     }
   })
@@ -199,9 +241,9 @@ describe("Reflector.recovery", () => {
     for (const [error, phase, context] of everything) {
       const action = Reflector.recovery(error, phase, context)
       if (action._tag !== "Relist" || action.backoff) continue
-      const gone = error._tag === "Gone" || error._tag === "ResourceVersionTooLarge"
-      const endedAfterProgress = error._tag === "WatchListError" && error.reason === "EndedEarly" && context.connected
-      assert.isTrue(gone || endedAfterProgress, `${error._tag} in ${phase} with ${JSON.stringify(context)}`)
+      const endedAfterProgress = error._tag === "ProtocolError" && error.reason === "WatchListEndedEarly" &&
+        context.connected
+      assert.isTrue(isGone(error) || endedAfterProgress, `${show(error)} in ${phase} with ${JSON.stringify(context)}`)
     }
   })
 

@@ -7,7 +7,7 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
 import { ListBodyDecoder } from "../src/internal/listBodyDecoder.js"
-import { makeScrub, scrubPatterns, scrubStatus, secretsOf } from "../src/internal/redact.js"
+import { keyLinesOf, makeScrub, scrubPatterns, scrubStatus, secretsOf } from "../src/internal/redact.js"
 import * as KubeConfig from "../src/KubeConfig.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import * as Resource from "../src/Resource.js"
@@ -222,7 +222,7 @@ describe("credentials in messages", () => {
       "-----END RSA PRIVATE KEY-----"
     ].join("\n")
     const scrub = makeScrub(
-      secretsOf({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` }, key)
+      secretsOf({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` }, keyLinesOf(key))
     )
     const text = [
       `password ${password}`,

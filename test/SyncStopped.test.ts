@@ -13,16 +13,23 @@ import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option,
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import * as InformerFactory from "../src/InformerFactory.js"
 import type { KubeObject } from "../src/KubeObject.js"
-import { Forbidden } from "../src/ListerWatcher.js"
+import type { ReflectorError } from "../src/Reflector.js"
 import * as Resource from "../src/Resource.js"
 import * as SharedInformer from "../src/SharedInformer.js"
-import { pod as fixturePod, settle } from "./fixtures/index.js"
+import { pod as fixturePod, settle, statusError } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------------------
 
-const forbidden = new Forbidden({ message: `pods is forbidden: User "x" cannot list resource "pods"` })
+const forbidden = statusError(403, "Forbidden", `pods is forbidden: User "x" cannot list resource "pods"`)
+
+/** An error's tag and reason, as the Reflector's logs name them: `StatusError (Forbidden)`. */
+const kindOf = (error: Option.Option<ReflectorError>): string | undefined =>
+  Option.match(error, {
+    onNone: () => undefined,
+    onSome: (e) => `${e._tag} (${"reason" in e ? e.reason : e._tag === "StoreError" ? e.operation : "Defect"})`
+  })
 
 /** "Forever" for these tests: far more lists than the backoff lets happen in the virtual time they use. */
 const forever = 1000
@@ -228,12 +235,12 @@ const assertStoppedSyncError = (error: InformerFactory.CacheSyncError): void => 
   assert.strictEqual(error.reason, "Stopped")
   assert.include(error.message, "pods in default")
   assert.include(error.message, "stopped")
-  assert.include(error.message, "Forbidden")
+  assert.include(error.message, "StatusError (Forbidden)")
   assert.include(error.message, "cannot list resource")
   assert.notInclude(error.message, "nodes") // the synced informer is not named
   const pods = error.informers.find((s) => s.informer === "pods in default")
   assert.isFalse(pods?.synced)
-  assert.strictEqual(Option.getOrUndefined(pods!.lastError)?._tag, "Forbidden")
+  assert.strictEqual(kindOf(pods!.lastError), "StatusError (Forbidden)")
   assert.isTrue(error.informers.find((s) => s.informer === "nodes")?.synced)
 }
 

@@ -45,7 +45,7 @@ import type {
   RelistCause,
   Store
 } from "../Reflector.js"
-import { ProtocolError, StoreError, UnexpectedError } from "./reflectorErrors.js"
+import { describeError, ProtocolError, reasonOf, StoreError, UnexpectedError } from "./reflectorErrors.js"
 import {
   defaultMaxRetryAfter,
   honourRetryAfterUpTo,
@@ -892,9 +892,9 @@ const report = <A, E>(
   const context: ErrorContext = { phase, resourceVersion, reflector: m.name }
   const log = error._tag === "StatusError" && error.reason === "Gone"
     ? Effect.logInfo(`${m.name}: ${phase}: ${error.message}`)
-    : Effect.logWarning(`${m.name}: ${phase} failed: ${describe(error)}: ${error.message}`)
+    : Effect.logWarning(`${m.name}: ${phase} failed: ${describeError(error)}: ${error.message}`)
   const detail = error._tag === "DecodeError" && error.detail !== undefined
-    ? Effect.logDebug(`${m.name}: ${phase}: ${describe(error)} in detail:\n${error.detail}`)
+    ? Effect.logDebug(`${m.name}: ${phase}: ${describeError(error)} in detail:\n${error.detail}`)
     : Effect.void
   const count = Metric.increment(errorCounter(m, phase, error))
   const handler = m.options.onError === undefined
@@ -907,13 +907,7 @@ const report = <A, E>(
   )
 }
 
-/** `effect_informers_errors_total{informer, phase, reason}`, made once per phase and reason. */
-/** The error's tag and reason, as logs and metrics name it: `StatusError (Forbidden)`. */
-const reasonOf = (error: ReflectorError): string =>
-  error._tag === "StoreError" ? error.operation : error._tag === "UnexpectedError" ? "Defect" : error.reason
-
-const describe = (error: ReflectorError): string => `${error._tag} (${reasonOf(error)})`
-
+/** `effect_informers_errors_total{informer, phase, error, reason}`, made once per phase, tag and reason. */
 const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorError): Metric.Metric.Counter<number> => {
   const reason = reasonOf(error)
   const key = `${phase} ${error._tag} ${reason}`

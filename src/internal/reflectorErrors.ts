@@ -1,5 +1,5 @@
 /**
- * The errors the Reflector raises itself (the ListerWatcher's are in `ListerWatcher`). `Reflector` re-exports
+ * The errors the Reflector raises itself (the API's are in `ApiError`). `Reflector` re-exports
  * each with its documentation; they live here so that the loop in `internal/reflector.ts` can raise them
  * without importing the public module that imports it (no import cycle).
  *
@@ -7,6 +7,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
+import type { ReflectorError } from "../Reflector.js"
 
 /** @internal */
 export class ProtocolError extends Data.TaggedError("ProtocolError")<{
@@ -36,3 +37,10 @@ export class UnexpectedError extends Data.TaggedError("UnexpectedError")<{
     return `unexpected failure: ${Cause.pretty(this.cause)}`
   }
 }
+
+/** What logs and metrics call an error's reason: its `reason`, a `StoreError`'s operation, `Defect`. @internal */
+export const reasonOf = (error: ReflectorError): string =>
+  error._tag === "StoreError" ? error.operation : error._tag === "UnexpectedError" ? "Defect" : error.reason
+
+/** An error's tag and reason, as logs and messages name it: `StatusError (Forbidden)`. @internal */
+export const describeError = (error: ReflectorError): string => `${error._tag} (${reasonOf(error)})`

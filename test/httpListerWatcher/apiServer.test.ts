@@ -12,8 +12,8 @@ import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as ApiError from "../../src/ApiError.js"
 import type * as KubeConfig from "../../src/KubeConfig.js"
-import type * as ListerWatcher from "../../src/ListerWatcher.js"
 import * as Resource from "../../src/Resource.js"
 import { live, pods, TOKEN } from "./fixtures.js"
 
@@ -56,18 +56,19 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
       })
     ))
 
-  const faults: ReadonlyArray<readonly [ApiServer.Fault, "list" | "watch", ListerWatcher.ListerWatcherError["_tag"]]> =
-    [
-      [{ _tag: "WatchGone" }, "watch", "Gone"],
-      [{ _tag: "WatchGone", mode: "http" }, "watch", "Gone"],
-      [{ _tag: "TooManyRequests", retryAfterSeconds: 2, on: "list" }, "list", "TooManyRequests"],
-      [{ _tag: "ServerError", status: 503, on: "watch" }, "watch", "ServerError"],
-      [{ _tag: "MalformedLine" }, "watch", "Decode"],
-      [{ _tag: "MissingMetadata" }, "watch", "Decode"],
-      [{ _tag: "PartialLine" }, "watch", "Transport"]
-    ]
-  for (const [fault, verb, tag] of faults) {
-    it.scopedLive(`fault ${ApiServer.formatFault(fault)} -> ${tag}`, () =>
+  const faults: ReadonlyArray<
+    readonly [ApiServer.Fault, "list" | "watch", ApiError.ApiError["_tag"], ApiError.ApiError["reason"]]
+  > = [
+    [{ _tag: "WatchGone" }, "watch", "StatusError", "Gone"],
+    [{ _tag: "WatchGone", mode: "http" }, "watch", "StatusError", "Gone"],
+    [{ _tag: "TooManyRequests", retryAfterSeconds: 2, on: "list" }, "list", "StatusError", "TooManyRequests"],
+    [{ _tag: "ServerError", status: 503, on: "watch" }, "watch", "StatusError", "ServerError"],
+    [{ _tag: "MalformedLine" }, "watch", "DecodeError", "Malformed"],
+    [{ _tag: "MissingMetadata" }, "watch", "DecodeError", "Malformed"],
+    [{ _tag: "PartialLine" }, "watch", "TransportError", "BodyCut"]
+  ]
+  for (const [fault, verb, tag, reason] of faults) {
+    it.scopedLive(`fault ${ApiServer.formatFault(fault)} -> ${tag} (${reason})`, () =>
       withApiServer((server) =>
         Effect.gen(function*() {
           yield* server.create(Resource.pods, labelled("a", "web"))
@@ -78,14 +79,15 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
             ? yield* Effect.flip(lw.list({}))
             : yield* Effect.flip(Stream.runDrain(lw.watch({ resourceVersion: page.resourceVersion })))
           assert.strictEqual(error._tag, tag)
-          if (error._tag === "TooManyRequests") {
+          assert.strictEqual(error.reason, reason)
+          if (error._tag === "StatusError" && error.reason === "TooManyRequests") {
             assert.deepStrictEqual(error.retryAfter, Option.some(Duration.seconds(2)))
           }
         })
       ))
   }
 
-  it.scopedLive("dropped and stalled watches fail with Transport", () =>
+  it.scopedLive("dropped and stalled watches fail with TransportError", () =>
     withApiServer((server) =>
       Effect.gen(function*() {
         const lw = yield* pods({ watchInactivityTimeout: "300 millis" })
@@ -99,11 +101,14 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
         yield* server.create(Resource.pods, labelled("a", "web"))
         assert.strictEqual(yield* Queue.take(received), "ADDED")
         yield* server.inject({ _tag: "DropWatches" })
-        assert.strictEqual((yield* Fiber.join(dropped))._tag, "Transport")
+        const drop = yield* Fiber.join(dropped)
+        assert.strictEqual(drop._tag, "TransportError")
+        assert.strictEqual(drop.reason, "RequestFailed")
 
         yield* server.inject({ _tag: "StallWatches", count: 1 })
         const stalled = yield* Effect.flip(Stream.runDrain(lw.watch({ allowWatchBookmarks: true })))
-        assert.strictEqual(stalled._tag, "Transport")
+        assert.strictEqual(stalled._tag, "TransportError")
+        assert.strictEqual(stalled.reason, "Timeout")
         assert.strictEqual(stalled.message, "watch pods in default: no bytes received for 300ms")
       })
     ))

@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
+import type * as ApiError from "../../src/ApiError.js"
 import * as HttpListerWatcher from "../../src/HttpListerWatcher.js"
 import type * as ListerWatcher from "../../src/ListerWatcher.js"
 import { ListerWatcherSource } from "../../src/ListerWatcher.js"
@@ -167,6 +168,13 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
   })
 
   describe("error responses map to typed errors (LIST and WATCH)", () => {
+    /** Asserts a `StatusError` of `reason`, and narrows to it. */
+    const status = (e: ApiError.ApiError, reason: ApiError.StatusReason): ApiError.StatusError => {
+      assert.strictEqual(e._tag, "StatusError")
+      assert(e._tag === "StatusError")
+      assert.strictEqual(e.reason, reason)
+      return e
+    }
     const cases: ReadonlyArray<{
       readonly name: string
       readonly response: () => Response
@@ -176,19 +184,19 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
         name: "410 Expired",
         response: () => json(410, Wire.failureStatus(410, "Expired", "too old resource version: 5 (10)")),
         check: (e) => {
-          assert.strictEqual(e._tag, "Gone")
+          status(e, "Gone")
           assert.strictEqual(e.message, "too old resource version: 5 (10)")
         }
       },
       {
         name: "410 without a Status body",
         response: () => new Response("gone", { status: 410 }),
-        check: (e) => assert.strictEqual(e._tag, "Gone")
+        check: (e) => status(e, "Gone")
       },
       {
         name: "too large resource version (message)",
         response: () => json(504, Wire.failureStatus(504, "Timeout", "Too large resource version: 20, current: 10")),
-        check: (e) => assert.strictEqual(e._tag, "ResourceVersionTooLarge")
+        check: (e) => status(e, "ResourceVersionTooLarge")
       },
       {
         name: "too large resource version (cause)",
@@ -200,68 +208,62 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
               retryAfterSeconds: 1
             })
           ),
-        check: (e) => assert.strictEqual(e._tag, "ResourceVersionTooLarge")
+        check: (e) => status(e, "ResourceVersionTooLarge")
       },
       {
         name: "429 with a Retry-After header",
         response: () => json(429, Wire.failureStatus(429, "TooManyRequests", "slow down"), { "retry-after": "7" }),
         check: (e) => {
-          assert.strictEqual(e._tag, "TooManyRequests")
-          if (e._tag === "TooManyRequests") assert.deepStrictEqual(e.retryAfter, Option.some(Duration.seconds(7)))
+          assert.deepStrictEqual(status(e, "TooManyRequests").retryAfter, Option.some(Duration.seconds(7)))
         }
       },
       {
         name: "429 with details.retryAfterSeconds",
         response: () => json(429, Wire.failureStatus(429, "TooManyRequests", "slow down", { retryAfterSeconds: 3 })),
         check: (e) => {
-          assert.strictEqual(e._tag, "TooManyRequests")
-          if (e._tag === "TooManyRequests") assert.deepStrictEqual(e.retryAfter, Option.some(Duration.seconds(3)))
+          assert.deepStrictEqual(status(e, "TooManyRequests").retryAfter, Option.some(Duration.seconds(3)))
         }
       },
       {
         name: "429 without a body, Retry-After header only",
         response: () => new Response("", { status: 429, headers: { "retry-after": "2" } }),
         check: (e) => {
-          assert.strictEqual(e._tag, "TooManyRequests")
-          if (e._tag === "TooManyRequests") assert.deepStrictEqual(e.retryAfter, Option.some(Duration.seconds(2)))
+          assert.deepStrictEqual(status(e, "TooManyRequests").retryAfter, Option.some(Duration.seconds(2)))
         }
       },
       {
         name: "401",
         response: () => json(401, Wire.failureStatus(401, "Unauthorized", "Unauthorized")),
-        check: (e) => assert.strictEqual(e._tag, "Unauthorized")
+        check: (e) => status(e, "Unauthorized")
       },
       {
         name: "403",
         response: () =>
           json(403, Wire.failureStatus(403, "Forbidden", "pods is forbidden: User \"x\" cannot list resource")),
         check: (e) => {
-          assert.strictEqual(e._tag, "Forbidden")
+          status(e, "Forbidden")
           assert.include(e.message, "cannot list resource")
         }
       },
       {
         name: "404",
         response: () => json(404, Wire.failureStatus(404, "NotFound", "the server could not find the resource")),
-        check: (e) => assert.strictEqual(e._tag, "NotFound")
+        check: (e) => status(e, "NotFound")
       },
       {
         name: "500",
         response: () => json(500, Wire.failureStatus(500, "InternalError", "etcd is sad")),
         check: (e) => {
-          assert.strictEqual(e._tag, "ServerError")
-          if (e._tag === "ServerError") assert.strictEqual(e.code, 500)
+          assert.strictEqual(status(e, "ServerError").code, 500)
         }
       },
       {
         name: "422 Invalid",
         response: () => json(422, Wire.failureStatus(422, "Invalid", "invalid field selector")),
         check: (e) => {
-          assert.strictEqual(e._tag, "ServerError")
-          if (e._tag === "ServerError") {
-            assert.strictEqual(e.code, 422)
-            assert.strictEqual(e.reason, "Invalid")
-          }
+          const error = status(e, "Invalid")
+          assert.strictEqual(error.code, 422)
+          assert.strictEqual(error.status.reason, "Invalid")
         }
       },
       {
@@ -272,11 +274,9 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
             headers: { "content-type": "text/html" }
           }),
         check: (e) => {
-          assert.strictEqual(e._tag, "ServerError")
-          if (e._tag === "ServerError") {
-            assert.strictEqual(e.code, 503)
-            assert.strictEqual(e.reason, "ServiceUnavailable")
-          }
+          const error = status(e, "ServerError")
+          assert.strictEqual(error.code, 503)
+          assert.strictEqual(error.status.reason, "ServiceUnavailable")
           assert.include(e.message, "HTTP 503")
         }
       }
@@ -307,7 +307,8 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       return Effect.gen(function*() {
         const lw = yield* pods()
         const error = yield* Effect.flip(lw.list({}))
-        assert.strictEqual(error._tag, "Decode")
+        assert.strictEqual(error._tag, "DecodeError")
+        assert.strictEqual(error.reason, "Malformed")
         assert.include(error.message, "list pods in default: ")
         assert.include(error.message, expected)
       }).pipe(Effect.provide(layer))
@@ -327,7 +328,8 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
         const lw = yield* pods()
         const { error, events } = yield* runWatch(lw.watch({}))
         assert.deepStrictEqual(names(events), ["a"])
-        assert.strictEqual(error?._tag, "Decode")
+        assert.strictEqual(error?._tag, "DecodeError")
+        assert.strictEqual(error?.reason, "Malformed")
         assert.include(error!.message, "watch pods in default: ")
         assert.include(error!.message, expected)
       }).pipe(Effect.provide(layer))
@@ -345,8 +347,10 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
         Effect.provide(watch.layer)
       )
       for (const error of [listError, watchError]) {
-        assert.strictEqual(error?._tag, "Decode")
-        const decode = error as ListerWatcher.Decode
+        assert.strictEqual(error?._tag, "DecodeError")
+        assert(error?._tag === "DecodeError")
+        assert.strictEqual(error.reason, "Malformed")
+        const decode = error
         assert.notInclude(decode.message, "\n")
         assert.include(decode.message, "metadata.name")
         assert.isTrue(decode.detail !== undefined && decode.detail.split("\n").length > 3, decode.detail)
@@ -365,7 +369,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
         Effect.provide(Logger.minimumLogLevel(LogLevel.Debug)),
         Effect.scoped
       )
-      const warning = lines.find((line) => line.startsWith("WARN") && line.includes("Decode"))
+      const warning = lines.find((line) => line.startsWith("WARN") && line.includes("DecodeError (Malformed)"))
       assert.isDefined(warning)
       assert.strictEqual(warning!.trim().split("\n").length, 1, warning)
       const debug = lines.find((line) => line.startsWith("DEBUG") && line.includes("in detail"))
@@ -374,7 +378,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
     })
   })
 
-  it.effect("watch: a line over maxLineBytes fails with Decode", () => {
+  it.effect("watch: a line over maxLineBytes fails with DecodeError (TooLarge)", () => {
     const { layer } = fake(() =>
       new Response(chunked([event("ADDED", pod("a", "1")), event("ADDED", pod("b".repeat(300), "2"))]))
     )
@@ -382,7 +386,8 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       const lw = yield* pods({ maxLineBytes: 200 })
       const { error, events } = yield* runWatch(lw.watch({}))
       assert.deepStrictEqual(names(events), ["a"])
-      assert.strictEqual(error?._tag, "Decode")
+      assert.strictEqual(error?._tag, "DecodeError")
+      assert.strictEqual(error?.reason, "TooLarge")
       assert.include(error!.message, "exceeds the limit of 200 bytes")
     }).pipe(Effect.provide(layer))
   })
@@ -399,7 +404,8 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
     return Effect.gen(function*() {
       const lw = yield* pods({ maxLineBytes: 10_000 })
       const { error } = yield* runWatch(lw.watch({}))
-      assert.strictEqual(error?._tag, "Decode")
+      assert.strictEqual(error?._tag, "DecodeError")
+      assert.strictEqual(error?.reason, "TooLarge")
       assert.isBelow(reads, 20)
     }).pipe(Effect.provide(layer))
   })
@@ -447,7 +453,8 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       const lw = yield* pods()
       const { error, events } = yield* runWatch(lw.watch({}))
       assert.deepStrictEqual(names(events), ["a"])
-      assert.strictEqual(error?._tag, "Gone")
+      assert.strictEqual(error?._tag, "StatusError")
+      assert.strictEqual(error?.reason, "Gone")
       assert.strictEqual(error?.message, "too old resource version: 1 (5)")
     }).pipe(Effect.provide(layer))
   })
@@ -479,14 +486,15 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("watch: a body cut mid-line fails with Transport; a complete last line without newline is kept", () =>
+  it.effect("watch: a body cut mid-line fails with TransportError (BodyCut); a complete last line without newline is kept", () =>
     Effect.gen(function*() {
       const cut = fake(() =>
         new Response(chunked([event("ADDED", pod("a", "1")), event("ADDED", pod("b", "2")).slice(0, 25)]))
       )
       const cutResult = yield* Effect.flatMap(pods(), (lw) => runWatch(lw.watch({}))).pipe(Effect.provide(cut.layer))
       assert.deepStrictEqual(names(cutResult.events), ["a"])
-      assert.strictEqual(cutResult.error?._tag, "Transport")
+      assert.strictEqual(cutResult.error?._tag, "TransportError")
+      assert.strictEqual(cutResult.error?.reason, "BodyCut")
       assert.include(cutResult.error!.message, "ended in the middle of a line")
 
       const unterminated = fake(() =>
@@ -513,19 +521,22 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       const listError = yield* Effect.flatMap(pods(), (lw) => Effect.flip(lw.list({}))).pipe(
         Effect.provide(refused.layer)
       )
-      assert.strictEqual(listError._tag, "Transport")
+      assert.strictEqual(listError._tag, "TransportError")
+      assert.strictEqual(listError.reason, "RequestFailed")
       assert.strictEqual(listError.message, "list pods in default: connect ECONNREFUSED 127.0.0.1:6443")
       const watchResult = yield* Effect.flatMap(pods(), (lw) => runWatch(lw.watch({}))).pipe(
         Effect.provide(refused.layer)
       )
-      assert.strictEqual(watchResult.error?._tag, "Transport")
+      assert.strictEqual(watchResult.error?._tag, "TransportError")
+      assert.strictEqual(watchResult.error?.reason, "RequestFailed")
 
       const reset = fake(() => new Response(chunked([event("ADDED", pod("a", "1"))], new Error("socket hang up"))))
       const resetResult = yield* Effect.flatMap(pods(), (lw) => runWatch(lw.watch({}))).pipe(
         Effect.provide(reset.layer)
       )
       assert.deepStrictEqual(names(resetResult.events), ["a"])
-      assert.strictEqual(resetResult.error?._tag, "Transport")
+      assert.strictEqual(resetResult.error?._tag, "TransportError")
+      assert.strictEqual(resetResult.error?.reason, "RequestFailed")
       assert.include(resetResult.error!.message, "watch pods in default: ")
     }))
 
@@ -536,12 +547,13 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(lw.watch({}))))
       yield* TestClock.adjust("11 seconds")
       const error = yield* Fiber.join(fiber)
-      assert.strictEqual(error._tag, "Transport")
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual(error.reason, "Timeout")
       assert.strictEqual(error.message, "watch pods in default: no bytes received for 10s")
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("watch inactivity timeout: fails with Transport when no bytes arrive; bytes re-arm it", () => {
+  it.effect("watch inactivity timeout: fails with TransportError (Timeout) when no bytes arrive; bytes re-arm it", () => {
     const body = controlled()
     const { layer } = fake(() => new Response(body.body))
     return Effect.gen(function*() {
@@ -561,7 +573,8 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       assert.isNull(fiber.unsafePoll())
       yield* TestClock.adjust("11 seconds")
       const error = yield* Fiber.join(fiber)
-      assert.strictEqual(error._tag, "Transport")
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual(error.reason, "Timeout")
       assert.strictEqual(error.message, "watch pods in default: no bytes received for 30s")
     }).pipe(Effect.provide(layer))
   })

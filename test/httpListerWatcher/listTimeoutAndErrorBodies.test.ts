@@ -10,7 +10,7 @@ import * as TestClock from "effect/TestClock"
 import { controlled, fake, pod, pods } from "./fixtures.js"
 
 describe("LIST idle timeout (listIdleTimeout)", () => {
-  it.effect("no response headers for 60 s (the default): Transport, not a hang", () => {
+  it.effect("no response headers for 60 s (the default): TransportError (Timeout), not a hang", () => {
     const { layer } = fake(() => Effect.never)
     return Effect.gen(function*() {
       const lw = yield* pods()
@@ -19,7 +19,8 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
       assert.isNull(fiber.unsafePoll())
       yield* TestClock.adjust("2 seconds")
       const error = yield* Fiber.join(fiber)
-      assert.strictEqual(error._tag, "Transport")
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual(error.reason, "Timeout")
       assert.strictEqual(error.message, "list pods in default: no response headers for 1m")
     }).pipe(Effect.provide(layer))
   })
@@ -44,7 +45,7 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("a body that goes quiet mid-list fails with Transport after the idle timeout", () => {
+  it.effect("a body that goes quiet mid-list fails with TransportError (Timeout) after the idle timeout", () => {
     const body = controlled()
     const { layer } = fake(() => new Response(body.body, { status: 200 }))
     return Effect.gen(function*() {
@@ -55,7 +56,8 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
       assert.isNull(fiber.unsafePoll())
       yield* TestClock.adjust("2 seconds")
       const error = yield* Fiber.join(fiber)
-      assert.strictEqual(error._tag, "Transport")
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual(error.reason, "Timeout")
       assert.strictEqual(error.message, "list pods in default: no bytes received for 10s")
     }).pipe(Effect.provide(layer))
   })
@@ -86,14 +88,17 @@ describe("error bodies", () => {
     return Effect.gen(function*() {
       const lw = yield* pods()
       const error = yield* Effect.flip(lw.list({}))
-      assert.strictEqual(error._tag, "ServerError")
+      assert.strictEqual(error._tag, "StatusError")
+      assert(error._tag === "StatusError")
+      assert.strictEqual(error.reason, "ServerError")
+      assert.strictEqual(error.code, 500)
       assert.isBelow(pulled, 10)
       assert.isBelow(error.message.length, 400)
       assert.notInclude(error.message, "\n")
     }).pipe(Effect.provide(layer))
   })
 
-  it.effect("error headers, then a body that stalls: Transport after the idle bound, for a LIST and a WATCH", () => {
+  it.effect("error headers, then a body that stalls: TransportError (Timeout) after the idle bound, for a LIST and a WATCH", () => {
     const { layer } = fake(() => {
       const body = controlled()
       body.push(`{"kind":"Status","message":"half`)
@@ -108,9 +113,11 @@ describe("error bodies", () => {
       yield* TestClock.adjust("2 seconds")
       const listError = yield* Fiber.join(listing)
       const watchError = yield* Fiber.join(watching)
-      assert.strictEqual(listError._tag, "Transport")
+      assert.strictEqual(listError._tag, "TransportError")
+      assert.strictEqual(listError.reason, "Timeout")
       assert.strictEqual(listError.message, "list pods in default: HTTP 500, then no body for 10s")
-      assert.strictEqual(watchError._tag, "Transport")
+      assert.strictEqual(watchError._tag, "TransportError")
+      assert.strictEqual(watchError.reason, "Timeout")
     }).pipe(Effect.provide(layer))
   })
 })

@@ -114,7 +114,8 @@ describe("HttpListerWatcher against a node:http server", () => {
         assert.isNull(fiber.unsafePoll())
         yield* TestClock.adjust("2 seconds")
         const error = yield* Fiber.join(fiber)
-        assert.strictEqual(error._tag, "Transport")
+        assert.strictEqual(error._tag, "TransportError")
+        assert.strictEqual(error.reason, "Timeout")
         assert.strictEqual(error.message, "watch pods in all namespaces: no bytes received for 1m 15s")
       }).pipe(
         Effect.provide(
@@ -123,7 +124,7 @@ describe("HttpListerWatcher against a node:http server", () => {
       )
     }))
 
-  it.scopedLive("a connection destroyed mid-stream fails the watch with Transport", () =>
+  it.scopedLive("a connection destroyed mid-stream fails the watch with TransportError", () =>
     Effect.gen(function*() {
       const server = yield* serve((request, response) => {
         response.writeHead(200, { "content-type": "application/json" })
@@ -137,19 +138,21 @@ describe("HttpListerWatcher against a node:http server", () => {
         for (const resourceVersion of ["between-lines", "mid-line"]) {
           const { error, events } = yield* runWatch(lw.watch({ resourceVersion }))
           assert.deepStrictEqual(names(events), ["a"])
-          assert.strictEqual(error?._tag, "Transport", resourceVersion)
+          assert.strictEqual(error?._tag, "TransportError", resourceVersion)
+          assert.strictEqual(error?.reason, "RequestFailed", resourceVersion)
           assert.include(error!.message, "watch pods in default: ")
         }
       }).pipe(Effect.provide(live({ server: server.url })))
     }))
 
-  it.scopedLive("connection refused is a Transport error", () =>
+  it.scopedLive("connection refused is a TransportError (RequestFailed)", () =>
     Effect.gen(function*() {
       const server = yield* Effect.scoped(serve(() => {}))
       const error = yield* Effect.flatMap(pods(), (lw) => Effect.flip(lw.list({}))).pipe(
         Effect.provide(live({ server: server.url }))
       )
-      assert.strictEqual(error._tag, "Transport")
+      assert.strictEqual(error._tag, "TransportError")
+      assert.strictEqual(error.reason, "RequestFailed")
       assert.include(error.message, "ECONNREFUSED")
     }))
 
@@ -180,7 +183,8 @@ describe("HttpListerWatcher against a node:http server", () => {
       const unverified = yield* list({})
       assert.isTrue(Either.isLeft(unverified))
       if (Either.isLeft(unverified)) {
-        assert.strictEqual(unverified.left._tag, "Transport")
+        assert.strictEqual(unverified.left._tag, "TransportError")
+        assert.strictEqual(unverified.left.reason, "RequestFailed")
         assert.match(unverified.left.message, /self[- ]signed|unable to verify|certificate/i)
       }
 
@@ -211,11 +215,15 @@ describe("HttpListerWatcher against a node:http server", () => {
         }).pipe(Effect.provide(live({ server: url, token: Redacted.make(TOKEN) })))
 
       const unauthorized = yield* attempt(server.url)
-      assert.strictEqual(unauthorized[0]._tag, "Unauthorized")
-      assert.strictEqual(unauthorized[1]._tag, "Unauthorized")
+      for (const error of unauthorized) {
+        assert.strictEqual(error._tag, "StatusError")
+        assert.strictEqual(error.reason, "Unauthorized")
+      }
       const refused = yield* attempt(closed.url)
-      assert.strictEqual(refused[0]._tag, "Transport")
-      assert.strictEqual(refused[1]._tag, "Transport")
+      for (const error of refused) {
+        assert.strictEqual(error._tag, "TransportError")
+        assert.strictEqual(error.reason, "RequestFailed")
+      }
 
       const errors = [...unauthorized, ...refused]
       const rendered = [

@@ -126,7 +126,7 @@ describe("Reflector", () => {
         yield* settle
         const refusedAt = yield* now
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["List", "Watch", "Watch"])
-        assert.deepStrictEqual(errors.summary(), ["watch:TooManyRequests"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(TooManyRequests)"])
         yield* advance(19_999)
         assert.strictEqual(log.length, 3)
         yield* advance(1)

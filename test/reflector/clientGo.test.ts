@@ -12,9 +12,17 @@ import * as Stream from "effect/Stream"
 import * as DeltaFifo from "../../src/DeltaFifo.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import type { KubeObject } from "../../src/KubeObject.js"
-import * as ListerWatcher from "../../src/ListerWatcher.js"
 import * as Reflector from "../../src/Reflector.js"
-import { advance, pod, podsNamed, serverError, settle, tooManyRequests, transport } from "../fixtures/index.js"
+import {
+  advance,
+  pod,
+  podsNamed,
+  serverError,
+  settle,
+  statusError,
+  tooManyRequests,
+  transport
+} from "../fixtures/index.js"
 import type { LW } from "./fixtures.js"
 import {
   added,
@@ -48,7 +56,7 @@ describe("Reflector", () => {
         yield* fake.failWatches(serverError())
         yield* settle
         assert.strictEqual(yield* fake.openWatches, 0)
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)"])
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch"])
       }))
 
@@ -96,7 +104,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 0)
       }))
 
-    it.scoped("TestReflectorHandleWatchResultChanClosedBefore: a watch that ends at once: VeryShortWatchError, backoff, relist", () =>
+    it.scoped("TestReflectorHandleWatchResultChanClosedBefore: a watch that ends at once: VeryShortWatch, backoff, relist", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         let watches = 0
@@ -108,7 +116,7 @@ describe("Reflector", () => {
         const errors = errorLog()
         yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch:VeryShortWatchError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:ProtocolError(VeryShortWatch)"])
         assert.strictEqual(log.length, 2)
         yield* advance("1600 millis")
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["List", "Watch", "List", "Watch"])
@@ -116,7 +124,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 1)
       }))
 
-    it.scoped("TestReflectorHandleWatchResultChanClosedAfter: closed after 10 ms without events: VeryShortWatchError", () =>
+    it.scoped("TestReflectorHandleWatchResultChanClosedAfter: closed after 10 ms without events: VeryShortWatch", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -126,7 +134,7 @@ describe("Reflector", () => {
         yield* advance("10 millis")
         yield* fake.closeWatches
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch:VeryShortWatchError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:ProtocolError(VeryShortWatch)"])
         yield* advance("1600 millis")
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["List", "Watch", "List", "Watch"])
         inRange(log[2].at - 10, 800, 1600, "relist")
@@ -264,14 +272,18 @@ describe("Reflector", () => {
         yield* fake.deleteDropWatch(pod("foo"))
         yield* fake.addDropWatch(pod("baz"))
         yield* fake.failNextList(serverError(503, "ServiceUnavailable"))
-        yield* fake.failNextWatch(new ListerWatcher.Forbidden({ message: "forbidden" }))
+        yield* fake.failNextWatch(statusError(403, "Forbidden", "forbidden"))
         yield* fake.failWatches(serverError())
         yield* advance("1600 millis")
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError", "list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)", "list:StatusError(ServerError)"])
         assert.deepStrictEqual(yield* names, ["bar", "foo"])
         // The next list applies, then the watch is refused: reported after the list was applied.
         yield* advance("3200 millis")
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError", "list:ServerError", "watch:Forbidden"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch:StatusError(ServerError)",
+          "list:StatusError(ServerError)",
+          "watch:StatusError(Forbidden)"
+        ])
         assert.deepStrictEqual(yield* names, ["bar", "baz"])
         yield* advance("6400 millis")
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch", "List", "List", "Watch", "List", "Watch"])
@@ -304,7 +316,7 @@ describe("Reflector", () => {
           inRange(watches[failures].at - start, min, max, `${failures} failures`)
           assert.strictEqual(log.filter((t) => t.request._tag === "List").length, 1)
           assert.strictEqual(errors.reported.length, failures)
-          assert.isTrue(errors.reported.every((r) => r.context.phase === "watch" && r.error._tag === "Transport"))
+          assert.isTrue(errors.reported.every((r) => r.context.phase === "watch" && r.error._tag === "TransportError"))
           assert.strictEqual(yield* fake.openWatches, 1)
           yield* Scope.close(scope, Exit.void)
         }
@@ -363,7 +375,10 @@ describe("Reflector", () => {
         yield* advance("4 seconds")
         assert.strictEqual(steps, 2)
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch", "Watch", "Watch"])
-        assert.deepStrictEqual(errors.summary(), ["watch:TooManyRequests", "watch:TooManyRequests"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch:StatusError(TooManyRequests)",
+          "watch:StatusError(TooManyRequests)"
+        ])
         assert.strictEqual(yield* fake.openWatches, 1)
       }))
 
@@ -399,7 +414,7 @@ describe("Reflector", () => {
         yield* Reflector.make(fake, store, { watchList: false, resyncPeriod: "1 second", onError: errors.onError })
         yield* advance("2 seconds")
         assert.strictEqual(calls.resync, 2)
-        assert.deepStrictEqual(errors.summary(), ["resync:StoreError"])
+        assert.deepStrictEqual(errors.summary(), ["resync:StoreError(resync)"])
         assert.strictEqual((errors.reported[0].error as Reflector.StoreError).operation, "resync")
         assert.strictEqual(yield* fake.openWatches, 0)
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch"])
@@ -461,7 +476,10 @@ describe("Reflector", () => {
         yield* settle
         assert.isTrue((yield* names).includes("corrupt"))
         // the corrupt object has no resourceVersion: applied, reported, and never the watch position
-        assert.deepStrictEqual(errors.summary(), ["event:Decode", "watch:ServerError"])
+        assert.deepStrictEqual(errors.summary(), [
+          "event:DecodeError(MissingResourceVersion)",
+          "watch:StatusError(ServerError)"
+        ])
         yield* advance("1600 millis")
         assert.deepStrictEqual(yield* names, ["p001", "p002", "p003", "p004", "p005"])
         assert.deepStrictEqual(listsOf(yield* fake.requests).map((o) => o.resourceVersion), ["", "5"])

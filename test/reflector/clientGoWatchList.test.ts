@@ -78,7 +78,7 @@ describe("Reflector", () => {
         yield* settle
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch"])
         assert.deepStrictEqual(yield* names, ["p1", "p2"])
-        assert.deepStrictEqual(errors.summary(), ["watch-list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:StatusError(ServerError)"])
         yield* fake.failWatches(serverError())
         yield* advance("2 seconds")
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch", "WatchList"])
@@ -119,7 +119,10 @@ describe("Reflector", () => {
         assert.deepStrictEqual(watches[2], watches[0])
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "WatchList", "WatchList"])
         assert.deepStrictEqual(yield* names, ["p1"])
-        assert.deepStrictEqual(errors.summary(), ["watch-list:TooManyRequests", "watch-list:TooManyRequests"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch-list:StatusError(TooManyRequests)",
+          "watch-list:StatusError(TooManyRequests)"
+        ])
       }))
 
     it.scoped("TestWatchList case 9: the stream ending after the bookmark: a plain watch from the last event's version", () =>
@@ -157,7 +160,7 @@ describe("Reflector", () => {
         yield* settle
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "Watch", "WatchList"])
         assert.strictEqual(watchesOf(yield* fake.requests)[2].resourceVersion, "")
-        assert.deepStrictEqual(errors.summary(), ["watch:Gone"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(Gone)"])
         assert.deepStrictEqual(yield* names, ["p1", "p3"])
         assert.strictEqual(yield* now, 0)
       }))

@@ -30,24 +30,28 @@ describe("Reflector", () => {
           shouldResync: Effect.sync(() => resyncing)
         })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch-list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:StatusError(Invalid)"])
         // watch, then list
         yield* fake.failNextList(serverError(503, "ServiceUnavailable"))
         yield* fake.failWatches(serverError())
         yield* advance("5 seconds")
-        assert.deepStrictEqual(errors.summary(), ["watch-list:ServerError", "watch:ServerError", "list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch-list:StatusError(Invalid)",
+          "watch:StatusError(ServerError)",
+          "list:StatusError(ServerError)"
+        ])
         assert.deepStrictEqual(yield* names, ["a"])
         // event
         yield* fake.add(pod("poison"))
         yield* fake.add(pod("b"))
         yield* settle
-        assert.deepStrictEqual(errors.summary().slice(3), ["event:StoreError"])
+        assert.deepStrictEqual(errors.summary().slice(3), ["event:StoreError(add)"])
         assert.strictEqual((errors.reported[3].error as Reflector.StoreError).operation, "add")
         assert.deepStrictEqual(yield* names, ["a", "b"])
         // resync
         resyncing = true
         yield* advance("1 minute")
-        assert.deepStrictEqual(errors.summary().slice(4), ["resync:StoreError"])
+        assert.deepStrictEqual(errors.summary().slice(4), ["resync:StoreError(resync)"])
         assert.strictEqual(calls.resync, 1)
         resyncing = false
         yield* advance("10 seconds")
@@ -57,30 +61,31 @@ describe("Reflector", () => {
         yield* settle
         assert.deepStrictEqual(yield* names, ["a", "b", "final", "poison"])
         assert.deepStrictEqual(errors.summary(), [
-          "watch-list:ServerError",
-          "watch:ServerError",
-          "list:ServerError",
-          "event:StoreError",
-          "resync:StoreError",
+          "watch-list:StatusError(Invalid)",
+          "watch:StatusError(ServerError)",
+          "list:StatusError(ServerError)",
+          "event:StoreError(add)",
+          "resync:StoreError(resync)",
           // the relist after the resync failure came more than a minute after the 422: watch-list is asked again
-          "watch-list:ServerError"
+          "watch-list:StatusError(Invalid)"
         ])
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, yield* fake.resourceVersion)
       }))
 
-    it.scoped("every error is logged once (Gone at info, others as warnings) and counted by phase and reason", () => {
+    it.scoped("every error is logged once (Gone at info, others as warnings) and counted by phase, error and reason", () => {
       const lines: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
         const text = Array.isArray(message) ? message.join(" ") : String(message)
         if (text.includes("failed") || text.includes("too old")) lines.push(`${logLevel.label} ${text}`)
       })
       const name = "pods-error-accounting"
-      const errorsOf = (phase: string, reason: string) =>
+      const errorsOf = (phase: string, error: string, reason: string) =>
         Metric.value(
-          Metric.tagged(
-            Metric.tagged(Metric.tagged(Metrics.errors, "informer", name), "phase", phase),
-            "reason",
-            reason
+          Metrics.errors.pipe(
+            Metric.tagged("informer", name),
+            Metric.tagged("phase", phase),
+            Metric.tagged("error", error),
+            Metric.tagged("reason", reason)
           )
         ).pipe(Effect.map((state) => state.count))
       return Effect.gen(function*() {
@@ -93,13 +98,13 @@ describe("Reflector", () => {
         yield* fake.failWatches(gone())
         yield* advance("5 seconds")
         assert.deepStrictEqual(lines, [
-          `WARN ${name}: watch-list failed: ServerError: sendInitialEvents is forbidden for watch`,
-          `WARN ${name}: watch failed: ServerError: server error 500`,
+          `WARN ${name}: watch-list failed: StatusError (Invalid): sendInitialEvents is forbidden for watch`,
+          `WARN ${name}: watch failed: StatusError (ServerError): server error 500`,
           `INFO ${name}: watch: too old resource version`
         ])
-        assert.strictEqual(yield* errorsOf("watch-list", "ServerError"), 1)
-        assert.strictEqual(yield* errorsOf("watch", "ServerError"), 1)
-        assert.strictEqual(yield* errorsOf("watch", "Gone"), 1)
+        assert.strictEqual(yield* errorsOf("watch-list", "StatusError", "Invalid"), 1)
+        assert.strictEqual(yield* errorsOf("watch", "StatusError", "ServerError"), 1)
+        assert.strictEqual(yield* errorsOf("watch", "StatusError", "Gone"), 1)
       }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
     })
 
@@ -119,7 +124,7 @@ describe("Reflector", () => {
         yield* fake.add(pod("good"))
         yield* fake.modify(pod("a"))
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["event:StoreError"])
+        assert.deepStrictEqual(errors.summary(), ["event:StoreError(add)"])
         const error = errors.reported[0].error as Reflector.StoreError
         assert.strictEqual(error.operation, "add")
         assert.strictEqual((error.cause as DeltaFifo.TransformError)._tag, "TransformError")
@@ -140,7 +145,11 @@ describe("Reflector", () => {
         yield* advance("1600 millis")
         // "1" gets Gone (reported, retried at once with ""), "" gets Gone again (reported, backs off).
         assert.deepStrictEqual(listsOf(yield* fake.requests).map((o) => o.resourceVersion), ["", "1", ""])
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError", "list:Gone", "list:Gone"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch:StatusError(ServerError)",
+          "list:StatusError(Gone)",
+          "list:StatusError(Gone)"
+        ])
         yield* advance("3200 millis")
         assert.deepStrictEqual(listsOf(yield* fake.requests).map((o) => o.resourceVersion), ["", "1", "", ""])
         assert.strictEqual(errors.reported.length, 3)
@@ -167,7 +176,11 @@ describe("Reflector", () => {
         yield* fake.bookmark
         yield* fake.add(pod("c"))
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["event:StoreError", "event:StoreError", "event:StoreError"])
+        assert.deepStrictEqual(errors.summary(), [
+          "event:StoreError(update)",
+          "event:StoreError(delete)",
+          "event:StoreError(bookmark)"
+        ])
         assert.deepStrictEqual(errors.reported.map((r) => (r.error as Reflector.StoreError).operation), [
           "update",
           "delete",

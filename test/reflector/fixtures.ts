@@ -118,6 +118,10 @@ export const scripted = (options: {
 
 // --- error handler -------------------------------------------------------------------------------
 
+/** An error's reason, as the Reflector's logs and metrics name it: a StoreError's operation, `Defect` for an UnexpectedError. */
+export const reasonOf = (error: Reflector.ReflectorError): string =>
+  error._tag === "StoreError" ? error.operation : error._tag === "UnexpectedError" ? "Defect" : error.reason
+
 export interface Reported {
   readonly error: Reflector.ReflectorError
   readonly context: Reflector.ErrorContext
@@ -129,8 +133,9 @@ export const errorLog = () => {
     Effect.sync(() => {
       reported.push({ error, context })
     })
-  /** `phase:Tag` per reported error. */
-  const summary = (): Array<string> => reported.map(({ context, error }) => `${context.phase}:${error._tag}`)
+  /** `phase:Tag(reason)` per reported error. */
+  const summary = (): Array<string> =>
+    reported.map(({ context, error }) => `${context.phase}:${error._tag}(${reasonOf(error)})`)
   return { reported, onError, summary }
 }
 

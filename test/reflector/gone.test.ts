@@ -3,12 +3,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as ApiError from "../../src/ApiError.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import type { KubeObject } from "../../src/KubeObject.js"
-import * as ListerWatcher from "../../src/ListerWatcher.js"
 import * as Reflector from "../../src/Reflector.js"
 import * as Wire from "../../src/Wire.js"
-import { advance, gone, pod, podsNamed, serverError, settle } from "../fixtures/index.js"
+import { advance, gone, pod, podsNamed, serverError, settle, statusError } from "../fixtures/index.js"
 import { errorLog, inRange, kinds, listsOf, now, recordingStore, timed } from "./fixtures.js"
 
 describe("Reflector", () => {
@@ -33,7 +33,7 @@ describe("Reflector", () => {
           resourceVersion: "",
           limit: 500
         }])
-        assert.deepStrictEqual(errors.summary(), ["watch:Gone"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(Gone)"])
         assert.strictEqual(errors.reported[0].context.resourceVersion, "3")
         assert.deepStrictEqual(yield* names, ["a", "b", "c", "lost"])
       }))
@@ -63,7 +63,11 @@ describe("Reflector", () => {
         yield* settle
         assert.strictEqual(log.length, 8)
         assert.strictEqual(log[6].at, yield* now)
-        assert.deepStrictEqual(errors.summary(), ["watch:Gone", "watch:Gone", "watch:Gone"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch:StatusError(Gone)",
+          "watch:StatusError(Gone)",
+          "watch:StatusError(Gone)"
+        ])
       }))
 
     it.scoped("TestReflectorExpiredExactResourceVersion: a relist at \"10\" getting Gone retries at once with \"\"", () =>
@@ -85,7 +89,7 @@ describe("Reflector", () => {
         const lists = log.filter((t) => t.request._tag === "List")
         assert.deepStrictEqual(lists.map((t) => t.request.options.resourceVersion), ["0", "10", ""])
         assert.strictEqual(lists[2].at, lists[1].at, "the consistent retry does not wait")
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError", "list:Gone"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)", "list:StatusError(Gone)"])
         assert.strictEqual((yield* names).length, 11)
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "11")
       }))
@@ -102,8 +106,11 @@ describe("Reflector", () => {
             "The server was unable to return a response in the time allotted, but may still be processing the request (Too large resource version)"
           ),
           Wire.failureStatus(504, "Timeout", "too large resource version: 40, current: 30")
-        ].map((status) => ListerWatcher.fromStatus(status))
-        for (const error of formats) assert.strictEqual(error._tag, "ResourceVersionTooLarge")
+        ].map((status) => ApiError.fromStatus(status))
+        for (const error of formats) {
+          assert.strictEqual(error._tag, "StatusError")
+          assert.strictEqual(error.reason, "ResourceVersionTooLarge")
+        }
 
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { store } = yield* recordingStore()
@@ -121,12 +128,12 @@ describe("Reflector", () => {
         const lists = listsOf(yield* fake.requests)
         assert.deepStrictEqual(lists.map((o) => o.resourceVersion), ["0", "20", "", "30", "", "40", ""])
         assert.deepStrictEqual(errors.summary(), [
-          "watch:ServerError",
-          "list:ResourceVersionTooLarge",
-          "watch:ServerError",
-          "list:ResourceVersionTooLarge",
-          "watch:ServerError",
-          "list:ResourceVersionTooLarge"
+          "watch:StatusError(ServerError)",
+          "list:StatusError(ResourceVersionTooLarge)",
+          "watch:StatusError(ServerError)",
+          "list:StatusError(ResourceVersionTooLarge)",
+          "watch:StatusError(ServerError)",
+          "list:StatusError(ResourceVersionTooLarge)"
         ])
       }))
 
@@ -138,12 +145,12 @@ describe("Reflector", () => {
         yield* Reflector.make(fake, store, { watchList: false, onError: errors.onError })
         yield* settle
         yield* advance("1 second")
-        yield* fake.failNextWatch(new ListerWatcher.ResourceVersionTooLarge({ message: "Too large resource version" }))
+        yield* fake.failNextWatch(statusError(504, "Timeout", "Too large resource version"))
         yield* fake.closeWatches
         yield* settle
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch", "Watch", "List", "Watch"])
         assert.deepStrictEqual(listsOf(yield* fake.requests)[1], { resourceVersion: "", limit: 500 })
-        assert.deepStrictEqual(errors.summary(), ["watch:ResourceVersionTooLarge"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ResourceVersionTooLarge)"])
       }))
   })
 
@@ -157,7 +164,7 @@ describe("Reflector", () => {
         const errors = errorLog()
         const reflector = yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["list:StatusError(ServerError)"])
         assert.deepStrictEqual(errors.reported[0].context, { phase: "list", resourceVersion: "", reflector: "fake" })
         assert.strictEqual(calls.replace.length, 0)
         assert.deepStrictEqual(yield* names, [])
@@ -168,7 +175,7 @@ describe("Reflector", () => {
         inRange(log[1].at, 800, 1600, "second list")
         assert.deepStrictEqual(yield* names, ["a", "b"])
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "2")
-        assert.deepStrictEqual(errors.summary(), ["list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["list:StatusError(ServerError)"])
       }))
 
     it.scoped("a failed store replace is a failed list: reported as StoreError, retried after the backoff", () =>
@@ -183,7 +190,7 @@ describe("Reflector", () => {
         const errors = errorLog()
         yield* Reflector.make(fake, store, { watchList: false, onError: errors.onError })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["list:StoreError"])
+        assert.deepStrictEqual(errors.summary(), ["list:StoreError(replace)"])
         assert.strictEqual((errors.reported[0].error as Reflector.StoreError).operation, "replace")
         refuse = false
         yield* advance("2 seconds")

@@ -35,7 +35,7 @@ describe("Reflector", () => {
         const errors = errorLog()
         yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch:UnexpectedError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:UnexpectedError(Defect)"])
         assert.include(errors.reported[0].error.message, "boom")
         yield* advance("2 seconds")
         assert.deepStrictEqual((yield* indexer.list).map(nameOf), ["a"])
@@ -98,7 +98,7 @@ describe("Reflector", () => {
         yield* advance("9 seconds")
         assert.deepStrictEqual(errors.summary(), [])
         yield* advance("2 seconds")
-        assert.deepStrictEqual(errors.summary(), ["watch-list:WatchListError"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:ProtocolError(WatchListTimeout)"])
         assert.deepStrictEqual(kinds(requests), ["WatchList", "List", "Watch"])
       }))
 

@@ -40,7 +40,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "7")
         const watches = watchesOf(requests)
         assert.deepStrictEqual(watches.map((w) => w.resourceVersion), ["5", "7"])
-        assert.deepStrictEqual(errors.summary(), ["event:Decode"])
+        assert.deepStrictEqual(errors.summary(), ["event:DecodeError(MissingResourceVersion)"])
         assert.include(errors.reported[0].error.message, "has no resourceVersion")
       }))
 
@@ -58,7 +58,7 @@ describe("Reflector", () => {
         yield* advance("2 seconds")
         assert.strictEqual(yield* viaFifo.lastSyncResourceVersion, "6")
         assert.deepStrictEqual(watchesOf(requests).map((w) => w.resourceVersion), ["5", "6"])
-        assert.deepStrictEqual(errors.summary(), ["event:Decode"])
+        assert.deepStrictEqual(errors.summary(), ["event:DecodeError(MissingResourceVersion)"])
         assert.include(errors.reported[0].error.message, "a DELETED event for ns/b has no resourceVersion")
 
         const second = scripted({
@@ -71,10 +71,10 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, [])
         assert.strictEqual(yield* viaStore.lastSyncResourceVersion, "6")
         assert.deepStrictEqual(watchesOf(second.requests).map((w) => w.resourceVersion), ["5", "6"])
-        assert.deepStrictEqual(errors2.summary(), ["event:Decode"])
+        assert.deepStrictEqual(errors2.summary(), ["event:DecodeError(MissingResourceVersion)"])
       }))
 
-    it.scoped("a list without a resourceVersion is not used: Decode, back off, list again", () =>
+    it.scoped("a list without a resourceVersion is not used: DecodeError, back off, list again", () =>
       Effect.gen(function*() {
         let listed = 0
         const lw: LW = {
@@ -90,7 +90,7 @@ describe("Reflector", () => {
         const reflector = yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
         yield* settle
         assert.deepStrictEqual(calls.replace, [])
-        assert.deepStrictEqual(errors.summary(), ["list:Decode"])
+        assert.deepStrictEqual(errors.summary(), ["list:DecodeError(MissingResourceVersion)"])
         yield* advance("2 seconds")
         assert.deepStrictEqual(calls.replace.map((r) => r.resourceVersion), ["3"])
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "3")
@@ -116,11 +116,11 @@ describe("Reflector", () => {
         yield* Reflector.make(lw, store, { onError: errors.onError })
         yield* settle
         assert.deepStrictEqual(kinds(requests), ["WatchList", "List", "Watch"])
-        assert.deepStrictEqual(errors.summary(), ["watch-list:Decode"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:DecodeError(MissingResourceVersion)"])
         assert.deepStrictEqual(calls.replace.map((r) => r.resourceVersion), ["1"])
       }))
 
-    it.scoped("a continue token the server repeats: PaginationError after a bounded number of pages, then backoff and relist", () =>
+    it.scoped("a continue token the server repeats: ProtocolError ContinueRepeated after a bounded number of pages, then backoff and relist", () =>
       Effect.gen(function*() {
         let lists = 0
         const lw: LW = {
@@ -141,14 +141,17 @@ describe("Reflector", () => {
         yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
         yield* settle
         assert.strictEqual(lists, 3)
-        assert.deepStrictEqual(errors.summary(), ["list:PaginationError"])
-        const error = errors.reported[0].error as Reflector.PaginationError
+        assert.deepStrictEqual(errors.summary(), ["list:ProtocolError(ContinueRepeated)"])
+        const error = errors.reported[0].error as Reflector.ProtocolError
         assert.strictEqual(error.reason, "ContinueRepeated")
         assert.strictEqual(error.pages, 3)
         assert.deepStrictEqual(calls.replace, [])
         yield* advance("2 seconds")
         assert.strictEqual(lists, 6)
-        assert.deepStrictEqual(errors.summary(), ["list:PaginationError", "list:PaginationError"])
+        assert.deepStrictEqual(errors.summary(), [
+          "list:ProtocolError(ContinueRepeated)",
+          "list:ProtocolError(ContinueRepeated)"
+        ])
       }))
 
     it.scoped("Retry-After: 999999 is cut to maxRetryAfter (30 s by default)", () =>

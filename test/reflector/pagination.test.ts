@@ -85,7 +85,7 @@ describe("Reflector", () => {
         assert.strictEqual((yield* names).length, 11)
         assert.deepStrictEqual(calls.replace.map((r) => [r.resourceVersion, r.names.length]), [["10", 10], ["11", 11]])
         // The expired token is handled inside the list: only the watch failure was an error.
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)"])
       }))
 
     // client-go's policy: a relist at a concrete version carries no limit, so that the API server's watch

@@ -5,8 +5,9 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as ApiError from "../../src/ApiError.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
-import * as ListerWatcher from "../../src/ListerWatcher.js"
+import type * as ListerWatcher from "../../src/ListerWatcher.js"
 import * as Reflector from "../../src/Reflector.js"
 import { advance, gone, pod, serverError, settle, tooManyRequests, transport } from "../fixtures/index.js"
 import type { Event } from "./fixtures.js"
@@ -26,7 +27,7 @@ import {
 
 describe("Reflector", () => {
   describe("decode errors", () => {
-    it.scoped("a Decode error mid-stream is reported (phase watch), then a relist after the backoff loses nothing", () =>
+    it.scoped("a DecodeError mid-stream is reported (phase watch), then a relist after the backoff loses nothing", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -37,10 +38,10 @@ describe("Reflector", () => {
         yield* fake.add(pod("b"))
         yield* settle
         yield* fake.modifyDropWatch(pod("a", { labels: { changed: "yes" } }))
-        const decode = new ListerWatcher.Decode({ message: "unexpected end of JSON input" })
+        const decode = new ApiError.DecodeError({ reason: "Malformed", message: "unexpected end of JSON input" })
         yield* fake.failWatches(decode)
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch:Decode"])
+        assert.deepStrictEqual(errors.summary(), ["watch:DecodeError(Malformed)"])
         assert.strictEqual(errors.reported[0].error, decode)
         assert.strictEqual(yield* fake.openWatches, 0)
         assert.strictEqual(log.length, 2)
@@ -66,7 +67,7 @@ describe("Reflector", () => {
         yield* settle
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch", "Watch"])
         assert.strictEqual(watchesOf(yield* fake.requests)[1].resourceVersion, "1")
-        assert.deepStrictEqual(errors.summary(), ["watch:Transport"])
+        assert.deepStrictEqual(errors.summary(), ["watch:TransportError(RequestFailed)"])
         assert.strictEqual(yield* now, 1000)
       }))
 
@@ -79,7 +80,7 @@ describe("Reflector", () => {
         const errors = errorLog()
         yield* Reflector.make(lw, store, { onError: errors.onError })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch-list:Transport"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:TransportError(RequestFailed)"])
         yield* advance("1600 millis")
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["WatchList", "WatchList"])
         inRange(log[1].at, 800, 1600, "second watch-list")
@@ -101,7 +102,7 @@ describe("Reflector", () => {
         yield* advance("1 millis")
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "Watch"])
         assert.strictEqual(watchesOf(yield* fake.requests)[1].resourceVersion, "3")
-        assert.deepStrictEqual(errors.summary(), ["watch:TooManyRequests"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(TooManyRequests)"])
         assert.deepStrictEqual(yield* names, ["a", "b", "c"])
       }))
 
@@ -120,7 +121,7 @@ describe("Reflector", () => {
         const second = log[1].request.options as ListerWatcher.WatchOptions
         assert.strictEqual(second.resourceVersion, "1")
         assert.strictEqual(second.resourceVersionMatch, "NotOlderThan")
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)"])
       }))
 
     it.scoped("Gone right after each watch-list sync: the second in a row without progress backs off (no hot loop)", () =>
@@ -145,7 +146,7 @@ describe("Reflector", () => {
         yield* settle
         // The first Gone relists at once; the second, without an event after the sync, waits.
         assert.deepStrictEqual(kinds(requests), ["WatchList", "WatchList"])
-        assert.deepStrictEqual(errors.summary(), ["watch:Gone", "watch:Gone"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(Gone)", "watch:StatusError(Gone)"])
         yield* advance("1600 millis")
         // The third stream delivered an event after its sync: progress, so its Gone relists at once.
         assert.deepStrictEqual(kinds(requests), ["WatchList", "WatchList", "WatchList", "WatchList"])
@@ -168,7 +169,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(log.map((t) => t.request.options.resourceVersion), ["", "1", ""])
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["WatchList", "WatchList", "WatchList"])
         assert.strictEqual(log[2].at, log[1].at)
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError", "watch-list:Gone"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)", "watch-list:StatusError(Gone)"])
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
@@ -188,7 +189,7 @@ describe("Reflector", () => {
         yield* Reflector.make(lw, store, { onError: errors.onError })
         yield* advance("2 seconds")
         assert.deepStrictEqual(kinds(requests), ["WatchList", "WatchList"])
-        assert.deepStrictEqual(errors.summary(), ["watch-list:WatchListError"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:ProtocolError(WatchListEndedEarly)"])
         assert.deepStrictEqual(yield* names, ["p1"])
       }))
 
@@ -204,7 +205,7 @@ describe("Reflector", () => {
         assert.strictEqual(log.length, 1)
         yield* advance("1 millis")
         assert.deepStrictEqual(log.map((t) => [t.request._tag, t.at]), [["List", 0], ["List", 10000], ["Watch", 10000]])
-        assert.deepStrictEqual(errors.summary(), ["list:TooManyRequests"])
+        assert.deepStrictEqual(errors.summary(), ["list:StatusError(TooManyRequests)"])
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 

@@ -55,7 +55,7 @@ describe("Reflector", () => {
         yield* settle
         assert.strictEqual(yield* fake.openWatches, 1)
         yield* advance("1 second")
-        assert.deepStrictEqual(errors.summary(), ["resync:StoreError"])
+        assert.deepStrictEqual(errors.summary(), ["resync:StoreError(resync)"])
         assert.strictEqual(yield* fake.openWatches, 0)
         yield* advance("1600 millis")
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["WatchList", "WatchList"])
@@ -80,7 +80,11 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["WatchList", "WatchList", "List", "List", "Watch"])
         assert.deepStrictEqual(log.map((t) => t.request.options.resourceVersion), ["", "1", "1", "", "1"])
         assert.strictEqual(log[3].at, log[2].at)
-        assert.deepStrictEqual(errors.summary(), ["watch:ServerError", "watch-list:ServerError", "list:Gone"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch:StatusError(ServerError)",
+          "watch-list:StatusError(ServerError)",
+          "list:StatusError(Gone)"
+        ])
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
@@ -100,7 +104,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["List", "Watch", "List", "List", "Watch"])
         assert.deepStrictEqual(listsOf(log.map((t) => t.request)).map((o) => o.resourceVersion), ["", "", ""])
         inRange(log[3].at - log[2].at, 800, 1600, "the list after the failed one")
-        assert.deepStrictEqual(errors.summary(), ["watch:Gone", "list:ServerError"])
+        assert.deepStrictEqual(errors.summary(), ["watch:StatusError(Gone)", "list:StatusError(ServerError)"])
         // once synced, a relist reads at the last version again
         yield* fake.failWatches(serverError())
         yield* advance("3200 millis")

@@ -7,10 +7,10 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import type * as ApiError from "../../src/ApiError.js"
 import * as DeltaFifo from "../../src/DeltaFifo.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import type { KubeObject } from "../../src/KubeObject.js"
-import type * as ListerWatcher from "../../src/ListerWatcher.js"
 import * as Reflector from "../../src/Reflector.js"
 import { advance, pod, serverError, settle } from "../fixtures/index.js"
 import type { LW } from "./fixtures.js"
@@ -72,8 +72,8 @@ describe("Reflector", () => {
         yield* Reflector.make(fake, store, { onError: errors.onError })
         yield* settle
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch"])
-        assert.deepStrictEqual(errors.summary(), ["watch-list:ServerError"])
-        assert.strictEqual((errors.reported[0].error as ListerWatcher.ServerError).code, 422)
+        assert.deepStrictEqual(errors.summary(), ["watch-list:StatusError(Invalid)"])
+        assert.strictEqual((errors.reported[0].error as ApiError.StatusError).code, 422)
         assert.deepStrictEqual(yield* names, ["a"])
         assert.strictEqual(yield* now, 0)
         // A later relist within the retry delay goes straight to LIST.
@@ -114,7 +114,11 @@ describe("Reflector", () => {
         yield* fake.add(pod("b"))
         yield* settle
         assert.deepStrictEqual(yield* names, ["a", "b"])
-        assert.deepStrictEqual(errors.summary(), ["watch-list:ServerError", "watch:ServerError", "watch:ServerError"])
+        assert.deepStrictEqual(errors.summary(), [
+          "watch-list:StatusError(Invalid)",
+          "watch:StatusError(ServerError)",
+          "watch:StatusError(ServerError)"
+        ])
       }))
 
     it("watchListRetryDelay: 1 minute, doubling, at most 30 minutes", () => {
@@ -122,7 +126,7 @@ describe("Reflector", () => {
       assert.deepStrictEqual(minutes, [1, 2, 4, 8, 16, 30, 30, 30])
     })
 
-    it.scoped("a server that ignores watch-list: WatchListError Timeout after watchListTimeout, then List+Watch", () =>
+    it.scoped("a server that ignores watch-list: ProtocolError WatchListTimeout after watchListTimeout, then List+Watch", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")], watchList: "ignore" })
         const { calls, names, store } = yield* recordingStore()
@@ -134,8 +138,8 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), [])
         assert.strictEqual(calls.replace.length, 0)
         yield* advance("1 millis")
-        assert.deepStrictEqual(errors.summary(), ["watch-list:WatchListError"])
-        assert.strictEqual((errors.reported[0].error as Reflector.WatchListError).reason, "Timeout")
+        assert.deepStrictEqual(errors.summary(), ["watch-list:ProtocolError(WatchListTimeout)"])
+        assert.strictEqual((errors.reported[0].error as Reflector.ProtocolError).reason, "WatchListTimeout")
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch"])
         assert.strictEqual(yield* fake.openWatches, 1)
         assert.deepStrictEqual(yield* names, ["a", "b"])
@@ -193,7 +197,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), [])
         assert.strictEqual(state.open, 1)
         yield* advance("1 millis")
-        assert.deepStrictEqual(errors.summary(), ["watch-list:WatchListError"])
+        assert.deepStrictEqual(errors.summary(), ["watch-list:ProtocolError(WatchListTimeout)"])
         assert.deepStrictEqual(kinds(requests), ["WatchList", "List", "Watch"])
         assert.strictEqual(state.open, 1)
         assert.deepStrictEqual(calls.replace, [{ resourceVersion: "1", names: ["a"] }])
@@ -209,8 +213,8 @@ describe("Reflector", () => {
         const errors = errorLog()
         yield* Reflector.make(lw, store, { onError: errors.onError })
         yield* settle
-        assert.deepStrictEqual(errors.summary(), ["watch-list:WatchListError"])
-        assert.strictEqual((errors.reported[0].error as Reflector.WatchListError).reason, "EndedEarly")
+        assert.deepStrictEqual(errors.summary(), ["watch-list:ProtocolError(WatchListEndedEarly)"])
+        assert.strictEqual((errors.reported[0].error as Reflector.ProtocolError).reason, "WatchListEndedEarly")
         assert.strictEqual(calls.replace.length, 0)
         yield* advance("1600 millis")
         assert.deepStrictEqual(kinds(log.map((t) => t.request)), ["WatchList", "WatchList"])

@@ -3,11 +3,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Deferred, Effect, Either, Fiber, Option, Random, TestClock } from "effect"
-import { Forbidden } from "../../src/ListerWatcher.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { settle } from "../fixtures/index.js"
+import { settle, statusError } from "../fixtures/index.js"
 import type { Obj, Recorder } from "./fixtures.js"
 import {
+  describeError,
   eventually,
   FiberTracker,
   isSync,
@@ -194,11 +194,11 @@ describe("SharedInformer: client-go ports", () => {
             received.push({ error, context })
           })
         )
-        yield* fake.failNextList(new Forbidden({ message: "Access Denied" }))
+        yield* fake.failNextList(statusError(403, "Forbidden", "Access Denied"))
         yield* informer.start
         yield* settle
         assert.strictEqual(received.length, 1)
-        assert.strictEqual(received[0].error._tag, "Forbidden")
+        assert.strictEqual(describeError(received[0].error), "StatusError (Forbidden)")
         assert.strictEqual(received[0].error.message, "Access Denied")
         assert.strictEqual(received[0].context.phase, "list")
         assert.strictEqual(yield* Clock.currentTimeMillis, 0, "no virtual time passed")
@@ -214,13 +214,13 @@ describe("SharedInformer: client-go ports", () => {
         const { fake, informer } = yield* setup({
           onWatchError: (error, context) =>
             Effect.sync(() => {
-              received.push(`${context.phase} ${error._tag}`)
+              received.push(`${context.phase} ${describeError(error)}`)
             })
         }, [pod("pod1")])
-        yield* fake.failNextWatch(new Forbidden({ message: "Access Denied" }))
+        yield* fake.failNextWatch(statusError(403, "Forbidden", "Access Denied"))
         yield* informer.start
         yield* settle
-        assert.deepStrictEqual(received, ["watch-list Forbidden"])
+        assert.deepStrictEqual(received, ["watch-list StatusError (Forbidden)"])
         // The Reflector falls back to LIST and syncs.
         yield* TestClock.adjust("2 seconds")
         assert.isTrue(yield* informer.hasSynced)

@@ -11,6 +11,7 @@ import * as Indexer from "../../src/Indexer.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import { compareResourceVersions, DeletedFinalStateUnknown, resourceVersion } from "../../src/KubeObject.js"
 import type { ListerWatcher } from "../../src/ListerWatcher.js"
+import type * as Reflector from "../../src/Reflector.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
 import { type Pod, pod as fixturePod, settle } from "../fixtures/index.js"
 
@@ -41,6 +42,12 @@ export const nameOf = (obj: Deleted | undefined): string =>
 export const rvOf = (obj: Obj | undefined): string => resourceVersion(obj) ?? ""
 
 export const keyOf = (obj: Deleted): string => Either.getOrThrow(Indexer.deletionHandlingMetaNamespaceKey(obj))
+
+/** `Tag (reason)`, as the Reflector's logs name an error: a StoreError's reason is its operation, an UnexpectedError's `Defect`. */
+export const describeError = (error: Reflector.ReflectorError): string =>
+  `${error._tag} (${
+    error._tag === "StoreError" ? error.operation : error._tag === "UnexpectedError" ? "Defect" : error.reason
+  })`
 
 export const objectOf = (n: Notification): Deleted => n._tag === "Update" ? n.newObject : n.object
 

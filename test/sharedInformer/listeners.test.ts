@@ -4,13 +4,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Exit, FastCheck, Fiber, Metric, Option, Random, Stream, TestClock } from "effect"
 import { DeletedFinalStateUnknown } from "../../src/KubeObject.js"
-import { Forbidden } from "../../src/ListerWatcher.js"
 import * as Metrics from "../../src/Metrics.js"
-import { captureLogs, type Pod, serverError, settle } from "../fixtures/index.js"
+import { captureLogs, type Pod, serverError, settle, statusError } from "../fixtures/index.js"
 import type { Obj, Recorder } from "./fixtures.js"
 import {
   cacheMatchesServer,
   counterValue,
+  describeError,
   eventually,
   fifoModes,
   gaugeValue,
@@ -498,16 +498,16 @@ describe("SharedInformer: processor and listeners", () => {
       const { fake, informer } = yield* setup({ reflector: { watchList: false } })
       const taken = yield* Effect.fork(Stream.runCollect(Stream.take(informer.errors, 2)))
       yield* settle
-      yield* fake.failNextList(new Forbidden({ message: "Access Denied" }))
+      yield* fake.failNextList(statusError(403, "Forbidden", "Access Denied"))
       yield* informer.start
       yield* settle
       yield* TestClock.adjust("2 seconds")
       yield* fake.failWatches(serverError(500, "InternalError", "boom"))
       yield* settle
       const errors = Array.from(yield* Fiber.join(taken))
-      assert.deepStrictEqual(errors.map((e) => `${e.context.phase} ${e.error._tag}`), [
-        "list Forbidden",
-        "watch ServerError"
+      assert.deepStrictEqual(errors.map((e) => `${e.context.phase} ${describeError(e.error)}`), [
+        "list StatusError (Forbidden)",
+        "watch StatusError (ServerError)"
       ])
       assert.strictEqual(errors[1].context.reflector, informer.name)
     }))
@@ -533,7 +533,9 @@ describe("SharedInformer: processor and listeners", () => {
         "add pod1 (initial)",
         "add pod2"
       ])
-      assert.deepStrictEqual(Array.from(yield* Fiber.join(errors)).map((w) => w.error._tag), ["ServerError"])
+      assert.deepStrictEqual(Array.from(yield* Fiber.join(errors)).map((w) => describeError(w.error)), [
+        "StatusError (ServerError)"
+      ])
     }))
 
   it.scoped("detectMutations reports a handler that mutates a cached object", () =>
