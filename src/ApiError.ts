@@ -288,9 +288,11 @@ export class TransportError extends Data.TaggedError("TransportError")<{
 
 /**
  * Why an answer could not be read:
- * - `Malformed`: not JSON, or not the shape of a list, an object or a watch event;
+ * - `Malformed`: not JSON, or not the shape of a list, an object or a watch event (an object without
+ *   `metadata` included);
  * - `TooLarge`: a watch line over the configured limit;
- * - `MissingResourceVersion`: a list or an object without the resourceVersion the protocol needs.
+ * - `MissingResourceVersion`: a list, a bookmark or an event whose resourceVersion is empty, which a watch
+ *   cannot resume from (the Reflector raises it).
  *
  * @since 0.2.0
  * @category models
