@@ -421,10 +421,11 @@ export const watchListRetryDelay: (rejections: number) => Duration.Duration = po
  *
  * @example
  * ```ts
- * import { ListerWatcher, Reflector } from "effect-informers"
+ * import { ApiError, Reflector, Wire } from "effect-informers"
  *
  * const context = { consistent: false, afterGone: false, connected: true, goneWithoutProgress: false }
- * const action = Reflector.recovery(new ListerWatcher.Gone({ message: "too old" }), "watch", context)
+ * const gone = ApiError.fromStatus(Wire.failureStatus(410, "Expired", "too old resource version"))
+ * const action = Reflector.recovery(gone, "watch", context)
  * console.log(action) // { _tag: "Relist", backoff: false, consistent: true, cause: "gone" }
  * ```
  *

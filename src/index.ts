@@ -19,6 +19,13 @@ export * as ApiError from "./ApiError.js"
 export * as ApiStore from "./ApiStore.js"
 
 /**
+ * Read-your-own-writes for controllers: resourceVersion comparison and the per-key write tracker.
+ *
+ * @since 0.2.0
+ */
+export * as Consistency from "./Consistency.js"
+
+/**
  * @since 0.1.0
  */
 export * as DeltaFifo from "./DeltaFifo.js"

@@ -16,6 +16,7 @@ type LayerName = typeof layers[number]
 
 const layerOf: Record<string, LayerName> = {
   "KubeObject.ts": "data",
+  "Consistency.ts": "data",
   "Metrics.ts": "data",
   "Indexer.ts": "data",
   "DeltaFifo.ts": "data",
