@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { jsonPatch, JsonPatchError } from "../../src/internal/apiServerPatch.js"
+import { jsonPatch } from "../../src/internal/apiServerPatch.js"
 
 describe("JSON patch (RFC 6902)", () => {
   it("test compares objects by their members, not their key order", () => {
@@ -23,7 +23,7 @@ describe("JSON patch (RFC 6902)", () => {
         ["/spec/o", null]
       ] as const
     ) {
-      assert.throws(() => jsonPatch(doc, [{ op: "test", path, value }]), JsonPatchError)
+      assert.throws(() => jsonPatch(doc, [{ op: "test", path, value }]), /test failed/)
     }
   })
 })
