@@ -26,15 +26,18 @@
  * each object once per change and writes its watch lines from that), how writes are validated (the
  * server's create/update/patch/delete rules), timeouts, periodic bookmarks and fault injection.
  *
- * Failures are Kubernetes `Status` values (`Result`), as the API server sends them; `ListerWatcher.fromStatus`
- * turns one into the typed error an HTTP ListerWatcher would report. Everything is synchronous: a write,
- * with its fan-out to watchers, and the start of a watch are each one step.
+ * Failures are Kubernetes `Status` values, as the API server sends them: an answer with a value (`list`,
+ * `planWatch`, `parseSelection`) is an `Either.Either<A, Status>` (`Either.right` the answer, `Either.left`
+ * the failure), and a step without one (`startWatch`) returns `Status | undefined`. `ApiError.fromStatus`
+ * turns a `Status` into the typed error an HTTP ListerWatcher would report. Everything is synchronous: a
+ * write, with its fan-out to watchers, and the start of a watch are each one step.
  *
  * The machinery is in `internal/apiStore.ts`.
  *
  * @example
  * ```ts
  * import { ApiStore } from "effect-informers"
+ * import { Either } from "effect"
  *
  * interface Obj extends ApiStore.Entry {}
  * const store = ApiStore.make<Obj>({ historySize: 100 })
@@ -44,13 +47,16 @@
  * store.commit(pods, "ADDED", entry("a", store.rv + 1), undefined)
  * store.commit(pods, "ADDED", entry("b", store.rv + 1), undefined)
  * const first = ApiStore.list(store, pods, undefined, { limit: 1 })
- * if (first.ok) {
- *   console.log(first.value.page.items.map((e) => e.name), first.value.continueToken !== undefined) // ["a"] true
+ * if (Either.isRight(first)) {
+ *   console.log(first.right.page.items.map((e) => e.name), first.right.continueToken !== undefined) // ["a"] true
  * }
+ * const bad = ApiStore.list(store, pods, undefined, { resourceVersion: "x" })
+ * if (Either.isLeft(bad)) console.log(bad.left.code) // 400
  * ```
  *
  * @since 0.1.0
  */
+import type * as Either from "effect/Either"
 import * as internal from "./internal/apiStore.js"
 import type { Resource } from "./Resource.js"
 import type { Status } from "./Wire.js"
@@ -58,26 +64,6 @@ import type { Status } from "./Wire.js"
 // -------------------------------------------------------------------------------------------------
 // models
 // -------------------------------------------------------------------------------------------------
-
-/**
- * A success or a Kubernetes `Status`, as the API server would answer.
- *
- * @since 0.1.0
- * @category models
- */
-export type Result<A> = internal.Result<A>
-
-/**
- * @since 0.1.0
- * @category constructors
- */
-export const ok: <A>(value: A) => Result<A> = internal.ok
-
-/**
- * @since 0.1.0
- * @category constructors
- */
-export const fail: <A = never>(status: Status) => Result<A> = internal.fail
 
 /**
  * @since 0.1.0
@@ -250,7 +236,7 @@ export const list: <E extends Entry>(
   collection: Collection<E>,
   namespace: string | undefined,
   params: ListParams
-) => Result<ListOutcome<E>> = internal.list
+) => Either.Either<ListOutcome<E>, Status> = internal.list
 
 /**
  * Validates a WATCH and decides how it starts (422 for a watch-list request without
@@ -263,7 +249,7 @@ export const planWatch: (
   fields: ReadonlyArray<string> | undefined,
   namespace: string | undefined,
   params: WatchParams
-) => Result<WatchPlan> = internal.planWatch
+) => Either.Either<WatchPlan, Status> = internal.planWatch
 
 /**
  * Starts and registers a watcher as planned (replay, or initial events and end bookmark), or returns its
@@ -299,7 +285,7 @@ export const parseSelection: (
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-) => Result<Selection> = internal.parseSelection
+) => Either.Either<Selection, Status> = internal.parseSelection
 
 /**
  * @since 0.1.0

@@ -300,8 +300,8 @@ export const unsafeMake = <A = KubeObject>(
         labelSelector: selectorOf(scope.labelSelector, listOptions.labelSelector),
         fieldSelector: selectorOf(scope.fieldSelector, listOptions.fieldSelector)
       })
-      if (!outcome.ok) return Effect.fail(fromStatus(outcome.status))
-      const { continueToken, page } = outcome.value
+      if (Either.isLeft(outcome)) return Effect.fail(fromStatus(outcome.left))
+      const { continueToken, page } = outcome.right
       return Effect.succeed({
         items: page.items.map((entry) => entry.obj),
         resourceVersion: String(page.rv),
@@ -336,17 +336,17 @@ export const unsafeMake = <A = KubeObject>(
         sendInitialEvents: ignored ? undefined : watchOptions.sendInitialEvents,
         allowWatchBookmarks: watchOptions.allowWatchBookmarks
       })
-      if (!plan.ok) return Stream.fail(fromStatus(plan.status))
+      if (Either.isLeft(plan)) return Stream.fail(fromStatus(plan.left))
       const mailbox = yield* Mailbox.make<WatchEvent<A>, ListerWatcherError>()
       const watcher = new FakeWatcher<A>(
-        plan.value.selection,
+        plan.right.selection,
         collection,
         mailbox,
         watchOptions.allowWatchBookmarks === true,
         nextWatchLimit ?? 0
       )
       nextWatchLimit = undefined
-      const failure = ApiStore.startWatch(store, collection, watcher, plan.value)
+      const failure = ApiStore.startWatch(store, collection, watcher, plan.right)
       if (failure !== undefined) return Stream.fail(fromStatus(failure))
       yield* Effect.addFinalizer(() => Effect.sync(() => collection.watchers.delete(watcher)))
       return Mailbox.toStream(mailbox)

@@ -70,7 +70,7 @@ const describeEvent = (event: ListerWatcher.WatchEvent<KubeObject>): string =>
     }`
     : `${event.type} ${event.object.metadata?.name}@${event.object.metadata?.resourceVersion} app=${event.object.metadata?.labels?.app}`
 
-/** The first `n` events of a watch, or its error's tag. */
+/** The first `n` events of a watch, or its error's tag and reason. */
 const events = (
   lw: ListerWatcher.ListerWatcher.Service<KubeObject>,
   options: ListerWatcher.WatchOptions,
@@ -81,12 +81,12 @@ const events = (
     Stream.runCollect,
     Effect.either,
     Effect.map(Either.match({
-      onLeft: (error) => error._tag,
+      onLeft: (error) => `${error._tag} ${error.reason}`,
       onRight: (chunk) => Chunk.toReadonlyArray(chunk).map(describeEvent)
     }))
   )
 
-/** A page, normalised, or the error's tag. */
+/** A page, normalised, or the error's tag and reason. */
 const page = (
   lw: ListerWatcher.ListerWatcher.Service<KubeObject>,
   options: ListerWatcher.ListOptions
@@ -102,7 +102,7 @@ const page = (
   lw.list(options).pipe(
     Effect.either,
     Effect.map(Either.match({
-      onLeft: (error) => error._tag,
+      onLeft: (error) => `${error._tag} ${error.reason}`,
       onRight: (p) => ({
         names: p.items.map((o) => o.metadata?.name).join(","),
         rv: p.resourceVersion,
@@ -193,13 +193,13 @@ describe("ApiStore: the fake and the embedded API server agree", () => {
         "watch from 2": ["ADDED c@3 app=web", "ADDED d@4 app=db", "MODIFIED a@5 app=db", "MODIFIED d@6 app=web"],
         "scoped exact list at 4": { names: "a,b,c", rv: "4", more: false, remaining: undefined, continue: undefined },
         "scoped watch-list": ["ADDED b@2 app=web", "ADDED c@3 app=web", "ADDED d@6 app=web", "BOOKMARK@6 end"],
-        "watch-list without bookmarks": "ServerError",
-        "continue after compaction": "Gone",
-        "watch from 3 after compaction": "Gone",
+        "watch-list without bookmarks": "StatusError Invalid",
+        "continue after compaction": "StatusError Gone",
+        "watch from 3 after compaction": "StatusError Gone",
         "watch from 5 after compaction": ["MODIFIED d@6 app=web"],
-        "list exact 3 after compaction": "Gone",
-        "watch from 99": "ResourceVersionTooLarge",
-        "list at 99": "ResourceVersionTooLarge"
+        "list exact 3 after compaction": "StatusError Gone",
+        "watch from 99": "StatusError ResourceVersionTooLarge",
+        "list at 99": "StatusError ResourceVersionTooLarge"
       })
     }))
 
@@ -218,9 +218,9 @@ describe("ApiStore: the fake and the embedded API server agree", () => {
     store.commit(pods, "ADDED", entry("a", "web"), undefined)
     store.commit(pods, "ADDED", entry("b", "web"), undefined, undefined, true)
     const at1 = ApiStore.list(store, pods, undefined, { resourceVersion: "1", resourceVersionMatch: "Exact" })
-    assert.isTrue(at1.ok && at1.value.page.items.map((e) => e.name).join() === "a")
+    assert.isTrue(Either.isRight(at1) && at1.right.page.items.map((e) => e.name).join() === "a")
     const now = ApiStore.list(store, pods, undefined, {})
-    assert.isTrue(now.ok && now.value.page.items.map((e) => e.name).join() === "a,b")
+    assert.isTrue(Either.isRight(now) && now.right.page.items.map((e) => e.name).join() === "a,b")
     assert.deepStrictEqual(store.eventsAfter(pods, 0).map((e) => e.entry.name), ["a"])
   })
 })

@@ -24,19 +24,6 @@ import type { Status } from "../Wire.js"
 import { failureStatus } from "../Wire.js"
 
 // -------------------------------------------------------------------------------------------------
-// results
-// -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export type Result<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly status: Status }
-
-/** @internal */
-export const ok = <A>(value: A): Result<A> => ({ ok: true, value })
-
-/** @internal */
-export const fail = <A = never>(status: Status): Result<A> => ({ ok: false, status })
-
-// -------------------------------------------------------------------------------------------------
 // entries and collections
 // -------------------------------------------------------------------------------------------------
 
@@ -285,24 +272,24 @@ export const parseSelection = (
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-): Result<Selection> => {
+): Either.Either<Selection, Status> => {
   let label: LabelSelector.LabelSelector | undefined
   if (labelSelector !== undefined && labelSelector !== "") {
     const parsed = LabelSelector.parse(labelSelector)
-    if (Either.isLeft(parsed)) return fail(badRequest(`unable to parse requirement: ${parsed.left.message}`))
+    if (Either.isLeft(parsed)) return Either.left(badRequest(`unable to parse requirement: ${parsed.left.message}`))
     label = LabelSelector.isEverything(parsed.right) ? undefined : parsed.right
   }
   let field: FieldSelector.FieldSelector | undefined
   if (fieldSelector !== undefined && fieldSelector !== "") {
     const parsed = FieldSelector.parse(fieldSelector)
-    if (Either.isLeft(parsed)) return fail(badRequest(parsed.left.message))
+    if (Either.isLeft(parsed)) return Either.left(badRequest(parsed.left.message))
     if (fields !== undefined) {
       const checked = FieldSelector.validateFields(parsed.right, fields)
-      if (Either.isLeft(checked)) return fail(badRequest(checked.left.message))
+      if (Either.isLeft(checked)) return Either.left(badRequest(checked.left.message))
     }
     field = FieldSelector.isEverything(parsed.right) ? undefined : parsed.right
   }
-  return ok({ namespace: namespace === "" ? undefined : namespace, label, field })
+  return Either.right({ namespace: namespace === "" ? undefined : namespace, label, field })
 }
 
 /**
@@ -653,7 +640,7 @@ export const list = <E extends Entry>(
   collection: Collection<E>,
   namespace: string | undefined,
   params: ListParams
-): Result<ListOutcome<E>> => {
+): Either.Either<ListOutcome<E>, Status> => {
   const rvParam = params.resourceVersion ?? ""
   const match = params.resourceVersionMatch ?? ""
   const cont = params.continue ?? ""
@@ -677,39 +664,39 @@ export const list = <E extends Entry>(
   if (params.sendInitialEvents !== undefined) {
     errors.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
   }
-  if (errors.length > 0) return fail(listOptionsInvalid(errors))
+  if (errors.length > 0) return Either.left(listOptionsInvalid(errors))
   const selection = parseSelection(collection.fields, namespace, params.labelSelector, params.fieldSelector)
-  if (!selection.ok) return selection
+  if (Either.isLeft(selection)) return Either.left(selection.left)
   const limit = params.limit !== undefined && params.limit > 0 ? params.limit : 0
   let rv = store.rv
   let start: string | undefined
   if (cont !== "") {
     if (rvParam !== "" && rvParam !== "0") {
-      return fail(badRequest("specifying resource version is not allowed when using continue"))
+      return Either.left(badRequest("specifying resource version is not allowed when using continue"))
     }
     const token = decodeContinue(cont)
-    if (token === undefined) return fail(badRequest("invalid continue token: malformed continue token"))
-    if (token.epoch < store.continueEpoch) return fail(expiredContinue(token))
+    if (token === undefined) return Either.left(badRequest("invalid continue token: malformed continue token"))
+    if (token.epoch < store.continueEpoch) return Either.left(expiredContinue(token))
     start = token.start
     if (token.rv >= 0 && token.rv < store.rv) {
-      if (token.rv < store.historyStart) return fail(expiredContinue(token))
+      if (token.rv < store.historyStart) return Either.left(expiredContinue(token))
       rv = token.rv
     }
   } else if (rvParam !== "" && rvParam !== "0") {
     const n = parseResourceVersion(rvParam)
-    if (n === undefined) return fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
-    if (n > store.rv) return fail(tooLargeResourceVersion(n, store.rv))
+    if (n === undefined) return Either.left(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
+    if (n > store.rv) return Either.left(tooLargeResourceVersion(n, store.rv))
     const exact = match === "Exact" || (match === "" && limit > 0)
     if (exact) {
-      if (n < store.historyStart) return fail(expired("The resourceVersion for the provided list is too old."))
+      if (n < store.historyStart) return Either.left(expired("The resourceVersion for the provided list is too old."))
       rv = n
     }
   }
-  const page = store.listPage(collection, rv, selection.value, limit, start)
+  const page = store.listPage(collection, rv, selection.right, limit, start)
   const continueToken = page.lastKey === undefined
     ? undefined
     : encodeContinue(page.rv, page.lastKey + "\u0000", store.continueEpoch)
-  return ok({ page, continueToken })
+  return Either.right({ page, continueToken })
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -754,7 +741,7 @@ export const planWatch = (
   fields: ReadonlyArray<string> | undefined,
   namespace: string | undefined,
   params: WatchParams
-): Result<WatchPlan> => {
+): Either.Either<WatchPlan, Status> => {
   const errors: Array<FieldError> = []
   const match = params.resourceVersionMatch ?? ""
   if (params.sendInitialEvents !== undefined) {
@@ -775,18 +762,18 @@ export const planWatch = (
     )
   }
   if (match !== "" && match !== "NotOlderThan" && match !== "Exact") errors.push(unsupportedMatch(match))
-  if (errors.length > 0) return fail(listOptionsInvalid(errors))
+  if (errors.length > 0) return Either.left(listOptionsInvalid(errors))
   const selection = parseSelection(fields, namespace, params.labelSelector, params.fieldSelector)
-  if (!selection.ok) return selection
+  if (Either.isLeft(selection)) return Either.left(selection.left)
   const rvParam = params.resourceVersion ?? ""
   let from: number | undefined
   if (rvParam !== "" && rvParam !== "0") {
     from = parseResourceVersion(rvParam)
-    if (from === undefined) return fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
+    if (from === undefined) return Either.left(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
   }
   const sendInitialEvents = params.sendInitialEvents
-  return ok({
-    selection: selection.value,
+  return Either.right({
+    selection: selection.right,
     // with sendInitialEvents the state is sent at the current version, whatever N was (not older than N)
     from: sendInitialEvents === true ? undefined : from,
     initialEvents: sendInitialEvents === true || (sendInitialEvents === undefined && from === undefined),

@@ -25,6 +25,7 @@ import { fromStatus } from "effect-informers/ApiError"
 import type { KubeObject } from "effect-informers/KubeObject"
 import type { ListOptions as ListerWatcherListOptions, ListPage } from "effect-informers/ListerWatcher"
 import * as Resource from "effect-informers/Resource"
+import type { Status } from "effect-informers/Wire"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -50,7 +51,7 @@ import {
   patchObject,
   writeContext
 } from "./internal/apiServerHttp.js"
-import type { Entry, JsonObject, ResourceStore, Result } from "./internal/apiServerStore.js"
+import type { Entry, JsonObject, ResourceStore } from "./internal/apiServerStore.js"
 import {
   badRequest,
   maxJsonDepth as storeMaxJsonDepth,
@@ -579,8 +580,8 @@ const findByTypeMeta = (
 ): Resource.Resource | undefined =>
   resources.find((r) => Resource.apiVersion(r) === object.apiVersion && r.kind === object.kind)
 
-const toEffect = <A>(result: Result<Entry>): Effect.Effect<A, StatusError> =>
-  result.ok ? Effect.succeed(result.value.obj as A) : Effect.fail(fromStatus(result.status))
+const toEffect = <A>(result: Either.Either<Entry, Status>): Effect.Effect<A, StatusError> =>
+  Either.isRight(result) ? Effect.succeed(result.right.obj as A) : Effect.fail(fromStatus(result.left))
 
 /**
  * Starts the server; it stops when the scope closes (open watches are ended and every connection is
@@ -772,7 +773,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
 
     const write = <A>(
       resource: Resource.Resource<A>,
-      f: (rs: NonNullable<ReturnType<Store["storeOf"]>>, now: number) => Result<Entry>
+      f: (rs: NonNullable<ReturnType<Store["storeOf"]>>, now: number) => Either.Either<Entry, Status>
     ) =>
       Effect.flatMap(
         storeOf(resource),
@@ -870,14 +871,14 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
       get: (resource, ref) =>
         write(resource, (rs) => {
           const entry = rs.entries.get(objectKey(namespaceOf(rs, ref), ref.name))
-          return entry === undefined ? { ok: false, status: notFound(rs, ref.name) } : { ok: true, value: entry }
+          return entry === undefined ? Either.left(notFound(rs, ref.name)) : Either.right(entry)
         }),
       list: <A>(resource: Resource.Resource<A>, listOptions: ListOptions = {}) =>
         Effect.flatMap(storeOf(resource), (rs) =>
           Effect.suspend(() => {
             const outcome = listObjects(state, rs, listOptions.namespace, listOptions)
-            if (!outcome.ok) return Effect.fail(fromStatus(outcome.status))
-            const { continueToken, page } = outcome.value
+            if (Either.isLeft(outcome)) return Effect.fail(fromStatus(outcome.left))
+            const { continueToken, page } = outcome.right
             return Effect.succeed<ListPage<A>>({
               items: page.items.map((entry) => entry.obj as A),
               resourceVersion: String(page.rv),
@@ -898,7 +899,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
             let stored = 0
             for (const object of objects) {
               const result = store.load(rs, object)
-              if (!result.ok) return Effect.fail(fromStatus(result.status))
+              if (Either.isLeft(result)) return Effect.fail(fromStatus(result.left))
               stored++
             }
             return Effect.succeed(stored)

@@ -30,7 +30,6 @@ import type {
   JsonObject,
   Preconditions,
   ResourceStore,
-  Result,
   Selection,
   Store,
   WriteContext
@@ -38,7 +37,6 @@ import type {
 import {
   badRequest,
   expired,
-  fail,
   internalError,
   invalid,
   jsonTextTooDeep,
@@ -48,7 +46,6 @@ import {
   modifiedConflict,
   notFound,
   objectKey,
-  ok,
   requestEntityTooLarge,
   resourceNotFound
 } from "./apiServerStore.js"
@@ -207,7 +204,7 @@ export const parseSelection = (
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-): Result<Selection> => ApiStore.parseSelection(store.fields, namespace, labelSelector, fieldSelector)
+): Either.Either<Selection, Status> => ApiStore.parseSelection(store.fields, namespace, labelSelector, fieldSelector)
 
 /** @internal */
 export type ListParams = ApiStore.ListParams
@@ -226,7 +223,7 @@ export const list = (
   rs: ResourceStore,
   namespace: string | undefined,
   params: ListParams
-): Result<ListOutcome> => ApiStore.list(state.store, rs, namespace, params)
+): Either.Either<ListOutcome, Status> => ApiStore.list(state.store, rs, namespace, params)
 
 const listHead = (rs: ResourceStore, outcome: ListOutcome): string => {
   const metadata: Record<string, unknown> = { resourceVersion: String(outcome.page.rv) }
@@ -265,7 +262,7 @@ const planWatch = (
   rs: ResourceStore,
   namespace: string | undefined,
   params: WatchParams
-): Result<WatchPlan> => {
+): Either.Either<WatchPlan, Status> => {
   const plan = ApiStore.planWatch(rs.fields, namespace, {
     labelSelector: params.labelSelector,
     fieldSelector: params.fieldSelector,
@@ -274,14 +271,14 @@ const planWatch = (
     sendInitialEvents: params.sendInitialEvents === undefined ? undefined : isTrue(params.sendInitialEvents),
     allowWatchBookmarks: isTrue(params.allowWatchBookmarks)
   })
-  if (!plan.ok) return plan
+  if (Either.isLeft(plan)) return Either.left(plan.left)
   let timeoutSeconds = state.maxTimeoutSeconds
   if (params.timeoutSeconds !== undefined && params.timeoutSeconds !== "") {
     const t = Number(params.timeoutSeconds)
-    if (!Number.isFinite(t)) return fail(badRequest(`invalid timeoutSeconds: ${params.timeoutSeconds}`))
+    if (!Number.isFinite(t)) return Either.left(badRequest(`invalid timeoutSeconds: ${params.timeoutSeconds}`))
     if (t > 0) timeoutSeconds = Math.min(t, state.maxTimeoutSeconds)
   }
-  return ok({ ...plan.value, timeoutSeconds, gone: false })
+  return Either.right({ ...plan.right, timeoutSeconds, gone: false })
 }
 
 /**
@@ -490,12 +487,12 @@ const discardBody = (incoming: IncomingMessage): void => {
   incoming.resume()
 }
 
-const unreadableBody = fail<string>(badRequest("the request body could not be read"))
+const unreadableBody = Either.left(badRequest("the request body could not be read"))
 
 /** Reads a Node request body, `limit` bytes at most: one byte more and the rest is not read. */
-const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Result<string>> =>
-  Effect.async<Result<string>>((resume) => {
-    if (incoming.readableEnded) return resume(Effect.succeed(ok("")))
+const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Either.Either<string, Status>> =>
+  Effect.async<Either.Either<string, Status>>((resume) => {
+    if (incoming.readableEnded) return resume(Effect.succeed(Either.right("")))
     const chunks: Array<Buffer> = []
     let size = 0
     const detach = () => {
@@ -504,7 +501,7 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<R
       incoming.off("error", onError)
       incoming.off("close", onError)
     }
-    const done = (result: Result<string>) => {
+    const done = (result: Either.Either<string, Status>) => {
       detach()
       resume(Effect.succeed(result))
     }
@@ -512,13 +509,13 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<R
       size += chunk.length
       if (size > limit) {
         chunks.length = 0
-        done(fail(requestEntityTooLarge(`limit is ${limit}`)))
+        done(Either.left(requestEntityTooLarge(`limit is ${limit}`)))
         discardBody(incoming)
         return
       }
       chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
     }
-    const onEnd = () => done(ok(Buffer.concat(chunks).toString("utf8")))
+    const onEnd = () => done(Either.right(Buffer.concat(chunks).toString("utf8")))
     const onError = () => done(unreadableBody)
     incoming.on("data", onData)
     incoming.once("end", onEnd)
@@ -531,9 +528,12 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<R
  * The request body as text, as kube-apiserver reads it: more than `limit` bytes (announced by
  * Content-Length, or counted while reading) is 413 RequestEntityTooLarge, and no more of it is read.
  */
-const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number): Effect.Effect<Result<string>> =>
+const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<Either.Either<string, Status>> =>
   Effect.suspend(() => {
-    const tooLarge = fail<string>(requestEntityTooLarge(`limit is ${limit}`))
+    const tooLarge = Either.left(requestEntityTooLarge(`limit is ${limit}`))
     const incoming: IncomingMessage | undefined = NodeHttpServerRequest.toIncomingMessage(request)
     const declared = request.headers["content-length"]
     if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
@@ -544,8 +544,12 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number): 
     // not a Node request (none in this server): read it whole
     return Effect.map(
       Effect.either(request.text),
-      (text): Result<string> =>
-        Either.isLeft(text) ? unreadableBody : Buffer.byteLength(text.right) > limit ? tooLarge : ok(text.right)
+      (text): Either.Either<string, Status> =>
+        Either.isLeft(text)
+          ? unreadableBody
+          : Buffer.byteLength(text.right) > limit
+          ? tooLarge
+          : Either.right(text.right)
     )
   })
 
@@ -557,20 +561,23 @@ const tooDeep = badRequest(
  * The request body as JSON (`undefined` when empty): over the body limit, nested deeper than `maxJsonDepth`
  * (checked on the text, before parsing) or not JSON, a Status.
  */
-const readJson = (state: ServerState, request: HttpServerRequest.HttpServerRequest): Effect.Effect<Result<unknown>> =>
-  Effect.map(readBody(request, state.maxRequestBodyBytes), (text): Result<unknown> => {
-    if (!text.ok) return text
-    if (text.value.trim() === "") return ok(undefined)
-    if (jsonTextTooDeep(text.value, maxJsonDepth)) return fail(tooDeep)
+const readJson = (
+  state: ServerState,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Either.Either<unknown, Status>> =>
+  Effect.map(readBody(request, state.maxRequestBodyBytes), (text): Either.Either<unknown, Status> => {
+    if (Either.isLeft(text)) return text
+    if (text.right.trim() === "") return Either.right(undefined)
+    if (jsonTextTooDeep(text.right, maxJsonDepth)) return Either.left(tooDeep)
     try {
-      return ok(JSON.parse(text.value))
+      return Either.right(JSON.parse(text.right))
     } catch (e) {
-      return fail(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
+      return Either.left(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
     }
   })
 
-const entryResponse = (code: number, result: Result<Entry>): HttpServerResponse.HttpServerResponse =>
-  result.ok ? jsonText(code, result.value.json) : statusResponse(result.status)
+const entryResponse = (code: number, result: Either.Either<Entry, Status>): HttpServerResponse.HttpServerResponse =>
+  Either.isRight(result) ? jsonText(code, result.right.json) : statusResponse(result.left)
 
 type PatchKind = "merge" | "strategic" | "json"
 
@@ -605,32 +612,31 @@ export const applyPatch = (
   current: JsonObject,
   patch: unknown,
   maxCopyBytes: number
-): Result<unknown> => {
+): Either.Either<unknown, Status> => {
   try {
     switch (kind) {
       case "merge":
-        return ok(mergePatch(current, patch))
+        return Either.right(mergePatch(current, patch))
       case "strategic":
-        return ok(strategicMergePatch(current, patch))
+        return Either.right(strategicMergePatch(current, patch))
       case "json": {
         // Only a JSON patch can nest deeper than its two inputs (`copy`, `move` put values under others):
         // merge patches are as deep as the object or the patch, both already bounded when parsed.
         const patched = jsonPatch(current, patch, { maxOperations: 10_000, maxCopyBytes })
-        return jsonValueTooDeep(patched, maxJsonDepth) ? fail(patchedTooDeep) : ok(patched)
+        return jsonValueTooDeep(patched, maxJsonDepth) ? Either.left(patchedTooDeep) : Either.right(patched)
       }
     }
   } catch (e) {
     if (e instanceof JsonPatchError) {
-      return fail(e.tooLarge ? requestEntityTooLarge(e.message) : failureStatus(422, "Invalid", e.message))
+      return Either.left(e.tooLarge ? requestEntityTooLarge(e.message) : failureStatus(422, "Invalid", e.message))
     }
     // a value too deep or too large for the engine (the stack, the longest string)
     if (e instanceof RangeError) {
-      return fail(failureStatus(422, "Invalid", `the patch could not be applied: ${e.message}`))
+      return Either.left(failureStatus(422, "Invalid", `the patch could not be applied: ${e.message}`))
     }
     throw e
   }
 }
-
 
 /** Patches one object through the store's update rules. @internal */
 export const patchObject = (
@@ -638,29 +644,29 @@ export const patchObject = (
   rs: ResourceStore,
   namespace: string,
   name: string,
-  apply: (current: JsonObject) => Result<unknown>
-): Result<Entry> => {
+  apply: (current: JsonObject) => Either.Either<unknown, Status>
+): Either.Either<Entry, Status> => {
   const existing = rs.entries.get(objectKey(namespace, name))
-  if (existing === undefined) return fail(notFound(rs, name))
+  if (existing === undefined) return Either.left(notFound(rs, name))
   const patched = apply(existing.obj)
-  if (!patched.ok) return patched
-  const obj = patched.value
+  if (Either.isLeft(patched)) return Either.left(patched.left)
+  const obj = patched.right
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) {
-    return fail(badRequest("the patched object is not a JSON object"))
+    return Either.left(badRequest("the patched object is not a JSON object"))
   }
   const input = obj as JsonObject
   const meta: JsonObject = typeof input.metadata === "object" && input.metadata !== null
     ? { ...(input.metadata as JsonObject) }
     : {}
   if (meta.name !== undefined && meta.name !== name) {
-    return fail(invalid(rs.resource.kind, rs.resource.group, name, [{
+    return Either.left(invalid(rs.resource.kind, rs.resource.group, name, [{
       reason: "FieldValueInvalid",
       field: "metadata.name",
       message: `Invalid value: ${JSON.stringify(meta.name)}: field is immutable`
     }]))
   }
   const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
-  if (rv !== "" && rv !== String(existing.rv)) return fail(modifiedConflict(rs, name))
+  if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(rs, name))
   return state.store.replace(rs, existing, input, meta)
 }
 
@@ -736,8 +742,8 @@ const handleResource = (
           continue: continueToken,
           sendInitialEvents: param(query, "sendInitialEvents")
         })
-        if (!outcome.ok) return statusResponse(outcome.status)
-        return listResponse(listHead(rs, outcome.value), outcome.value.page.items)
+        if (Either.isLeft(outcome)) return statusResponse(outcome.left)
+        return listResponse(listHead(rs, outcome.right), outcome.right.page.items)
       }
       case "watch": {
         const gone = state.faults.take("WatchGone", "watch")
@@ -753,20 +759,20 @@ const handleResource = (
           allowWatchBookmarks: param(query, "allowWatchBookmarks"),
           timeoutSeconds: param(query, "timeoutSeconds")
         })
-        if (!plan.ok) return statusResponse(plan.status)
+        if (Either.isLeft(plan)) return statusResponse(plan.left)
         const connection = NodeHttpServerRequest.toServerResponse(request)
-        return watchResponse(state, rs, gone === undefined ? plan.value : { ...plan.value, gone: true }, connection)
+        return watchResponse(state, rs, gone === undefined ? plan.right : { ...plan.right, gone: true }, connection)
       }
       case "create": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
-        if (!body.ok) return statusResponse(body.status)
-        return entryResponse(201, state.store.create(rs, body.value, namespace, ctx))
+        if (Either.isLeft(body)) return statusResponse(body.left)
+        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx))
       }
       case "update": {
         const body = yield* readJson(state, request)
-        if (!body.ok) return statusResponse(body.status)
-        return entryResponse(200, state.store.update(rs, body.value, objectNamespace, name))
+        if (Either.isLeft(body)) return statusResponse(body.left)
+        return entryResponse(200, state.store.update(rs, body.right, objectNamespace, name))
       }
       case "patch": {
         const patchType = patchKind(request.headers["content-type"])
@@ -780,7 +786,7 @@ const handleResource = (
           )
         }
         const body = yield* readJson(state, request)
-        if (!body.ok) return statusResponse(body.status)
+        if (Either.isLeft(body)) return statusResponse(body.left)
         return entryResponse(
           200,
           patchObject(
@@ -788,26 +794,26 @@ const handleResource = (
             rs,
             objectNamespace,
             name!,
-            (current) => applyPatch(patchType, current, body.value, state.maxRequestBodyBytes)
+            (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes)
           )
         )
       }
       case "delete": {
         const body = yield* readJson(state, request)
-        if (!body.ok) return statusResponse(body.status)
-        const preconditions = deletePreconditions(body.value)
+        if (Either.isLeft(body)) return statusResponse(body.left)
+        const preconditions = deletePreconditions(body.right)
         const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx)
-        if (!result.ok) return statusResponse(result.status)
-        return jsonText(result.value.metadata.deletionTimestamp !== undefined ? 202 : 200, result.value.json)
+        if (Either.isLeft(result)) return statusResponse(result.left)
+        return jsonText(result.right.metadata.deletionTimestamp !== undefined ? 202 : 200, result.right.json)
       }
       case "deletecollection": {
         const selection = parseSelection(rs, namespace, param(query, "labelSelector"), param(query, "fieldSelector"))
-        if (!selection.ok) return statusResponse(selection.status)
-        const current = state.store.listPage(rs, state.store.rv, selection.value, 0, undefined).items
+        if (Either.isLeft(selection)) return statusResponse(selection.left)
+        const current = state.store.listPage(rs, state.store.rv, selection.right, 0, undefined).items
         const deleted: Array<Entry> = []
         for (const entry of current) {
           const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx)
-          if (result.ok) deleted.push(result.value)
+          if (Either.isRight(result)) deleted.push(result.right)
         }
         const head = listHead(rs, {
           page: { items: deleted, rv: state.store.rv, lastKey: undefined, remaining: undefined },

@@ -19,6 +19,7 @@ import type { Resource } from "effect-informers/Resource"
 import { apiVersion as resourceApiVersion, groupResource } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
+import * as Either from "effect/Either"
 import type { Watcher } from "./apiServerWatch.js"
 
 /** @internal */
@@ -26,15 +27,6 @@ export type JsonObject = { [key: string]: unknown }
 
 /** @internal */
 export type EventType = ApiStore.EventType
-
-/** @internal */
-export type Result<A> = ApiStore.Result<A>
-
-/** @internal */
-export const ok = ApiStore.ok
-
-/** @internal */
-export const fail = ApiStore.fail
 
 /**
  * One stored version of one object. `json` is its serialisation; `rvAt` is the offset in `json` of the
@@ -429,21 +421,26 @@ export class Store extends ApiStore.Store<Entry> {
   // writes
   // ---------------------------------------------------------------------------------------------
 
-  create(store: ResourceStore, input: unknown, pathNamespace: string | undefined, ctx: WriteContext): Result<Entry> {
+  create(
+    store: ResourceStore,
+    input: unknown,
+    pathNamespace: string | undefined,
+    ctx: WriteContext
+  ): Either.Either<Entry, Status> {
     const resource = store.resource
-    if (!isObject(input)) return fail(badRequest("the body of the request was not a JSON object"))
+    if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
     const check = this.checkTypeMeta(store, input)
-    if (check !== undefined) return fail(check)
+    if (check !== undefined) return Either.left(check)
     const meta: JsonObject = isObject(input.metadata) ? { ...input.metadata } : {}
     let namespace = ""
     if (resource.namespaced) {
       const bodyNamespace = typeof meta.namespace === "string" ? meta.namespace : ""
       if (pathNamespace === undefined || pathNamespace === "") {
-        if (bodyNamespace === "") return fail(methodNotAllowed)
+        if (bodyNamespace === "") return Either.left(methodNotAllowed)
         namespace = bodyNamespace
       } else {
         if (bodyNamespace !== "" && bodyNamespace !== pathNamespace) {
-          return fail(
+          return Either.left(
             badRequest("the namespace of the provided object does not match the namespace sent on the request")
           )
         }
@@ -456,7 +453,7 @@ export class Store extends ApiStore.Store<Entry> {
     if (name === "") {
       const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
       if (generateName === "") {
-        return fail(invalid(resource.kind, resource.group, "", [{
+        return Either.left(invalid(resource.kind, resource.group, "", [{
           reason: "FieldValueRequired",
           field: "metadata.name",
           message: "Required value: name or generateName is required"
@@ -465,12 +462,12 @@ export class Store extends ApiStore.Store<Entry> {
       name = generateName + ctx.suffix()
     }
     const nameError = validateName(store, name)
-    if (nameError !== undefined) return fail(invalid(resource.kind, resource.group, name, [nameError]))
+    if (nameError !== undefined) return Either.left(invalid(resource.kind, resource.group, name, [nameError]))
     if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") {
-      return fail(internalError("resourceVersion should not be set on objects to be created"))
+      return Either.left(internalError("resourceVersion should not be set on objects to be created"))
     }
     const key = objectKey(namespace, name)
-    if (store.entries.has(key)) return fail(alreadyExists(store, name))
+    if (store.entries.has(key)) return Either.left(alreadyExists(store, name))
     const metadata: JsonObject = {
       name,
       ...meta,
@@ -488,7 +485,7 @@ export class Store extends ApiStore.Store<Entry> {
     obj.apiVersion = store.apiVersion
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, "ADDED", entry, undefined)
-    return ok(entry)
+    return Either.right(entry)
   }
 
   /**
@@ -500,40 +497,44 @@ export class Store extends ApiStore.Store<Entry> {
     input: unknown,
     pathNamespace: string | undefined,
     pathName: string | undefined
-  ): Result<Entry> {
+  ): Either.Either<Entry, Status> {
     const resource = store.resource
-    if (!isObject(input)) return fail(badRequest("the body of the request was not a JSON object"))
+    if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
     const check = this.checkTypeMeta(store, input)
-    if (check !== undefined) return fail(check)
+    if (check !== undefined) return Either.left(check)
     const meta: JsonObject = isObject(input.metadata) ? { ...input.metadata } : {}
     const bodyName = typeof meta.name === "string" ? meta.name : ""
     const name = pathName ?? bodyName
     if (name === "") {
-      return fail(invalid(resource.kind, resource.group, "", [{
+      return Either.left(invalid(resource.kind, resource.group, "", [{
         reason: "FieldValueRequired",
         field: "metadata.name",
         message: "Required value: name is required"
       }]))
     }
     if (bodyName !== "" && bodyName !== name) {
-      return fail(badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`))
+      return Either.left(
+        badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`)
+      )
     }
     let namespace = ""
     if (resource.namespaced) {
       const bodyNamespace = typeof meta.namespace === "string" ? meta.namespace : ""
       namespace = pathNamespace ?? bodyNamespace
       if (bodyNamespace !== "" && bodyNamespace !== namespace) {
-        return fail(badRequest("the namespace of the provided object does not match the namespace sent on the request"))
+        return Either.left(
+          badRequest("the namespace of the provided object does not match the namespace sent on the request")
+        )
       }
     }
     const key = objectKey(namespace, name)
     const existing = store.entries.get(key)
-    if (existing === undefined) return fail(notFound(store, name))
+    if (existing === undefined) return Either.left(notFound(store, name))
     const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
-    if (rv !== "" && rv !== String(existing.rv)) return fail(modifiedConflict(store, name))
+    if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(store, name))
     const old = existing.metadata
     if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
-      return fail(conflict(
+      return Either.left(conflict(
         store,
         name,
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${String(old.uid)}`
@@ -543,7 +544,7 @@ export class Store extends ApiStore.Store<Entry> {
   }
 
   /** Writes `input` (already checked) over `existing`, keeping the system fields. */
-  replace(store: ResourceStore, existing: Entry, input: JsonObject, meta: JsonObject): Result<Entry> {
+  replace(store: ResourceStore, existing: Entry, input: JsonObject, meta: JsonObject): Either.Either<Entry, Status> {
     const old = existing.metadata
     const metadata: JsonObject = { ...meta }
     metadata.name = existing.name
@@ -566,16 +567,16 @@ export class Store extends ApiStore.Store<Entry> {
     if (metadata.deletionTimestamp !== undefined && !hasFinalizers(metadata)) {
       const entry = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
       this.commit(store, "DELETED", entry, existing)
-      return ok(entry)
+      return Either.right(entry)
     }
     const candidate = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
     if (candidate.sameContent(existing)) {
       // nothing changed: the API server writes nothing and returns the current object
       metadata.resourceVersion = String(existing.rv)
-      return ok(existing)
+      return Either.right(existing)
     }
     this.commit(store, "MODIFIED", candidate, existing)
-    return ok(candidate)
+    return Either.right(candidate)
   }
 
   delete(
@@ -584,26 +585,26 @@ export class Store extends ApiStore.Store<Entry> {
     name: string,
     preconditions: Preconditions,
     ctx: WriteContext
-  ): Result<Entry> {
+  ): Either.Either<Entry, Status> {
     const existing = store.entries.get(objectKey(namespace, name))
-    if (existing === undefined) return fail(notFound(store, name))
+    if (existing === undefined) return Either.left(notFound(store, name))
     const old = existing.metadata
     if (preconditions.uid !== undefined && preconditions.uid !== old.uid) {
-      return fail(conflict(
+      return Either.left(conflict(
         store,
         name,
         `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${String(old.uid)}`
       ))
     }
     if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== String(existing.rv)) {
-      return fail(conflict(
+      return Either.left(conflict(
         store,
         name,
         `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${existing.rv}`
       ))
     }
     if (hasFinalizers(old)) {
-      if (old.deletionTimestamp !== undefined) return ok(existing)
+      if (old.deletionTimestamp !== undefined) return Either.right(existing)
       const metadata: JsonObject = { ...old, deletionTimestamp: timestamp(ctx.now), deletionGracePeriodSeconds: 0 }
       const entry = makeEntry(
         existing.key,
@@ -613,11 +614,11 @@ export class Store extends ApiStore.Store<Entry> {
         this.rv + 1
       )
       this.commit(store, "MODIFIED", entry, existing)
-      return ok(entry)
+      return Either.right(entry)
     }
     const entry = existing.at(this.rv + 1)
     this.commit(store, "DELETED", entry, existing)
-    return ok(entry)
+    return Either.right(entry)
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -629,17 +630,17 @@ export class Store extends ApiStore.Store<Entry> {
    * resourceVersion are set), without the checks of `create`: one ADDED event, or MODIFIED when the key
    * exists. For seeding large, deterministic states quickly.
    */
-  load(store: ResourceStore, input: unknown): Result<Entry> {
+  load(store: ResourceStore, input: unknown): Either.Either<Entry, Status> {
     if (!isObject(input) || !isObject(input.metadata)) {
-      return fail(badRequest("the object to load has no metadata"))
+      return Either.left(badRequest("the object to load has no metadata"))
     }
     const check = this.checkTypeMeta(store, input)
-    if (check !== undefined) return fail(check)
+    if (check !== undefined) return Either.left(check)
     const metadata: JsonObject = { ...input.metadata }
     const name = typeof metadata.name === "string" ? metadata.name : ""
     const namespace = store.resource.namespaced && typeof metadata.namespace === "string" ? metadata.namespace : ""
     if (name === "" || (store.resource.namespaced && namespace === "")) {
-      return fail(badRequest("the object to load needs metadata.name (and metadata.namespace when namespaced)"))
+      return Either.left(badRequest("the object to load needs metadata.name (and metadata.namespace when namespaced)"))
     }
     if (!store.resource.namespaced) delete metadata.namespace
     const obj: JsonObject = { kind: store.resource.kind, apiVersion: store.apiVersion, ...input, metadata }
@@ -649,7 +650,7 @@ export class Store extends ApiStore.Store<Entry> {
     const existing = store.entries.get(key)
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, existing === undefined ? "ADDED" : "MODIFIED", entry, existing)
-    return ok(entry)
+    return Either.right(entry)
   }
 
   /**
