@@ -4,7 +4,7 @@
  * act on the old state and, say, create a second child). This is Kubernetes 1.36's mechanism (KEP-5647,
  * `pkg/controller/util/consistency`) for any controller:
  *
- * - `compareResourceVersions` compares two resourceVersions as KEP-5504 allows (Kubernetes 1.35: decimal
+ * - `KubeObject.compareResourceVersions` compares two resourceVersions as KEP-5504 allows (Kubernetes 1.35: decimal
  *   strings without leading zeros, strictly increasing across writes); anything else is not comparable
  *   and never blocks;
  * - a `Tracker` records, per key, the highest resourceVersion each write of its reconcile returned, per
@@ -23,35 +23,11 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { compareResourceVersions } from "./KubeObject.js"
 
 // -------------------------------------------------------------------------------------------------
 // resourceVersions
 // -------------------------------------------------------------------------------------------------
-
-const decimal = /^[1-9][0-9]*$/
-
-/**
- * Compares two resourceVersions as KEP-5504 defines it: both must be non-empty decimal strings without
- * leading zeros, and then the longer is greater, or the lexicographically greater of two of the same
- * length. `None` when either is not of that form: such versions are opaque and must not be ordered.
- *
- * @example
- * ```ts
- * import { Consistency } from "effect-informers"
- * import { Option } from "effect"
- *
- * console.log(Consistency.compareResourceVersions("10", "9")) // Option.some(1)
- * console.log(Option.isNone(Consistency.compareResourceVersions("abc", "9"))) // true
- * ```
- *
- * @since 0.2.0
- * @category resourceVersions
- */
-export const compareResourceVersions = (a: string, b: string): Option.Option<-1 | 0 | 1> => {
-  if (!decimal.test(a) || !decimal.test(b)) return Option.none()
-  if (a.length !== b.length) return Option.some(a.length < b.length ? -1 : 1)
-  return Option.some(a === b ? 0 : a < b ? -1 : 1)
-}
 
 /**
  * Whether resourceVersion `read` is at least `written`; `true` when they cannot be compared (an opaque

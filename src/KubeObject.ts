@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import * as Option from "effect/Option"
 
 /**
  * The subset of `metav1.ObjectMeta` the machinery reads. Other fields are kept untouched on the object.
@@ -125,16 +126,28 @@ export const resourceVersion = (obj: unknown): string | undefined => {
   return typeof rv === "string" ? rv : undefined
 }
 
+const decimal = /^[1-9][0-9]*$/
+
 /**
- * Compares two resourceVersions as the numbers the API server issues. Kubernetes treats them as opaque
- * strings; this helper is for tests and invariant checks (a version that is not an integer compares as
- * equal).
+ * Compares two resourceVersions as KEP-5504 (Kubernetes 1.35) defines it: both must be non-empty decimal
+ * strings without leading zeros, and then the longer is greater, or the lexicographically greater of two
+ * of the same length. `None` when either is not of that form: such versions are opaque and must not be
+ * ordered (read-your-own-writes, `Consistency`, treats them as caught up).
+ *
+ * @example
+ * ```ts
+ * import { KubeObject } from "effect-informers"
+ * import { Option } from "effect"
+ *
+ * console.log(KubeObject.compareResourceVersions("10", "9")) // Option.some(1)
+ * console.log(Option.isNone(KubeObject.compareResourceVersions("abc", "9"))) // true
+ * ```
  *
  * @since 0.1.0
  * @category utils
  */
-export const compareResourceVersions = (a: string, b: string): -1 | 0 | 1 => {
-  if (!/^\d+$/.test(a) || !/^\d+$/.test(b)) return 0
-  if (a.length !== b.length) return a.length < b.length ? -1 : 1
-  return a < b ? -1 : a > b ? 1 : 0
+export const compareResourceVersions = (a: string, b: string): Option.Option<-1 | 0 | 1> => {
+  if (!decimal.test(a) || !decimal.test(b)) return Option.none()
+  if (a.length !== b.length) return Option.some(a.length < b.length ? -1 : 1)
+  return Option.some(a === b ? 0 : a < b ? -1 : 1)
 }

@@ -15,6 +15,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { deletionHandlingMetaNamespaceKey } from "../src/Indexer.js"
 import * as InformerFactory from "../src/InformerFactory.js"
@@ -24,6 +25,9 @@ import * as Informers from "../src/Layer.js"
 import type { ReflectorError } from "../src/Reflector.js"
 import * as Resource from "../src/Resource.js"
 import type * as SharedInformer from "../src/SharedInformer.js"
+
+/** resourceVersions as the server issues them: integers (0 when either is not one). */
+const order = (a: string, b: string): number => Option.getOrElse(compareResourceVersions(a, b), () => 0)
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -61,10 +65,10 @@ const replayHandler = (replay: Replay): SharedInformer.Handler<KubeObject> => {
   const latest = new Map<string, string>()
   const see = (what: string, key: string, rv: string) => {
     const previous = latest.get(key)
-    if (previous !== undefined && compareResourceVersions(rv, previous) < 0) {
+    if (previous !== undefined && order(rv, previous) < 0) {
       replay.violations.push(`${what} ${key}: resourceVersion went back from ${previous} to ${rv}`)
     }
-    if (previous === undefined || compareResourceVersions(rv, previous) > 0) latest.set(key, rv)
+    if (previous === undefined || order(rv, previous) > 0) latest.set(key, rv)
   }
   return {
     name: "replay",

@@ -2,9 +2,10 @@ import { assert, describe, it } from "@effect/vitest"
 import type { Duration } from "effect"
 import { Effect, Option, TestClock } from "effect"
 import * as Consistency from "../../src/Consistency.js"
+import * as KubeObject from "../../src/KubeObject.js"
 import { captureLogs } from "../fixtures/index.js"
 
-describe("Consistency.compareResourceVersions (KEP-5504)", () => {
+describe("KubeObject.compareResourceVersions (KEP-5504)", () => {
   it.each(
     [
       ["1", "1", 0],
@@ -14,14 +15,14 @@ describe("Consistency.compareResourceVersions (KEP-5504)", () => {
       ["99999999999999999999999999", "100000000000000000000000000", -1]
     ] as const
   )("%s against %s is %i", (a, b, order) => {
-    assert.deepStrictEqual(Consistency.compareResourceVersions(a, b), Option.some(order))
+    assert.deepStrictEqual(KubeObject.compareResourceVersions(a, b), Option.some(order))
   })
 
   it.each([["", "1"], ["01", "1"], ["0", "1"], ["1a", "1"], ["-1", "1"], ["1.5", "2"], [" 1", "1"]])(
     "%j against %j is not comparable",
     (a, b) => {
-      assert.isTrue(Option.isNone(Consistency.compareResourceVersions(a, b)))
-      assert.isTrue(Option.isNone(Consistency.compareResourceVersions(b, a)))
+      assert.isTrue(Option.isNone(KubeObject.compareResourceVersions(a, b)))
+      assert.isTrue(Option.isNone(KubeObject.compareResourceVersions(b, a)))
       assert.isTrue(Consistency.isCaughtUp(a, b))
     }
   )

@@ -34,6 +34,7 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
@@ -262,7 +263,7 @@ class Recorder {
     const rv = obj === undefined ? undefined : resourceVersion(obj)
     if (rv === undefined) return
     const last = this.lastVersion.get(key)
-    if (last !== undefined && compareResourceVersions(rv, last) < 0) {
+    if (last !== undefined && Option.getOrElse(compareResourceVersions(rv, last), () => 0) < 0) {
       this.backwards.push(`${key}: ${last} then ${rv}`)
     }
     this.lastVersion.set(key, rv)
