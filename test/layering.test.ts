@@ -31,7 +31,7 @@ const layerOf: Record<string, LayerName> = {
   "Resource.ts": "protocol",
   "LabelSelector.ts": "protocol",
   "FieldSelector.ts": "protocol",
-  "internal/schemaGuard.ts": "protocol",
+  "internal/wireGuard.ts": "protocol",
   "Reflector.ts": "machinery",
   "SharedInformer.ts": "machinery",
   "internal/reflector.ts": "machinery",
