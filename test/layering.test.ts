@@ -47,6 +47,7 @@ const layerOf: Record<string, LayerName> = {
   "internal/httpWatchDecoder.ts": "transport",
   "internal/listBodyDecoder.ts": "transport",
   "internal/redact.ts": "transport",
+  "internal/httpRequest.ts": "transport",
   "Lister.ts": "surface",
   "InformerFactory.ts": "surface",
   "Layer.ts": "entry",
