@@ -32,7 +32,7 @@
  *     ...deployment,
  *     spec: { ...deployment.spec!, replicas: (deployment.spec?.replicas ?? 1) + 1 }
  *   })
- * }).pipe(Client.retryOnConflict)
+ * }).pipe(Client.retryOnConflict())
  *
  * const main = scaleUp.pipe(Effect.provide(Client.layerLive({ userAgent: "scaler/1.0" })))
  * ```

@@ -193,13 +193,13 @@ export const make = (
           }
           try {
             return Effect.succeed(JSON.parse(text) as unknown)
-          } catch (cause) {
-            // scrubbed before it is cut: a secret the cut went through would no longer be recognised
+          } catch {
+            // scrubbed before it is cut: a secret the cut went through would no longer be recognised. The
+            // parser's own error is left out: V8 quotes the text in it, unscrubbed.
             return Effect.fail(
               new DecodeError({
                 reason: "Malformed",
-                message: `${prefix}: malformed JSON in response: ${preview(text, scrub)}`,
-                cause
+                message: `${prefix}: malformed JSON in response: ${preview(text, scrub)}`
               })
             )
           }
@@ -227,7 +227,8 @@ export const make = (
         return Effect.fail(
           new DecodeError({
             reason: "Malformed",
-            message: scrub(`${prefix}: expected a ${resource.kind} in response, got ${oneLine(u.kind, 100)}`)
+            // scrubbed before it is cut: a secret the cut went through would no longer be recognised
+            message: `${prefix}: expected a ${resource.kind} in response, got ${oneLine(scrub(u.kind), 100)}`
           })
         )
       }
