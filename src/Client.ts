@@ -528,7 +528,7 @@ export const defaultRetry: Schedule.Schedule<[Duration.Duration, number]> = inte
  * Client-go's `retry.RetryOnConflict`: runs `self` again, after `schedule` (`defaultRetry`), while it fails
  * with a `StatusError` of reason `Conflict` (a stale resourceVersion, or an apply conflict); any other
  * failure, or the last conflict, is returned. `self` should be the whole get-modify-update, so that each
- * attempt starts from a fresh read.
+ * attempt starts from a fresh read. In a pipe, call it: `effect.pipe(Client.retryOnConflict())`.
  *
  * @example
  * ```ts

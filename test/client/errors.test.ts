@@ -235,6 +235,30 @@ describe("Client errors", () => {
       assert.match(error.message, /^get configmaps "cm" in default: .*ECONNREFUSED/)
     }))
 
+  it.scopedLive("a connection reset before any answer: a GET is sent again (twice at most), a write is not", () => {
+    let resets = 0
+    return withStub((request) => {
+      if (request.method === "GET" && resets < 2) {
+        resets++
+        return "reset"
+      }
+      return request.method === "GET" ? { code: 200, body: configMap("cm") } : "reset"
+    }, (stub, client) =>
+      Effect.gen(function*() {
+        const got = yield* client.get(Resource.configMaps, "cm")
+        assert.strictEqual(got.metadata?.name, "cm")
+        assert.strictEqual(stub.requests.length, 3)
+        const { error, kind } = yield* failure(client.create(Resource.configMaps, configMap("cm")))
+        assert.strictEqual(kind, "TransportError (RequestFailed)")
+        assert.match(error.message, /^create configmaps "cm" in default: /)
+        assert.strictEqual(stub.requests.length, 4)
+        resets = -1 // three resets in a row: the GET's failure is returned
+        const third = yield* failure(client.get(Resource.configMaps, "cm"))
+        assert.strictEqual(third.kind, "TransportError (RequestFailed)")
+        assert.strictEqual(stub.requests.length, 7)
+      }))
+  })
+
   it.scopedLive("TransportError (Timeout): a server that never answers, after `timeout`", () =>
     withStub(() => "hang", (_, client) =>
       Effect.gen(function*() {

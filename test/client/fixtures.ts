@@ -62,11 +62,14 @@ export interface Stub {
   readonly requests: Array<StubRequest>
 }
 
+/** What a stub does with a request: answers, never answers (`"hang"`), or resets the connection (`"reset"`). */
+export type StubAction = StubReply | "hang" | "reset"
+
 /**
  * A node:http server answering each request (its body read whole) with `handler`: a JSON body (a string
- * is sent as is), or `"hang"` for no answer at all.
+ * is sent as is), no answer at all, or a reset connection.
  */
-export const stub = (handler: (request: StubRequest) => StubReply | "hang") =>
+export const stub = (handler: (request: StubRequest) => StubAction) =>
   Effect.acquireRelease(
     Effect.async<{ readonly server: Http.Server; readonly sockets: Set<Socket>; readonly stub: Stub }>((resume) => {
       const requests: Array<StubRequest> = []
@@ -84,6 +87,10 @@ export const stub = (handler: (request: StubRequest) => StubReply | "hang") =>
           requests.push(request)
           const reply = handler(request)
           if (reply === "hang") return
+          if (reply === "reset") {
+            req.socket.destroy()
+            return
+          }
           res.writeHead(reply.code, { "content-type": "application/json", ...reply.headers })
           res.end(
             reply.body === undefined ? "" : typeof reply.body === "string" ? reply.body : JSON.stringify(reply.body)
@@ -108,7 +115,7 @@ export const stub = (handler: (request: StubRequest) => StubReply | "hang") =>
 
 /** Runs `f` with a stub server and a Client pointed at it. */
 export const withStub = <A, E>(
-  handler: (request: StubRequest) => StubReply | "hang",
+  handler: (request: StubRequest) => StubAction,
   f: (stub: Stub, client: Client.Client.Service) => Effect.Effect<A, E, Scope.Scope>,
   options: Client.Options = {}
 ): Effect.Effect<A, E, Scope.Scope> =>

@@ -1,11 +1,14 @@
 /**
  * Each Client verb against the embedded ApiServer over real HTTP.
  */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as Client from "../../src/Client.js"
+import * as KubeConfig from "../../src/KubeConfig.js"
 import * as Resource from "../../src/Resource.js"
-import { configMap, withApiServer } from "./fixtures.js"
+import { configMap, TOKEN, withApiServer } from "./fixtures.js"
 
 const widgets = Resource.make<{
   readonly apiVersion?: string
@@ -176,6 +179,20 @@ describe("Client verbs against the embedded ApiServer", () => {
         assert.strictEqual(((yield* server.stats).requestsByVerb.list ?? 0) - before, 3)
       })
     ))
+
+  it.scopedLive("layerFromKubeConfig: the Client over its own Node HTTP client", () =>
+    Effect.gen(function*() {
+      const server = yield* Effect.orDie(ApiServer.make())
+      yield* server.create(Resource.configMaps, configMap("cm"))
+      const layer = Client.layerFromKubeConfig(
+        KubeConfig.layerFromOptions({ server: server.url, token: Redacted.make(TOKEN), namespace: "default" }),
+        { qps: 100, burst: 100, maxSockets: 4 }
+      )
+      const got = yield* Effect.flatMap(Client.Client, (client) => client.get(Resource.configMaps, "cm")).pipe(
+        Effect.provide(layer)
+      )
+      assert.strictEqual(got.metadata?.name, "cm")
+    }))
 
   it.scopedLive("get at resourceVersion 0", () =>
     withApiServer((_, client) =>
