@@ -36,9 +36,9 @@ import {
   transportError
 } from "./httpRequest.js"
 import type { Scrub } from "./redact.js"
-import { guard } from "./schemaGuard.js"
 import { explain, oneLine } from "./text.js"
 import { makeLimiter } from "./tokenBucket.js"
+import { isObjectWithMeta } from "./wireGuard.js"
 
 // -------------------------------------------------------------------------------------------------
 // constants
@@ -67,8 +67,6 @@ const contentTypes: Record<Client.Patch["_tag"] | "Apply", string> = {
 // -------------------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------------------
-
-const isObjectWithMeta = guard(ObjectWithMeta)
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
