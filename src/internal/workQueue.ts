@@ -8,16 +8,24 @@
  * at a time and an `Effect.sync` block is never interrupted midway), so the queue needs no lock, no `Ref`
  * and no STM; a `Map` of entries, intrusive linked lists and an array heap are the cheapest structures
  * that give O(1) add, get and done, O(1) removal from the middle of a list (a priority raise, a delayed key
- * made ready) and O(log n) delays. Entries are class instances linked in place: nothing is allocated per
- * add or get beyond the entry of a key that enters the queue, and no closure is kept per item.
+ * made ready) and O(log n) delays. Entries are class instances linked in place, reused from a small
+ * pool: nothing is allocated per add or get beyond the entry of a key that enters the queue, and no
+ * closure is kept per item.
  *
  * Waiting workers are woken without polling: a `get` that finds nothing registers a waiter, and the add
  * or done that makes a key ready hands the key to the oldest waiter directly (the key moves to processing
  * in the same step, so no other worker can take it). A waiter interrupted after it was handed a key gives
  * the key back to the front of its queue.
  *
+ * The worker loop (`runWorker`) costs what Effect makes it cost: an uninterruptible region per key (what
+ * `process` needs to guarantee its `done`) costs more than the queue's own work, so the loop has one exit
+ * handler for its whole life instead, and remembers the key it holds; that handler gives back or requeues
+ * the key whenever the worker stops. The loop's effects (the wait, the continuations) are built once per
+ * worker.
+ *
  * @internal
  */
+import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
@@ -159,8 +167,11 @@ class Entry<K> {
   queuedAt = 0
   /** When the key was handed out (work duration, unfinished work). */
   startedAt = 0
-  constructor(readonly item: K, readonly id: string, readonly group: string) {}
+  constructor(public item: K, public id: string, public group: string) {}
 }
+
+/** Entries kept for reuse (a queue with churn allocates none); at most this many. */
+const poolSize = 1024
 
 /** An intrusive doubly linked FIFO of entries. */
 class EntryList<K> {
@@ -279,7 +290,9 @@ class ReadySet<K> {
   constructor(private readonly grouped: boolean) {}
 
   push(entry: Entry<K>, front: boolean): void {
-    let level = this.byPriority.get(entry.priority)
+    // most pushes go to the top level (one priority in use)
+    let level: Level<K> | undefined = this.levels[0]
+    if (level === undefined || level.priority !== entry.priority) level = this.byPriority.get(entry.priority)
     if (level === undefined) {
       level = new Level(entry.priority, this.grouped)
       this.byPriority.set(entry.priority, level)
@@ -405,11 +418,17 @@ class DelayHeap<K> {
 
 /** A `get` waiting for a key. */
 class Waiter<K> {
-  resume: ((effect: Effect.Effect<Entry<K>, WorkQueueShutdownError>) => void) | undefined = undefined
+  resume: ((effect: Effect.Effect<Entry<K> | undefined, WorkQueueShutdownError>) => void) | undefined = undefined
   /** The entry handed to this waiter, until the waiter has it (then given back if it was interrupted). */
   entry: Entry<K> | undefined = undefined
   cancelled = false
+  /** What the waiter gets at shutdown: the shutdown error (`get`), or no entry (`runWorker`). */
+  constructor(readonly onShutdown: Exit.Exit<undefined, WorkQueueShutdownError>) {}
 }
+
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const noEntry: Exit.Exit<undefined> = Exit.succeed(undefined)
 
 // -------------------------------------------------------------------------------------------------
 // the queue
@@ -426,8 +445,13 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   private readonly entries = new Map<string, Entry<K>>()
   private readonly ready: ReadySet<K>
   private readonly delayed = new DelayHeap<K>()
-  /** Processing entries, in hand-out order (the head is the longest running). */
+  /**
+   * Processing entries, in hand-out order (the head is the longest running): kept for the metrics only;
+   * without them, a count.
+   */
   private readonly processing = new EntryList<K>(undefined, "")
+  private processingCount = 0
+  private readonly pool: Array<Entry<K>> = []
   private readonly waiters = new Deque<Waiter<K>>()
   private cancelledWaiters = 0
   private readonly drainWaiters: Array<(effect: Effect.Effect<void>) => void> = []
@@ -482,10 +506,18 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   /** Adds one key; returns whether the timer must be re-armed. One synchronous step. */
   private enqueue(key: K, priority: number, delay: number): boolean {
     if (this.shuttingDown) return false
-    const id = this.idOf(key)
+    const id = this.keyOf === undefined ? key as unknown as string : this.keyOf(key)
     let entry = this.entries.get(id)
     if (entry === undefined) {
-      entry = new Entry(key, id, this.groupOf === undefined ? "" : this.groupOf(key))
+      const group = this.groupOf === undefined ? "" : this.groupOf(key)
+      entry = this.pool.pop()
+      if (entry === undefined) {
+        entry = new Entry(key, id, group)
+      } else {
+        entry.item = key
+        entry.id = id
+        entry.group = group
+      }
       this.entries.set(id, entry)
     }
     if (delay > 0) {
@@ -553,12 +585,8 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   }
 
   readonly add = (key: K, options?: AddOptions): Effect.Effect<void> => {
-    if (options === undefined) {
-      return Effect.suspend(() => {
-        this.enqueue(key, 0, 0)
-        return Effect.void
-      })
-    }
+    // a plain add never delays, so never arms the timer: one `sync`
+    if (options === undefined) return Effect.sync(() => void this.enqueue(key, 0, 0))
     return Effect.suspend(() => this.enqueueWith(key, options) ? this.arm() : Effect.void)
   }
 
@@ -656,9 +684,10 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     entry.state = NONE
     entry.processing = true
     entry.handedPriority = entry.priority
-    this.processing.pushBack(entry)
+    this.processingCount++
     this.dirty--
     if (this.metrics !== undefined) {
+      this.processing.pushBack(entry)
       const now = this.metricNow()
       entry.startedAt = now
       this.metrics.depth.unsafeUpdate(this.dirty, noTags)
@@ -676,47 +705,58 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         continue
       }
       const entry = this.take()!
+      const resume = waiter.resume!
+      waiter.resume = undefined
       waiter.entry = entry
-      waiter.resume!(Exit.succeed(entry))
+      resume(Exit.succeed(entry))
     }
   }
 
   /**
-   * Waits for a key. The wait is interruptible through `restore`; what follows it is not, so a key handed
-   * to this worker either reaches it or, if the worker was interrupted first, goes back to the queue.
+   * Takes a key, or waits for one. The wait is interruptible through `restore`; what follows it is not,
+   * so a key handed to this worker either reaches it or, if the worker was interrupted first, goes back
+   * to the queue. Fails with the shutdown error once shut down and empty.
    */
-  private acquire(
-    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  ): Effect.Effect<Entry<K>, WorkQueueShutdownError> {
+  private acquire(restore: Restore): Effect.Effect<Entry<K>, WorkQueueShutdownError> {
     return Effect.suspend(() => {
       const entry = this.take()
       if (entry !== undefined) return Effect.succeed(entry)
       if (this.shuttingDown) return this.shutdownExit
-      const waiter = new Waiter<K>()
-      return Effect.onInterrupt(
-        restore(Effect.async<Entry<K>, WorkQueueShutdownError>((resume) => {
-          // the state may have changed since the check above (the fiber may have yielded in between)
-          const entry = this.take()
-          if (entry !== undefined) {
-            waiter.entry = entry
-            resume(Exit.succeed(entry))
-          } else if (this.shuttingDown) {
-            resume(this.shutdownExit)
-          } else {
-            waiter.resume = resume
-            this.waiters.push(waiter)
-          }
-        })),
-        () => Effect.sync(() => this.giveBack(waiter))
-      )
+      return this.wait(restore, this.shutdownExit) as Effect.Effect<Entry<K>, WorkQueueShutdownError>
     })
+  }
+
+  /** The slow path of a take: registers a waiter; resumes with a key, or with `onShutdown` at shutdown. */
+  private wait(
+    restore: Restore,
+    onShutdown: Exit.Exit<undefined, WorkQueueShutdownError>
+  ): Effect.Effect<Entry<K> | undefined, WorkQueueShutdownError> {
+    const waiter = new Waiter<K>(onShutdown)
+    return Effect.onInterrupt(
+      restore(Effect.async<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
+        // the state may have changed since the caller looked (the fiber may have yielded in between)
+        const entry = this.take()
+        if (entry !== undefined) {
+          waiter.entry = entry
+          resume(Exit.succeed(entry))
+        } else if (this.shuttingDown) {
+          resume(onShutdown)
+        } else {
+          waiter.resume = resume
+          this.waiters.push(waiter)
+        }
+      })),
+      () => Effect.sync(() => this.giveBack(waiter))
+    )
   }
 
   /** A waiter was interrupted: drop it, and put back a key it was handed but never got. */
   private giveBack(waiter: Waiter<K>): void {
     const entry = waiter.entry
     if (entry === undefined) {
+      // still registered (resume is cleared once the waiter is resumed)
       if (!waiter.cancelled && waiter.resume !== undefined) {
+        waiter.resume = undefined
         waiter.cancelled = true
         this.cancelledWaiters++
         if (this.cancelledWaiters > 64 && this.cancelledWaiters * 2 > this.waiters.length) this.compactWaiters()
@@ -725,7 +765,8 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     }
     waiter.entry = undefined
     entry.processing = false
-    this.processing.remove(entry)
+    this.processingCount--
+    if (this.metrics !== undefined) this.processing.remove(entry)
     if (entry.state === DELAYED) {
       this.delayed.remove(entry)
       entry.state = NONE
@@ -768,23 +809,101 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     f: (key: K, priority: number) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E | WorkQueueShutdownError, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(
-        this.acquire(restore),
-        (entry) =>
-          Effect.ensuring(
-            restore(f(entry.item, entry.handedPriority)),
-            Effect.sync(() => this.finish(entry))
-          )
-      )
+      Effect.flatMap(this.acquire(restore), (entry) =>
+        // not `ensuring`: the region is uninterruptible already, a match is enough (and half the cost)
+        Effect.matchCauseEffect(restore(f(entry.item, entry.handedPriority)), {
+          onFailure: (cause) => {
+            this.release(entry, Cause.isInterruptedOnly(cause))
+            return Effect.failCause(cause)
+          },
+          onSuccess: (a) => {
+            this.finish(entry)
+            return Effect.succeed(a)
+          }
+        }))
     )
 
+  /**
+   * `process` in a loop until the queue is shut down and empty (then succeeds), or until `f` fails (then
+   * fails with it, after `done`). No uninterruptible region per key (what makes `process` dearer): the
+   * worker remembers the key it holds, and one exit handler for the worker's life releases it, queuing
+   * it again if the worker was interrupted. A key costs a take, `f`, one `flatMap` and a `done`, and no
+   * allocation of the loop's own.
+   */
+  readonly runWorker = <E, R>(
+    f: (key: K, priority: number) => Effect.Effect<unknown, E, R>
+  ): Effect.Effect<void, E, R> =>
+    Effect.suspend(() => {
+      // the key this worker holds: from the take to its done (one at a time per worker)
+      let current: Entry<K> | undefined
+      // one waiter and one wait for the worker's life: waiting allocates nothing of the loop's own
+      const waiter = new Waiter<K>(noEntry)
+      const waitForKey = Effect.async<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
+        const entry = this.take()
+        if (entry !== undefined) {
+          waiter.entry = entry
+          resume(Exit.succeed(entry))
+        } else if (this.shuttingDown) {
+          resume(noEntry)
+        } else {
+          waiter.cancelled = false
+          waiter.resume = resume
+          this.waiters.push(waiter)
+        }
+      })
+      const afterWait = (entry: Entry<K> | undefined): Effect.Effect<void, E, R> => {
+        // runs in the step that resumed the worker: from here the worker's exit handler owns the key
+        waiter.entry = undefined
+        return entry === undefined ? Effect.void : run(entry)
+      }
+      // the worker's waiter is resumed with `noEntry` at shutdown: no failure
+      const awaitKey = Effect.flatMap(waitForKey as Effect.Effect<Entry<K> | undefined>, afterWait)
+      const next: Effect.Effect<void, E, R> = Effect.suspend(() => {
+        const entry = this.take()
+        if (entry !== undefined) return run(entry)
+        return this.shuttingDown ? Effect.void : awaitKey
+      })
+      const run = (entry: Entry<K>): Effect.Effect<void, E, R> => {
+        current = entry
+        return Effect.flatMap(f(entry.item, entry.handedPriority), afterRun)
+      }
+      const afterRun = (): Effect.Effect<void, E, R> => {
+        this.finish(current!)
+        // the next key at once when there is one (saves the `suspend` of `next`)
+        const entry = this.take()
+        current = entry
+        return entry === undefined ? next : Effect.flatMap(f(entry.item, entry.handedPriority), afterRun)
+      }
+      return Effect.onExit(next, (exit) =>
+        Effect.sync(() => {
+          // interrupted while waiting (drop the waiter), or after a key was handed over but before it
+          // arrived (give it back)
+          this.giveBack(waiter)
+          if (current === undefined) return
+          const entry = current
+          current = undefined
+          this.release(entry, Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))
+        }))
+    })
+
   // --- done -----------------------------------------------------------------------------------------
+
+  /**
+   * Ends the processing of a key whose worker stopped: `done` after a failure; after an interruption the
+   * key is queued again (its processing was cut short, or never began), as a Go controller requeues a
+   * key whose reconcile returned because its context was cancelled.
+   */
+  private release(entry: Entry<K>, interrupted: boolean): void {
+    if (interrupted && entry.processing && !this.shuttingDown) this.makeReady(entry, entry.handedPriority)
+    this.finish(entry)
+  }
 
   private finish(entry: Entry<K>): void {
     if (!entry.processing) return
     entry.processing = false
-    this.processing.remove(entry)
+    this.processingCount--
     if (this.metrics !== undefined) {
+      this.processing.remove(entry)
       this.metrics.workDuration.unsafeUpdate((this.metricNow() - entry.startedAt) / 1000, noTags)
     }
     if (entry.state === READY) {
@@ -792,8 +911,12 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       if (this.waiters.length > 0) this.dispatch()
     } else if (entry.state === NONE) {
       this.entries.delete(entry.id)
+      if (this.pool.length < poolSize) {
+        entry.item = undefined as K // let the key be collected
+        this.pool.push(entry)
+      }
     }
-    if (this.processing.size === 0 && this.drainWaiters.length > 0) this.checkDrained()
+    if (this.processingCount === 0 && this.drainWaiters.length > 0) this.checkDrained()
   }
 
   readonly done = (key: K): Effect.Effect<void> =>
@@ -845,13 +968,16 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     }
     // waiting workers only wait when nothing is ready: they get the shutdown now
     for (let waiter = this.waiters.shift(); waiter !== undefined; waiter = this.waiters.shift()) {
-      if (!waiter.cancelled) waiter.resume!(this.shutdownExit)
+      if (waiter.cancelled) continue
+      const resume = waiter.resume!
+      waiter.resume = undefined
+      resume(waiter.onShutdown)
     }
     this.cancelledWaiters = 0
   }
 
   private checkDrained(): void {
-    if (this.draining && this.processing.size > 0) return
+    if (this.draining && this.processingCount > 0) return
     const waiters = this.drainWaiters.splice(0)
     for (const resume of waiters) resume(Effect.void)
   }
@@ -863,9 +989,9 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
 
   readonly shutdownWithDrain: Effect.Effect<void> = Effect.suspend(() => {
     this.beginShutdown(true)
-    if (this.processing.size === 0) return Effect.void
+    if (this.processingCount === 0) return Effect.void
     return Effect.async<void>((resume) => {
-      if (!this.draining || this.processing.size === 0) return resume(Effect.void)
+      if (!this.draining || this.processingCount === 0) return resume(Effect.void)
       this.drainWaiters.push(resume)
       return Effect.sync(() => {
         const i = this.drainWaiters.indexOf(resume)

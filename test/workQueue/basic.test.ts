@@ -325,7 +325,7 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("process calls done whatever f's outcome: failure, defect, interruption", () =>
+  it.scoped("process calls done whatever f's outcome; an interrupted key is queued again", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAll(["fails", "dies", "interrupted", "ok"])
@@ -336,10 +336,72 @@ describe("WorkQueue", () => {
       const running = yield* Effect.fork(queue.process(() => Effect.never))
       assert.isTrue(yield* isBlocked(running))
       yield* Fiber.interrupt(running)
+      assert.strictEqual(yield* queue.len, 2, "interrupted is queued again, behind ok")
       assert.strictEqual(yield* queue.process((key) => Effect.succeed(key.toUpperCase())), "OK")
+      assert.deepStrictEqual(yield* drain(queue), ["interrupted"])
       // none of them is processing any more: all can come back
       yield* queue.addAll(["fails", "dies", "interrupted", "ok"])
       assert.strictEqual(yield* queue.len, 4)
+      assert.strictEqual(queue.unsafeEntryCount(), 4)
+    }))
+
+  it.scoped("runWorker processes keys until the queue is shut down and empty, then succeeds", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const seen: Array<string> = []
+      const worker = yield* Effect.fork(
+        queue.runWorker((key, priority) => Effect.sync(() => seen.push(`${key}@${priority}`)))
+      )
+      assert.isTrue(yield* isBlocked(worker))
+      yield* queue.addAll(["a", "b"]) // a goes to the waiting worker at once
+      yield* queue.add("c", { priority: 2 })
+      assert.isTrue(yield* isBlocked(worker), "waits for more")
+      yield* queue.add("d")
+      yield* queue.shutdown
+      yield* queue.add("e") // ignored
+      yield* Fiber.join(worker)
+      assert.deepStrictEqual(seen, ["a@0", "c@2", "b@0", "d@0"])
+      assert.strictEqual(queue.unsafeEntryCount(), 0)
+    }))
+
+  it.scoped("runWorker: a failure of f ends the worker with it, after done", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      yield* queue.addAll(["a", "b"])
+      const error = yield* Effect.flip(queue.runWorker((key) => key === "b" ? Effect.fail("b failed") : Effect.void))
+      assert.strictEqual(error, "b failed")
+      assert.strictEqual(queue.unsafeEntryCount(), 0, "b is done, not processing")
+    }))
+
+  it.scoped("runWorker interrupted while processing: its key is queued again and another worker takes it", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const seen: Array<string> = []
+      const stuck = yield* Effect.fork(queue.runWorker(() => Effect.never))
+      yield* queue.add("a")
+      assert.isTrue(yield* isBlocked(stuck))
+      assert.strictEqual(yield* queue.len, 0)
+      yield* Fiber.interrupt(stuck)
+      assert.strictEqual(yield* queue.len, 1)
+      const worker = yield* Effect.fork(queue.runWorker((key) => Effect.sync(() => seen.push(key))))
+      yield* queue.shutdown
+      yield* Fiber.join(worker)
+      assert.deepStrictEqual(seen, ["a"])
+    }))
+
+  it.scoped("runWorker interrupted while waiting takes no key; interrupted right after a hand-over gives the key back", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const idle = yield* Effect.fork(queue.runWorker(() => Effect.void))
+      assert.isTrue(yield* isBlocked(idle))
+      yield* Fiber.interrupt(idle)
+      const worker = yield* Effect.fork(queue.runWorker(() => Effect.never))
+      assert.isTrue(yield* isBlocked(worker))
+      // hand over and interrupt in the same step: the worker never gets to run f
+      yield* Effect.zipRight(queue.addAll(["a", "b"]), Effect.sync(() => worker.unsafeInterruptAsFork(worker.id())))
+      yield* Fiber.await(worker)
+      assert.deepStrictEqual(yield* drain(queue), ["a", "b"])
+      assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
   it.scoped("process hands f the key and its priority", () =>

@@ -5,8 +5,9 @@
  *   priority and group; without groups, exactly the oldest), with the highest priority asked for since
  *   its last hand-out; `len` is the number of keys waiting; at the end every key added has been handed
  *   out after its last add;
- * - concurrently, with workers, delays, rate limiting and priorities under TestClock: no key processed
- *   twice at once, and every key is processed after its last add (nothing lost);
+ * - concurrently, with workers, delays, rate limiting and priorities under TestClock, and workers
+ *   interrupted at random: no key processed twice at once, and every key is processed to the end of a
+ *   round started after its last add (nothing lost, also when its worker was interrupted);
  * - the token bucket never lets more than `burst + rate * T` reservations fall due within any `T`.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -138,14 +139,16 @@ describe("WorkQueue properties", () => {
   })
 
   it.scoped.prop(
-    "concurrently (workers, delays, rate limiting, priorities, groups): no key processed twice at once, none lost",
+    "concurrently (workers, delays, rate limiting, priorities, groups, workers interrupted): no key processed twice at once, none lost",
     {
       events: FastCheck.array(eventArb, { minLength: 1, maxLength: 40 }),
       workers: FastCheck.integer({ min: 1, max: 4 }),
       durations: FastCheck.array(FastCheck.integer({ min: 0, max: 8 }), { minLength: 6, maxLength: 6 }),
-      grouped: FastCheck.boolean()
+      grouped: FastCheck.boolean(),
+      loop: FastCheck.constantFrom("runWorker" as const, "process" as const),
+      interrupts: FastCheck.array(FastCheck.integer({ min: 0, max: 60 }), { maxLength: 4 })
     },
-    ({ durations, events, grouped, workers }) =>
+    ({ durations, events, grouped, interrupts, loop, workers }) =>
       Effect.gen(function*() {
         const queue = yield* makeQueue({
           rateLimiter: RateLimiter.exponential({ base: "1 millis", max: "16 millis" }),
@@ -160,9 +163,12 @@ describe("WorkQueue properties", () => {
           Effect.gen(function*() {
             assert.isFalse(inFlight.has(key), `${key} processed twice at once`)
             inFlight.add(key)
-            lastStart.set(key, ++clock)
-            yield* Effect.sleep(durations[Number(key.slice(1))])
-            inFlight.delete(key)
+            const started = ++clock
+            yield* Effect.sleep(durations[Number(key.slice(1))]).pipe(
+              Effect.ensuring(Effect.sync(() => inFlight.delete(key)))
+            )
+            // only a round that ran to its end counts (an interrupted one must be followed by another)
+            lastStart.set(key, started)
             // a failure now and then (at most twice per key): retried with the rate limiter
             const failed = failures.get(key) ?? 0
             if (clock % 3 === 0 && failed < 2) {
@@ -172,11 +178,24 @@ describe("WorkQueue properties", () => {
               yield* queue.forget(key)
             }
           })
-        const worker = Effect.forever(queue.process(reconcile)).pipe(
-          Effect.catchTag("WorkQueueShutdownError", () => Effect.void)
+        const worker = loop === "runWorker"
+          ? queue.runWorker(reconcile)
+          : Effect.forever(queue.process(reconcile)).pipe(Effect.catchTag("WorkQueueShutdownError", () => Effect.void))
+        const pool = Array.from({ length: workers }, () => worker)
+        const fibers = yield* Effect.forEach(pool, (w) => Effect.forkScoped(w))
+        // workers interrupted at random times, each replaced by a new one (an interrupted key is queued again)
+        const killer = yield* Effect.fork(Effect.forEach([...interrupts].sort((a, b) => a - b), (at, i) =>
+          Effect.gen(function*() {
+            const previous = i === 0 ? 0 : [...interrupts].sort((a, b) => a - b)[i - 1]
+            yield* Effect.sleep(at - previous)
+            const victim = i % fibers.length
+            yield* Fiber.interrupt(fibers[victim])
+            // in the test's scope: a child of this fiber would be interrupted when this fiber ends
+            fibers[victim] = yield* Effect.forkScoped(worker)
+          })))
+        const sorted = [...events].sort((a, b) =>
+          a.at - b.at
         )
-        const pool = yield* Effect.forkAll(Array.from({ length: workers }, () => worker))
-        const sorted = [...events].sort((a, b) => a.at - b.at)
         const producer = yield* Effect.fork(Effect.gen(function*() {
           let now = 0
           for (const event of sorted) {
@@ -191,6 +210,7 @@ describe("WorkQueue properties", () => {
         }))
         yield* TestClock.adjust("100 millis")
         yield* Fiber.join(producer)
+        yield* Fiber.join(killer)
         // let retries and delays run out
         for (let i = 0; i < 20 && (queue.unsafeLen() > 0 || queue.unsafeEntryCount() > 0); i++) {
           yield* TestClock.adjust("100 millis")
@@ -203,10 +223,9 @@ describe("WorkQueue properties", () => {
           )
         }
         yield* queue.shutdownWithDrain
-        const exit = yield* Fiber.await(pool)
-        assert.isTrue(Exit.isSuccess(exit))
+        for (const fiber of fibers) assert.isTrue(Exit.isSuccess(yield* Fiber.await(fiber)))
       }),
-    { fastCheck: { numRuns: 60 } }
+    { fastCheck: { numRuns: 80 } }
   )
 
   it.prop(
