@@ -811,7 +811,8 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(this.acquire(restore), (entry) =>
         // not `ensuring`: the region is uninterruptible already, a match is enough (and half the cost)
-        Effect.matchCauseEffect(restore(f(entry.item, entry.handedPriority)), {
+        // suspended: an `f` that throws while building its effect is a defect of this round, not a lost key
+        Effect.matchCauseEffect(restore(Effect.suspend(() => f(entry.item, entry.handedPriority))), {
           onFailure: (cause) => {
             this.release(entry, Cause.isInterruptedOnly(cause))
             return Effect.failCause(cause)

@@ -404,6 +404,20 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
+  it.scoped("an f that throws while building its effect is a defect; the key is done, not left processing", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const boom = (): Effect.Effect<void> => {
+        throw new Error("boom")
+      }
+      yield* queue.addAll(["a", "b"])
+      const exit = yield* Effect.exit(queue.process(boom))
+      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die")
+      const workerExit = yield* Effect.exit(queue.runWorker(boom))
+      assert.isTrue(Exit.isFailure(workerExit) && workerExit.cause._tag === "Die")
+      assert.strictEqual(queue.unsafeEntryCount(), 0)
+    }))
+
   it.scoped("process hands f the key and its priority", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
