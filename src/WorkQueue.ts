@@ -46,8 +46,9 @@
  *
  * **Shutdown**: `shutdown` stops the queue at once: adds are ignored from then on and delayed keys
  * dropped, while keys already queued are still handed out until none is left (client-go); then `get`
- * fails with `WorkQueueShutdownError`, so a worker loop ends with it (`Effect.forever(queue.process(f))`
- * fails with it: catch it to end the loop). A key processing at shutdown and added again before is
+ * fails with `WorkQueueShutdownError`, so a worker loop ends with it (`runWorker` then succeeds;
+ * `Effect.forever(queue.process(f))` fails with it: catch it to end the loop). A key processing at
+ * shutdown and added again before is
  * queued at its `done`, as before. `shutdownWithDrain` does the same and waits until no key is being
  * processed (workers must call `done`); `shutdown` meanwhile releases the wait. Closing the queue's scope
  * runs `shutdown`.
@@ -188,6 +189,28 @@ export interface WorkQueue<K = string> {
 /**
  * The priority controller-runtime gives events that say nothing new: an informer's initial list (and
  * updates whose resourceVersion did not change), so that real changes overtake them.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { FakeListerWatcher, Indexer, SharedInformer, WorkQueue } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const queue = yield* WorkQueue.make({ name: "pods", group: (key: string) => key.split("/")[0] })
+ *   const informer = yield* SharedInformer.make(yield* FakeListerWatcher.make(), { name: "pods" })
+ *   // handlers enqueue keys, never objects; a tombstone's key is the key it carries
+ *   const enqueue = (obj: unknown, priority = 0) => {
+ *     const key = Indexer.fastMetaNamespaceKey(obj)
+ *     return key === undefined ? Effect.void : queue.add(key, { priority })
+ *   }
+ *   yield* informer.addEventHandler({
+ *     onAdd: (pod, isInInitialList) => enqueue(pod, isInInitialList ? WorkQueue.LowPriority : 0),
+ *     onUpdate: (_, pod) => enqueue(pod),
+ *     onDelete: (pod) => enqueue(pod)
+ *   })
+ *   yield* informer.start
+ * }).pipe(Effect.scoped)
+ * ```
  *
  * @since 0.2.0
  * @category constants

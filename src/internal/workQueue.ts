@@ -612,14 +612,15 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     })
 
   readonly addAfter = (key: K, delay: Duration.DurationInput): Effect.Effect<void> =>
-    Effect.suspend(() => this.addEffect(key, 0, millisOf(delay)))
+    this.addEffect(key, 0, millisOf(delay))
 
   readonly addRateLimited = (key: K, options?: { readonly priority?: number | undefined }): Effect.Effect<void> =>
-    Effect.suspend(() =>
-      this.shuttingDown
-        ? Effect.void
-        : this.addEffect(key, options?.priority ?? 0, this.limiter.when(this.idOf(key), this.now()))
-    )
+    Effect.suspend(() => {
+      // the limiter records a failure: not for an add that shutdown makes void
+      if (this.shuttingDown) return Effect.void
+      const delay = this.limiter.when(this.idOf(key), this.now())
+      return this.enqueue(key, options?.priority ?? 0, delay) ? this.arm() : Effect.void
+    })
 
   readonly forget = (key: K): Effect.Effect<void> => Effect.sync(() => this.limiter.forget(this.idOf(key)))
 
