@@ -107,6 +107,11 @@ export * as ListerWatcher from "./ListerWatcher.js"
 export * as Metrics from "./Metrics.js"
 
 /**
+ * @since 0.2.0
+ */
+export * as RateLimiter from "./RateLimiter.js"
+
+/**
  * @since 0.1.0
  */
 export * as Reflector from "./Reflector.js"
@@ -125,3 +130,8 @@ export * as SharedInformer from "./SharedInformer.js"
  * @since 0.1.0
  */
 export * as Wire from "./Wire.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as WorkQueue from "./WorkQueue.js"
