@@ -10,6 +10,7 @@
  */
 import * as Duration from "effect/Duration"
 import type { Limiter, RateLimiter } from "../RateLimiter.js"
+import { TokenBucket } from "./tokenBucket.js"
 
 const millis = (duration: Duration.Duration): number => Duration.toMillis(duration)
 
@@ -65,23 +66,16 @@ class FastSlowLimiter implements Limiter {
  * `advance` and `reserveN`).
  */
 class BucketLimiter implements Limiter {
-  private tokens: number
-  private last = -Infinity
-  constructor(private readonly rate: number, private readonly burst: number) {
-    this.tokens = burst
+  private readonly bucket: TokenBucket | undefined
+  constructor(private readonly rate: number, burst: number) {
+    this.bucket = rate === Infinity || burst < 1 ? undefined : new TokenBucket(rate, burst)
   }
 
   when(_key: string, now: number): number {
     if (this.rate === Infinity) return 0
-    if (this.burst < 1) return Infinity // x/time/rate: a reservation larger than the burst is never granted
-    const elapsed = now > this.last ? now - this.last : 0
-    let tokens = this.tokens + (elapsed === 0 || this.rate === 0 ? 0 : (elapsed / 1000) * this.rate)
-    if (tokens > this.burst) tokens = this.burst
-    tokens -= 1
-    this.tokens = tokens
-    this.last = now
-    if (tokens >= 0) return 0
-    return this.rate > 0 ? (-tokens / this.rate) * 1000 : Infinity
+    // x/time/rate: a reservation larger than the burst is never granted; with rate 0, nothing past the burst
+    if (this.bucket === undefined) return Infinity
+    return this.bucket.reserve(now).delay
   }
 
   forget(_key: string): void {}
