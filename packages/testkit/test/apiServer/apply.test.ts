@@ -3,6 +3,7 @@
  * and the ownership non-apply writes take, as tables over plain JSON.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { ApplyOptions, JsonObject, Writer } from "../../src/internal/apiServerApply.js"
@@ -21,6 +22,7 @@ import {
   schemaFor,
   writeOptions
 } from "../../src/internal/apiServerApply.js"
+import { assertStatus, call, events, openWatch, send, sleep, start } from "./fixtures.js"
 
 const T0 = Date.UTC(2025, 0, 1, 0, 0, 0)
 const at = (seconds: number) => T0 + seconds * 1000
@@ -598,4 +600,264 @@ describe("server-side apply: write options", () => {
     )
     assert.strictEqual(managerFromUserAgent("a\u0007b/1"), "ab")
   })
+})
+
+const APPLY = "application/apply-patch+yaml"
+
+const applyRequest = (url: string, body: unknown, query: string, userAgent?: string) =>
+  call(`${url}${query === "" ? "" : `?${query}`}`, {
+    method: "PATCH",
+    headers: { "content-type": APPLY, ...(userAgent === undefined ? {} : { "user-agent": userAgent }) },
+    body: typeof body === "string" ? body : JSON.stringify(body)
+  })
+
+describe("server-side apply over HTTP", () => {
+  it.scopedLive("PATCH application/apply-patch+yaml creates (201) then updates (200); GET returns managedFields", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const url = `${server.url}/apis/apps/v1/namespaces/default/deployments/web`
+      const created = yield* applyRequest(
+        url,
+        deployment([{ name: "web", image: "nginx:1" }], { replicas: 2 }),
+        "fieldManager=ci"
+      )
+      assert.strictEqual(created.status, 201, created.text)
+      assert.match(created.json.metadata.uid, /^[0-9a-f-]{36}$/)
+      assert.match(created.json.metadata.creationTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+      assert.strictEqual(created.json.metadata.generation, 1)
+      assert.deepStrictEqual(
+        created.json.metadata.managedFields.map((e: any) => [e.manager, e.operation, e.apiVersion]),
+        [
+          ["ci", "Apply", "apps/v1"]
+        ]
+      )
+      const updated = yield* applyRequest(
+        url,
+        deployment([{ name: "web", image: "nginx:2" }], { replicas: 2 }),
+        "fieldManager=ci"
+      )
+      assert.strictEqual(updated.status, 200, updated.text)
+      assert.strictEqual(updated.json.spec.template.spec.containers[0].image, "nginx:2")
+      assert.strictEqual(updated.json.metadata.generation, 2)
+      assert.isAbove(Number(updated.json.metadata.resourceVersion), Number(created.json.metadata.resourceVersion))
+      const got = yield* call(url)
+      assert.deepStrictEqual(got.json.metadata.managedFields, updated.json.metadata.managedFields)
+      // the same configuration again: nothing written
+      const again = yield* applyRequest(
+        url,
+        deployment([{ name: "web", image: "nginx:2" }], { replicas: 2 }),
+        "fieldManager=ci"
+      )
+      assert.strictEqual(again.status, 200)
+      assert.strictEqual(again.json.metadata.resourceVersion, updated.json.metadata.resourceVersion)
+    }))
+
+  it.scopedLive("answers a conflict with 409 and one cause per field; force=true takes the fields", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const url = `${server.url}/api/v1/namespaces/default/configmaps/cm`
+      assert.strictEqual((yield* applyRequest(url, cm({ a: "1", b: "1" }), "fieldManager=one")).status, 201)
+      const conflict = yield* applyRequest(url, cm({ a: "2", b: "2" }), "fieldManager=two&force=false")
+      assertStatus(conflict, 409, "Conflict")
+      assert.strictEqual(
+        conflict.json.message,
+        "Apply failed with 2 conflicts: conflicts with \"one\":\n- .data.a\n- .data.b"
+      )
+      assert.deepStrictEqual(conflict.json.details, {
+        causes: [
+          { reason: "FieldManagerConflict", message: "conflict with \"one\"", field: ".data.a" },
+          { reason: "FieldManagerConflict", message: "conflict with \"one\"", field: ".data.b" }
+        ]
+      })
+      const forced = yield* applyRequest(url, cm({ a: "2" }), "fieldManager=two&force=true")
+      assert.strictEqual(forced.status, 200, forced.text)
+      assert.deepStrictEqual(forced.json.data, { a: "2", b: "1" })
+      assert.deepStrictEqual(forced.json.metadata.managedFields.map((e: any) => [e.manager, e.fieldsV1]), [
+        ["one", { "f:data": { "f:b": {} } }],
+        ["two", { "f:data": { "f:a": {} } }]
+      ])
+    }))
+
+  it.scopedLive("checks the request as kube-apiserver does", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const url = `${server.url}/api/v1/namespaces/default/configmaps/cm`
+      const noManager = yield* applyRequest(url, cm({ a: "1" }), "")
+      assertStatus(noManager, 422, "Invalid")
+      assert.strictEqual(
+        noManager.json.message,
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"
+      )
+      assert.deepStrictEqual(noManager.json.details, {
+        group: "meta.k8s.io",
+        kind: "PatchOptions",
+        causes: [{
+          reason: "FieldValueRequired",
+          field: "fieldManager",
+          message: "Required value: is required for apply patch"
+        }]
+      })
+      const created = yield* applyRequest(url, cm({ a: "1" }), "fieldManager=m")
+      assert.strictEqual(created.status, 201)
+      const forceOnMerge = yield* call(`${url}?force=true`, {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: "{}"
+      })
+      assertStatus(forceOnMerge, 422, "Invalid")
+      assert.match(forceOnMerge.json.message, /force: Forbidden: may not be specified for non-apply patch/)
+      const stale = yield* applyRequest(url, cm({ a: "2" }, { resourceVersion: "1000" }), "fieldManager=m")
+      assertStatus(stale, 409, "Conflict")
+      assert.match(stale.json.message, /the object has been modified/)
+      const current = yield* applyRequest(
+        url,
+        cm({ a: "2" }, { resourceVersion: created.json.metadata.resourceVersion }),
+        "fieldManager=m"
+      )
+      assert.strictEqual(current.status, 200, current.text)
+      const withManaged = yield* applyRequest(url, cm({ a: "1" }, { managedFields: [] }), "fieldManager=m")
+      assertStatus(withManaged, 400, "BadRequest")
+      assert.strictEqual(withManaged.json.message, "metadata.managedFields must be nil")
+      const wrongVersion = yield* applyRequest(url, { ...cm({}), apiVersion: "v2" }, "fieldManager=m")
+      assertStatus(wrongVersion, 400, "BadRequest")
+      assert.strictEqual(wrongVersion.json.message, "invalid object type: /v2, Kind=ConfigMap")
+      const otherName = yield* applyRequest(url, cm({}, { name: "other" }), "fieldManager=m")
+      assertStatus(otherName, 400, "BadRequest")
+      assert.strictEqual(
+        otherName.json.message,
+        "the name of the object (other) does not match the name on the URL (cm)"
+      )
+      const uid = yield* applyRequest(`${url}-new`, cm({}, { name: "cm-new", uid: "u-1" }), "fieldManager=m")
+      assertStatus(uid, 409, "Conflict")
+      assert.match(
+        uid.json.message,
+        /uid mismatch: the provided object specified uid u-1, and no existing object was found/
+      )
+      const duplicates = yield* applyRequest(
+        `${server.url}/apis/apps/v1/namespaces/default/deployments/web`,
+        deployment([{ name: "a" }, { name: "a" }]),
+        "fieldManager=m"
+      )
+      assert.strictEqual(duplicates.status, 500)
+      assert.match(duplicates.json.message, /duplicate entries for key \[name="a"\]/)
+      const notYaml = yield* applyRequest(url, "a: [", "fieldManager=m")
+      assertStatus(notYaml, 400, "BadRequest")
+      const list = yield* applyRequest(url, "[1]", "fieldManager=m")
+      assertStatus(list, 400, "BadRequest")
+      const longManager = yield* applyRequest(url, cm({}), `fieldManager=${"m".repeat(129)}`)
+      assertStatus(longManager, 422, "Invalid")
+    }))
+
+  it.scopedLive("reads a YAML body", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const url = `${server.url}/api/v1/namespaces/default/configmaps/from-yaml`
+      const yaml = [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: from-yaml",
+        "data:",
+        "  when: 2024-01-01",
+        "  flag: \"yes\"",
+        ""
+      ].join("\n")
+      const created = yield* applyRequest(url, yaml, "fieldManager=m")
+      assert.strictEqual(created.status, 201, created.text)
+      assert.deepStrictEqual(created.json.data, { when: "2024-01-01", flag: "yes" })
+    }))
+
+  it.scopedLive("non-apply writes own what they change, as the fieldManager or the user agent's prefix", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const base = `${server.url}/api/v1/namespaces/default/configmaps`
+      const created = yield* call(`${base}?fieldManager=creator`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(cm({ a: "1" }))
+      })
+      assert.strictEqual(created.status, 201, created.text)
+      assert.deepStrictEqual(created.json.metadata.managedFields, [{
+        manager: "creator",
+        operation: "Update",
+        apiVersion: "v1",
+        time: created.json.metadata.creationTimestamp,
+        fieldsType: "FieldsV1",
+        fieldsV1: { "f:data": { ".": {}, "f:a": {} } }
+      }])
+      const put = yield* call(`${base}/cm`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", "user-agent": "my-controller/1.0 (linux)" },
+        body: JSON.stringify({ ...created.json, data: { a: "2", b: "1" } })
+      })
+      assert.strictEqual(put.status, 200, put.text)
+      assert.deepStrictEqual(put.json.metadata.managedFields.map((e: any) => [e.manager, e.fieldsV1]), [
+        ["creator", { "f:data": {} }],
+        ["my-controller", { "f:data": { "f:a": {}, "f:b": {} } }]
+      ])
+      const patched = yield* send(
+        `${base}/cm?fieldManager=patcher`,
+        "PATCH",
+        { data: { b: "2" } },
+        "application/merge-patch+json"
+      )
+      assert.deepStrictEqual(patched.json.metadata.managedFields.map((e: any) => e.manager), [
+        "creator",
+        "my-controller",
+        "patcher"
+      ])
+      // an apply now conflicts with the updater that changed b last
+      const applied = yield* applyRequest(`${base}/cm`, cm({ b: "3" }), "fieldManager=ssa")
+      assertStatus(applied, 409, "Conflict")
+      assert.strictEqual(
+        applied.json.message,
+        "Apply failed with 1 conflict: conflict with \"patcher\" using v1: .data.b"
+      )
+      // managedFields: [{}] clears them
+      const cleared = yield* send(
+        `${base}/cm`,
+        "PATCH",
+        { metadata: { managedFields: [{}] } },
+        "application/merge-patch+json"
+      )
+      assert.notProperty(cleared.json.metadata, "managedFields")
+    }))
+
+  it.scopedLive("ignores status on the main resource of a type with a status subresource; applies status on /status", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const url = `${server.url}/api/v1/namespaces/default/pods/p`
+      const podConfig = (image: string, phase: string) => ({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p", namespace: "default" },
+        spec: { containers: [{ name: "c", image }] },
+        status: { phase }
+      })
+      const created = yield* applyRequest(url, podConfig("a", "Running"), "fieldManager=m")
+      assert.strictEqual(created.status, 201, created.text)
+      assert.isUndefined(created.json.status)
+      assert.notProperty(created.json.metadata.managedFields[0].fieldsV1, "f:status")
+      const missing = yield* applyRequest(`${url}-missing/status`, podConfig("a", "Running"), "fieldManager=kubelet")
+      assertStatus(missing, 404, "NotFound")
+      const status = yield* applyRequest(`${url}/status`, podConfig("b", "Running"), "fieldManager=kubelet")
+      assert.strictEqual(status.status, 200, status.text)
+      assert.deepStrictEqual(status.json.status, { phase: "Running" })
+      assert.strictEqual(status.json.spec.containers[0].image, "a")
+      const entry = status.json.metadata.managedFields.find((e: any) => e.manager === "kubelet")
+      assert.strictEqual(entry.subresource, "status")
+      assert.deepStrictEqual(entry.fieldsV1, { "f:status": { "f:phase": {} } })
+    }))
+
+  it.scopedLive("watch events carry the managedFields (they are part of the object)", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const w = yield* openWatch(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`)
+      yield* sleep(50)
+      yield* applyRequest(`${server.url}/api/v1/namespaces/default/configmaps/cm`, cm({ a: "1" }), "fieldManager=m")
+      for (let i = 0; i < 100 && w.lines.length === 0; i++) yield* sleep(20)
+      const [event] = events(w)
+      assert.strictEqual(event.type, "ADDED")
+      assert.strictEqual(event.object.metadata.managedFields[0].manager, "m")
+    }))
 })
