@@ -1037,12 +1037,55 @@ export interface Writer {
 }
 
 /**
+ * Moves to `writer`'s `Update` entry of `managers` the fields `next` adds or changes over `live`, and drops
+ * the fields it removes from every manager (structured-merge-diff's `Update`): `"failed"` when the
+ * changes cannot be computed, `"unchanged"` when there are none.
+ */
+const trackUpdate = (
+  managers: Managers,
+  live: JsonObject | undefined,
+  next: JsonObject,
+  apiVersion: string,
+  schema: Schema,
+  writer: Writer
+): "failed" | "unchanged" | "changed" => {
+  const compared = compareObjects(withoutManagedFields(live), withoutManagedFields(next), schema)
+  if (compared === undefined) return "failed"
+  // the system fields (resourceVersion...) are nobody's: their changes change no ownership
+  const changes = filterComparison(compared, writer.reset)
+  const owned = changes.modified.union(changes.added).difference(systemFields)
+  const removed = changes.removed.difference(systemFields)
+  if (owned.isEmpty() && removed.isEmpty()) return "unchanged"
+  for (const [id, entry] of managers) {
+    const rest = entry.fields.difference(owned).difference(removed)
+    if (rest.isEmpty()) managers.delete(id)
+    else managers.set(id, { ...entry, fields: rest })
+  }
+  if (!owned.isEmpty()) {
+    const manager = writer.manager === "" ? "unknown" : writer.manager
+    const id = managerIdentity(manager, "Update", apiVersion, writer.subresource)
+    const previous = managers.get(id)
+    managers.set(id, {
+      manager,
+      operation: "Update",
+      apiVersion,
+      subresource: writer.subresource,
+      time: formatTime(writer.now),
+      fields: previous === undefined ? owned : owned.union(previous.fields)
+    })
+  }
+  return "changed"
+}
+
+/**
  * The `metadata.managedFields` after a non-apply write (create, update, patch) of `next` over `live`
  * (`undefined` for a create), as kube-apiserver's field manager computes them: the managers are those the
  * request carries when it carries valid ones (`[]` or `[{}]` clears them; a subresource write always keeps
  * the live ones), else the live object's; every field the write adds or changes moves to the writer's
  * `Update` entry (taken from the other managers, never a conflict), removed fields leave every manager,
- * managers that own nothing disappear, and at most `maxUpdateManagers` `Update` entries are kept.
+ * managers that own nothing disappear, and at most `maxUpdateManagers` `Update` entries are kept. An
+ * update of an object that has no managers (they were cleared, or it was written without any) records
+ * none: only a create or an apply starts tracking.
  *
  * Sets `next.metadata.managedFields` (`next.metadata` must be the caller's own object). When the write's
  * fields cannot be computed (a keyed list whose items lack their keys), the live ones are kept.
@@ -1078,32 +1121,13 @@ export const recordUpdate = (
     const decoded = decodeManagedFields(requested)
     managers = typeof decoded === "string" || decoded.size === 0 ? decodedLive() : decoded
   }
-  const schema = schemaFor(kind)
-  const compared = compareObjects(withoutManagedFields(live), withoutManagedFields(next), schema)
-  if (compared === undefined) return keepLive()
-  // the system fields (resourceVersion...) are nobody's: their changes change no ownership
-  const changes = filterComparison(compared, writer.reset)
-  const owned = changes.modified.union(changes.added).difference(systemFields)
-  const removed = changes.removed.difference(systemFields)
-  if (fromLive && owned.isEmpty() && removed.isEmpty()) return keepLive()
-  for (const [id, entry] of managers) {
-    const rest = entry.fields.difference(owned).difference(removed)
-    if (rest.isEmpty()) managers.delete(id)
-    else managers.set(id, { ...entry, fields: rest })
+  // an update of an object whose managers were cleared does not track them again (kube's skipNonApplied)
+  if (managers.size === 0 && live !== undefined) {
+    delete metadata.managedFields
+    return
   }
-  if (!owned.isEmpty()) {
-    const manager = writer.manager === "" ? "unknown" : writer.manager
-    const id = managerIdentity(manager, "Update", apiVersion, writer.subresource)
-    const previous = managers.get(id)
-    managers.set(id, {
-      manager,
-      operation: "Update",
-      apiVersion,
-      subresource: writer.subresource,
-      time: formatTime(writer.now),
-      fields: previous === undefined ? owned : owned.union(previous.fields)
-    })
-  }
+  const tracked = trackUpdate(managers, live, next, apiVersion, schemaFor(kind), writer)
+  if (tracked === "failed" || (tracked === "unchanged" && fromLive)) return keepLive()
   capUpdateManagers(managers)
   const encoded = encodeManagedFields(managers)
   if (encoded === undefined) delete metadata.managedFields
@@ -1144,6 +1168,9 @@ export type ApplyOutcome =
   | { readonly _tag: "Conflicts"; readonly conflicts: ReadonlyArray<Conflict> }
   /** The configuration (or the live object) is not valid for the merge topology: kube answers 500. */
   | { readonly _tag: "Invalid"; readonly message: string }
+
+/** The manager of what an object had when it was first applied without managers. @internal */
+export const beforeFirstApply = "before-first-apply"
 
 /** The annotation kubectl's client-side apply keeps the last applied configuration in. @internal */
 export const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
@@ -1201,6 +1228,16 @@ export const applyConfig = (
   const schema = schemaFor(options.kind)
   const decoded = decodeManagedFields(isObject(live?.metadata) ? live.metadata.managedFields : undefined)
   if (typeof decoded === "string") return { _tag: "Invalid", message: `failed to decode managed fields: ${decoded}` }
+  if (decoded.size === 0 && live !== undefined) {
+    // the fields of an object nobody manages are "before-first-apply"'s (kube's skipNonApplied)
+    const tracked = trackUpdate(decoded, undefined, live, options.apiVersion, schema, {
+      manager: beforeFirstApply,
+      subresource: options.subresource,
+      reset: options.reset,
+      now: options.now
+    })
+    if (tracked === "failed") return { _tag: "Invalid", message: "failed to create manager for existing fields" }
+  }
   const applied = resetConfig(config, options.reset)
   const { errors, set } = fieldSetOf(applied, schema, true)
   if (errors.length > 0) {

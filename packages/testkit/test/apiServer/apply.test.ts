@@ -359,11 +359,27 @@ describe("server-side apply: ownership", () => {
     ])
   })
 
-  it("keeps fields nobody owns (written without a manager) when an applier stops applying its own", () => {
-    const live = cm({ x: "1", unowned: "u" })
+  it("an object nobody manages: its fields become before-first-apply's on the first apply", () => {
+    const live = cm({ x: "1", other: "u" })
+    const conflict = applyConfig(live, cm({ x: "2" }), options("mgr-a"))
+    assert.strictEqual(conflict._tag, "Conflicts")
+    assert.strictEqual(
+      conflictStatus(conflict._tag === "Conflicts" ? conflict.conflicts : []).message,
+      "Apply failed with 1 conflict: conflict with \"before-first-apply\" using v1: .data.x"
+    )
     const first = applied(live, cm({ x: "1", y: "2" }), options("mgr-a"))
-    const second = applied(first, cm({ x: "1" }), options("mgr-a"))
-    assert.deepStrictEqual(second.data, { x: "1", unowned: "u" })
+    assert.deepStrictEqual(entries(first).map((e) => [e.manager, e.operation, e.fieldsV1]), [
+      ["mgr-a", "Apply", { "f:data": { "f:x": {}, "f:y": {} } }],
+      ["before-first-apply", "Update", { "f:data": { ".": {}, "f:other": {}, "f:x": {} } }]
+    ])
+    // what mgr-a stops applying goes, unless before-first-apply has it too
+    const second = applied(first, cm({}), options("mgr-a"))
+    assert.deepStrictEqual(second.data, { x: "1", other: "u" })
+  })
+
+  it("an update of an object nobody manages records no manager (only creates and applies start tracking)", () => {
+    const put = update(cm({ x: "1" }), cm({ x: "2" }), { manager: "kubectl-edit" })
+    assert.notProperty(put.metadata as JsonObject, "managedFields")
   })
 
   it("one Apply entry per manager whatever the version; Update entries per version; ordered", () => {
@@ -382,7 +398,10 @@ describe("server-side apply: ownership", () => {
   })
 
   it("ignores status on a resource with a status subresource; owns only status on the subresource", () => {
-    const live = { ...deployment([{ name: "a" }]), status: { replicas: 1 } }
+    const live = update(undefined, { ...deployment([{ name: "a" }]), status: { replicas: 1 } }, {
+      manager: "creator",
+      reset: "status"
+    })
     const o = options("mgr", { apiVersion: "apps/v1", kind: "Deployment", reset: "status" })
     const obj = applied(live, { ...deployment([{ name: "a", image: "x" }]), status: { replicas: 5 } }, o)
     assert.deepStrictEqual(obj.status, { replicas: 1 })
@@ -489,23 +508,29 @@ describe("server-side apply: ownership of non-apply writes", () => {
   })
 
   it("a status write is recorded with its subresource; main resource writes do not own status", () => {
-    const live = { ...deployment([{ name: "a" }]), status: { replicas: 1 } }
+    const live = update(undefined, { ...deployment([{ name: "a" }]), status: { replicas: 1 } }, {
+      manager: "creator",
+      reset: "status"
+    })
     const status = update(live, { ...live, status: { replicas: 2 } }, {
       manager: "ctl",
       subresource: "status",
       reset: "nonStatus"
     })
-    assert.deepStrictEqual(entries(status)[0].subresource, "status")
-    assert.deepStrictEqual(entries(status)[0].fieldsV1, { "f:status": { "f:replicas": {} } })
+    const ctl = entries(status).find((e) => e.manager === "ctl")!
+    assert.deepStrictEqual(ctl.subresource, "status")
+    assert.deepStrictEqual(ctl.fieldsV1, { "f:status": { "f:replicas": {} } })
     const main = update(live, { ...live, status: { replicas: 3 }, metadata: { name: "web", labels: { a: "b" } } }, {
       manager: "m",
       reset: "status"
     })
-    assert.deepStrictEqual(entries(main)[0].fieldsV1, { "f:metadata": { "f:labels": { ".": {}, "f:a": {} } } })
+    assert.deepStrictEqual(entries(main).find((e) => e.manager === "m")!.fieldsV1, {
+      "f:metadata": { "f:labels": { ".": {}, "f:a": {} } }
+    })
   })
 
   it("keeps at most 10 Update entries: the oldest merge into ancient-changes", () => {
-    let obj: JsonObject = cm({})
+    let obj: JsonObject = update(undefined, cm({}), { manager: "creator" })
     for (let i = 0; i < 12; i++) {
       obj = update(obj, { ...obj, data: { ...(obj.data as JsonObject), [`k${i}`]: "v" } }, {
         manager: `m${i}`,
@@ -515,7 +540,8 @@ describe("server-side apply: ownership of non-apply writes", () => {
     const managers = entries(obj).map((e) => e.manager)
     assert.strictEqual(managers.length, 10)
     assert.strictEqual(managers[0], "ancient-changes")
-    assert.deepStrictEqual(entries(obj)[0].fieldsV1, { "f:data": { "f:k0": {}, "f:k1": {}, "f:k2": {} } })
+    // m0 (the oldest), then creator, m1 and m2 merged into one bucket
+    assert.deepStrictEqual(entries(obj)[0].fieldsV1, { "f:data": { ".": {}, "f:k0": {}, "f:k1": {}, "f:k2": {} } })
   })
 
   it("decodes only valid managedFields", () => {
