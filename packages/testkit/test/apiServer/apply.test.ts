@@ -774,6 +774,28 @@ describe("server-side apply over HTTP", () => {
       assertStatus(longManager, 422, "Invalid")
     }))
 
+  it.scopedLive("applies cluster-scoped objects and keyed Service ports", () =>
+    Effect.gen(function*() {
+      const server = yield* start()
+      const ns = yield* applyRequest(
+        `${server.url}/api/v1/namespaces/team`,
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: "team", labels: { owner: "a" } } },
+        "fieldManager=m"
+      )
+      assert.strictEqual(ns.status, 201, ns.text)
+      assert.notProperty(ns.json.metadata, "namespace")
+      const url = `${server.url}/api/v1/namespaces/team/services/web`
+      const service = (ports: ReadonlyArray<JsonObject>) => ({
+        apiVersion: "v1",
+        kind: "Service",
+        metadata: { name: "web", namespace: "team" },
+        spec: { ports }
+      })
+      yield* applyRequest(url, service([{ port: 80, targetPort: 8080 }]), "fieldManager=a")
+      const merged = yield* applyRequest(url, service([{ port: 443, protocol: "TCP" }]), "fieldManager=b")
+      assert.deepStrictEqual(merged.json.spec.ports, [{ port: 80, targetPort: 8080 }, { port: 443, protocol: "TCP" }])
+    }))
+
   it.scopedLive("reads a YAML body", () =>
     Effect.gen(function*() {
       const server = yield* start()
