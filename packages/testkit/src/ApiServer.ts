@@ -8,7 +8,11 @@
  *   paginated list are consistent snapshots.
  * - LIST with label/field selectors, `limit`/`continue`, the resourceVersion semantics of the real server
  *   and its errors (`410 Expired`, `504 Too large resource version`, `422 Invalid` list options).
- * - GET/POST/PUT/PATCH/DELETE with generateName, optimistic concurrency, finalizers and `Status` errors.
+ * - GET/POST/PUT/PATCH/DELETE with generateName, optimistic concurrency and `Status` errors, and the write
+ *   rules of kube-apiserver: the `status` subresource (built-ins that have one, custom resources unless
+ *   `ServedResource.subresources.status` is `false`), `metadata.generation`, no-op writes that write
+ *   nothing, finalizers and deletion timestamps, propagation policies (`Background`, `Foreground`,
+ *   `Orphan`).
  * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
  *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
  *   once and the bytes are shared by every watcher; pending events are written as one chunk.
@@ -350,8 +354,12 @@ export interface Options {
   readonly port?: number | undefined
   /** Defaults to `127.0.0.1`. */
   readonly host?: string | undefined
-  /** Served in addition to `Resource.catalog` (CRDs, other versions). */
-  readonly resources?: ReadonlyArray<Resource.Resource> | undefined
+  /**
+   * Served in addition to `Resource.catalog` (CRDs, other versions): a resource, or a `ServedResource`
+   * naming its subresources. A custom resource has a status subresource unless
+   * `subresources: { status: false }`.
+   */
+  readonly resources?: ReadonlyArray<Resource.Resource | ServedResource> | undefined
   /** Events kept for watch resumption, Exact lists and continuation pages. Defaults to 10,000. */
   readonly historySize?: number | undefined
   /** Period of BOOKMARK events for watches with `allowWatchBookmarks`. Defaults to 10 seconds. */
@@ -383,6 +391,51 @@ export interface Options {
   readonly maxRequestBodyBytes?: number | undefined
   /** Objects created at start, each with `apiVersion` and `kind` of a served resource. */
   readonly objects?: ReadonlyArray<KubeObject> | undefined
+}
+
+/**
+ * A served resource with the subresources it has.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ServedResource {
+  readonly resource: Resource.Resource
+  readonly subresources?: {
+    /**
+     * Whether the resource has a `status` subresource (`PUT`/`PATCH .../status`): writes to the object
+     * keep the stored status, writes to the status keep only the status, and generation ignores status
+     * changes. Without one, `/status` is 404 and writes to the object change everything. Defaults to
+     * `true` for custom resources and to kube-apiserver's for the catalog's.
+     */
+    readonly status?: boolean | undefined
+  } | undefined
+}
+
+/**
+ * The propagation policy of a deletion (`DeleteOptions.propagationPolicy`): `Background` deletes the
+ * object now and its dependents soon after, `Foreground` deletes the dependents that block it
+ * (`blockOwnerDeletion`) first, `Orphan` removes the dependents' references to it and keeps them. Without
+ * one, the object's own `orphan` or `foregroundDeletion` finalizer decides, then the resource's default:
+ * `Orphan` for `batch/v1` Jobs, `Background` for every other.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type PropagationPolicy = "Foreground" | "Background" | "Orphan"
+
+/**
+ * Options of the programmatic `delete`: preconditions and the propagation policy.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DeleteOptions {
+  /** The object's uid must be this one (409 Conflict otherwise). */
+  readonly uid?: string | undefined
+  /** The object's resourceVersion must be this one (409 Conflict otherwise). */
+  readonly resourceVersion?: string | undefined
+  readonly propagationPolicy?: PropagationPolicy | undefined
 }
 
 /**
@@ -499,7 +552,11 @@ export declare namespace ApiServer {
       object: A,
       options?: { readonly namespace?: string | undefined }
     ) => Effect.Effect<A, StatusError>
-    /** Replaces an object; a `metadata.resourceVersion` on it must be the current one (409 otherwise). */
+    /**
+     * Replaces an object; a `metadata.resourceVersion` on it must be the current one (409 otherwise). The
+     * programmatic writes (`create`, `update`, `patch`) write what they are given, status included, as
+     * the API server's own storage would: the status subresource's rules are the HTTP API's.
+     */
     readonly update: <A>(resource: Resource.Resource<A>, object: A) => Effect.Effect<A, StatusError>
     readonly patch: <A>(
       resource: Resource.Resource<A>,
@@ -507,11 +564,14 @@ export declare namespace ApiServer {
       patch: unknown,
       type?: PatchType
     ) => Effect.Effect<A, StatusError>
-    /** Deletes an object (or marks it deleting while it has finalizers); returns its last state. */
+    /**
+     * Deletes an object (or marks it deleting while it has finalizers, `foregroundDeletion` and `orphan`
+     * included); returns its last state.
+     */
     readonly delete: <A>(
       resource: Resource.Resource<A>,
       ref: ObjectRef,
-      preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
+      options?: DeleteOptions
     ) => Effect.Effect<A, StatusError>
     readonly get: <A>(resource: Resource.Resource<A>, ref: ObjectRef) => Effect.Effect<A, StatusError>
     /** A LIST with the HTTP API's semantics (selectors, limit/continue, resourceVersion). */
@@ -574,6 +634,8 @@ export class ApiServer extends Context.Tag("effect-informers/ApiServer")<ApiServ
 
 const resourceKey = (r: Resource.Resource<unknown>) => `${r.group}/${r.version}/${r.resource}`
 
+const isServedResource = (r: Resource.Resource | ServedResource): r is ServedResource => typeof r.resource !== "string"
+
 const findByTypeMeta = (
   resources: ReadonlyArray<Resource.Resource>,
   object: KubeObject
@@ -604,16 +666,22 @@ const toEffect = <A>(result: Either.Either<Entry, Status>): Effect.Effect<A, Sta
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, ServeError | StatusError, Scope.Scope> =>
+export const make = (
+  options: Options = {}
+): Effect.Effect<ApiServer.Service, ServeError | StatusError, Scope.Scope> =>
   Effect.gen(function*() {
     const resources: Array<Resource.Resource> = []
     const byPath = new Map<string, Resource.Resource>()
-    for (const r of [...Resource.catalog, ...(options.resources ?? [])]) {
+    const statusSubresource = new Map<string, boolean>()
+    for (const served of [...Resource.catalog, ...(options.resources ?? [])]) {
+      const r = isServedResource(served) ? served.resource : served
+      const status = isServedResource(served) ? served.subresources?.status : undefined
+      if (status !== undefined) statusSubresource.set(Resource.groupResource(r), status)
       if (byPath.has(resourceKey(r))) continue
       byPath.set(resourceKey(r), r)
       resources.push(r)
     }
-    const store = new Store(Math.max(1, options.historySize ?? 10_000), resources)
+    const store = new Store(Math.max(1, options.historySize ?? 10_000), resources, statusSubresource)
     const faults = new FaultState()
     const state: ServerState = {
       store,
@@ -626,7 +694,7 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
       maxTimeoutSeconds: options.maxTimeoutSeconds ?? 1800,
       watchBufferBytes: options.watchBufferBytes ?? 256 * 1024 * 1024,
       maxRequestBodyBytes: Math.max(0, options.maxRequestBodyBytes ?? defaultMaxRequestBodyBytes),
-      discovery: makeDiscovery(resources)
+      discovery: makeDiscovery(resources, (r) => store.storeOf(r)?.traits.statusSubresource ?? false)
     }
 
     const startedAt = yield* Clock.currentTimeMillis
@@ -863,10 +931,18 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
             ref.name,
             (current: JsonObject) => applyPatch(type, current, patch, state.maxRequestBodyBytes)
           )),
-      delete: (resource, ref, preconditions = {}) =>
+      delete: (resource, ref, deleteOptions = {}) =>
         write(
           resource,
-          (rs, now) => store.delete(rs, namespaceOf(rs, ref), ref.name, preconditions, writeContext(now))
+          (rs, now) =>
+            store.delete(
+              rs,
+              namespaceOf(rs, ref),
+              ref.name,
+              { uid: deleteOptions.uid, resourceVersion: deleteOptions.resourceVersion },
+              writeContext(now),
+              { propagationPolicy: deleteOptions.propagationPolicy }
+            )
         ),
       get: (resource, ref) =>
         write(resource, (rs) => {

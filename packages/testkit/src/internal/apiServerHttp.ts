@@ -26,13 +26,16 @@ import { randomInt, randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import type {
+  DeleteOptions,
   Entry,
   JsonObject,
   Preconditions,
+  PropagationPolicy,
   ResourceStore,
   Selection,
   Store,
-  WriteContext
+  WriteContext,
+  WriteScope
 } from "./apiServerStore.js"
 import {
   badRequest,
@@ -47,7 +50,8 @@ import {
   notFound,
   objectKey,
   requestEntityTooLarge,
-  resourceNotFound
+  resourceNotFound,
+  resourceTraits
 } from "./apiServerStore.js"
 import { pull, Watcher } from "./apiServerWatch.js"
 
@@ -453,6 +457,7 @@ const resolve = (state: ServerState, segments: ReadonlyArray<string>): Target =>
   }
   const rs = state.store.storeOf(resource)
   if (rs === undefined) return notFoundTarget
+  if (subresource === "status" && !rs.traits.statusSubresource) return notFoundTarget
   return { _tag: "Resource", rs, resource, namespace, name, subresource }
 }
 
@@ -644,7 +649,8 @@ export const patchObject = (
   rs: ResourceStore,
   namespace: string,
   name: string,
-  apply: (current: JsonObject) => Either.Either<unknown, Status>
+  apply: (current: JsonObject) => Either.Either<unknown, Status>,
+  scope: WriteScope = "all"
 ): Either.Either<Entry, Status> => {
   const existing = rs.entries.get(objectKey(namespace, name))
   if (existing === undefined) return Either.left(notFound(rs, name))
@@ -667,8 +673,26 @@ export const patchObject = (
   }
   const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
   if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(rs, name))
-  return state.store.replace(rs, existing, input, meta)
+  return state.store.replace(rs, existing, input, meta, scope)
 }
+
+/** What a PUT or PATCH of `subresource` may change. */
+const writeScope = (subresource: string | undefined): WriteScope =>
+  subresource === "status" ? "status" : subresource === "finalize" ? "finalize" : "object"
+
+/** The Kubernetes verb of a request. */
+const verbOf = (method: string, name: string | undefined, query: URLSearchParams): string =>
+  method === "GET"
+    ? (name !== undefined ? "get" : isTrue(param(query, "watch")) ? "watch" : "list")
+    : method === "POST"
+    ? "create"
+    : method === "PUT"
+    ? "update"
+    : method === "PATCH"
+    ? "patch"
+    : method === "DELETE"
+    ? (name !== undefined ? "delete" : "deletecollection")
+    : method.toLowerCase()
 
 const handleResource = (
   state: ServerState,
@@ -678,19 +702,7 @@ const handleResource = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.gen(function*() {
     const { name, namespace, rs } = target
-    const method = request.method
-    const watch = method === "GET" && name === undefined && isTrue(param(query, "watch"))
-    const verb = method === "GET"
-      ? (name !== undefined ? "get" : watch ? "watch" : "list")
-      : method === "POST"
-      ? "create"
-      : method === "PUT"
-      ? "update"
-      : method === "PATCH"
-      ? "patch"
-      : method === "DELETE"
-      ? (name !== undefined ? "delete" : "deletecollection")
-      : method.toLowerCase()
+    const verb = verbOf(request.method, name, query)
     state.stats.byVerb[verb] = (state.stats.byVerb[verb] ?? 0) + 1
     const kind: RequestKind = verb === "list" ? "list" : verb === "watch" ? "watch" : "other"
 
@@ -720,6 +732,7 @@ const handleResource = (
     const objectNamespace = namespace ?? ""
     switch (verb) {
       case "get": {
+        if (target.subresource === "finalize") return statusResponse(methodNotAllowed)
         const entry = rs.entries.get(objectKey(objectNamespace, name!))
         return entry === undefined ? statusResponse(notFound(rs, name!)) : jsonText(200, entry.json)
       }
@@ -767,12 +780,15 @@ const handleResource = (
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx))
+        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx, "object"))
       }
       case "update": {
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        return entryResponse(200, state.store.update(rs, body.right, objectNamespace, name))
+        return entryResponse(
+          200,
+          state.store.update(rs, body.right, objectNamespace, name, writeScope(target.subresource))
+        )
       }
       case "patch": {
         const patchType = patchKind(request.headers["content-type"])
@@ -794,25 +810,35 @@ const handleResource = (
             rs,
             objectNamespace,
             name!,
-            (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes)
+            (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes),
+            writeScope(target.subresource)
           )
         )
       }
       case "delete": {
+        if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        const preconditions = deletePreconditions(body.right)
-        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx)
+        const options = deleteOptions(body.right, query)
+        if (Either.isLeft(options)) return statusResponse(options.left)
+        const { orphanDependents, preconditions } = options.right
+        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx, options.right)
         if (Either.isLeft(result)) return statusResponse(result.left)
-        return jsonText(result.right.metadata.deletionTimestamp !== undefined ? 202 : 200, result.right.json)
+        // kube-apiserver: 202 only for an object not yet deleted when orphanDependents was false
+        const accepted = orphanDependents === false && rs.entries.get(result.right.key) === result.right
+        return jsonText(accepted ? 202 : 200, result.right.json)
       }
       case "deletecollection": {
         const selection = parseSelection(rs, namespace, param(query, "labelSelector"), param(query, "fieldSelector"))
         if (Either.isLeft(selection)) return statusResponse(selection.left)
+        const body = yield* readJson(state, request)
+        if (Either.isLeft(body)) return statusResponse(body.left)
+        const options = deleteOptions(body.right, query)
+        if (Either.isLeft(options)) return statusResponse(options.left)
         const current = state.store.listPage(rs, state.store.rv, selection.right, 0, undefined).items
         const deleted: Array<Entry> = []
         for (const entry of current) {
-          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx)
+          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx, options.right)
           if (Either.isRight(result)) deleted.push(result.right)
         }
         const head = listHead(rs, {
@@ -825,6 +851,56 @@ const handleResource = (
         return statusResponse(methodNotAllowed)
     }
   })
+
+/** The DeleteOptions of a DELETE, from its body, or from its query when the body is empty. @internal */
+export interface ParsedDeleteOptions extends DeleteOptions {
+  readonly preconditions: Preconditions
+}
+
+const propagationPolicies: ReadonlyArray<string> = ["Foreground", "Background", "Orphan"]
+
+/**
+ * The DeleteOptions of a DELETE: the body's (a `DeleteOptions`), or the query's (`propagationPolicy`,
+ * `orphanDependents`) when the body is empty, as kube-apiserver reads them; 422 as its validation answers.
+ *
+ * @internal
+ */
+export const deleteOptions = (body: unknown, query: URLSearchParams): Either.Either<ParsedDeleteOptions, Status> => {
+  let policy: unknown
+  let orphan: unknown
+  if (body === undefined || body === null) {
+    policy = param(query, "propagationPolicy")
+    const o = param(query, "orphanDependents")
+    orphan = o === undefined ? undefined : o === "true" || o === "1" ? true : o === "false" || o === "0" ? false : o
+  } else if (typeof body === "object") {
+    policy = (body as { readonly propagationPolicy?: unknown }).propagationPolicy ?? undefined
+    orphan = (body as { readonly orphanDependents?: unknown }).orphanDependents ?? undefined
+  }
+  if (orphan !== undefined && typeof orphan !== "boolean") {
+    return Either.left(badRequest(`invalid orphanDependents: ${JSON.stringify(orphan)}`))
+  }
+  if (policy !== undefined && (typeof policy !== "string" || !propagationPolicies.includes(policy))) {
+    return Either.left(invalid("DeleteOptions", "meta.k8s.io", "", [{
+      reason: "FieldValueNotSupported",
+      field: "propagationPolicy",
+      message: `Unsupported value: ${
+        JSON.stringify(policy)
+      }: supported values: "Foreground", "Background", "Orphan", "nil"`
+    }]))
+  }
+  if (policy !== undefined && orphan !== undefined) {
+    return Either.left(invalid("DeleteOptions", "meta.k8s.io", "", [{
+      reason: "FieldValueInvalid",
+      field: "propagationPolicy",
+      message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set`
+    }]))
+  }
+  return Either.right({
+    preconditions: deletePreconditions(body),
+    ...(policy === undefined ? {} : { propagationPolicy: policy as PropagationPolicy }),
+    ...(orphan === undefined ? {} : { orphanDependents: orphan as boolean })
+  })
+}
 
 /** @internal */
 export const deletePreconditions = (body: unknown): Preconditions => {
@@ -878,22 +954,6 @@ export interface Discovery {
   readonly openApiV2Proto: Uint8Array
 }
 
-const withStatus: ReadonlyArray<string> = [
-  "pods",
-  "services",
-  "nodes",
-  "namespaces",
-  "persistentvolumes",
-  "persistentvolumeclaims",
-  "deployments",
-  "replicasets",
-  "statefulsets",
-  "daemonsets",
-  "jobs",
-  "cronjobs",
-  "ingresses"
-]
-
 const inCategoryAll: ReadonlyArray<string> = [
   "pods",
   "services",
@@ -915,7 +975,10 @@ const protoString = (field: number, text: string): Array<number> => {
 export const gitVersion = "v1.32.0-effect-informers"
 
 /** @internal */
-export const makeDiscovery = (resources: ReadonlyArray<Resource>): Discovery => {
+export const makeDiscovery = (
+  resources: ReadonlyArray<Resource>,
+  hasStatus: (resource: Resource) => boolean = (resource) => resourceTraits(resource).statusSubresource
+): Discovery => {
   const byGroupVersion = new Map<string, Array<Resource>>()
   const groupVersions = new Map<string, Array<string>>()
   for (const resource of resources) {
@@ -947,7 +1010,7 @@ export const makeDiscovery = (resources: ReadonlyArray<Resource>): Discovery => 
           ? { categories: ["all"] }
           : {})
       })
-      if (withStatus.includes(r.resource)) {
+      if (hasStatus(r)) {
         apiResources.push({
           name: `${r.resource}/status`,
           singularName: "",
