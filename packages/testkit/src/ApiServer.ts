@@ -13,6 +13,8 @@
  *   `ServedResource.subresources.status` is `false`), `metadata.generation`, no-op writes that write
  *   nothing, finalizers and deletion timestamps, propagation policies (`Background`, `Foreground`,
  *   `Orphan`).
+ * - kube-controller-manager's garbage collector (dependents by `ownerReferences`) and namespace controller
+ *   (`Options.garbageCollection`).
  * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
  *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
  *   once and the bytes are shared by every watcher; pending events are written as one chunk.
@@ -44,6 +46,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { Socket } from "node:net"
+import { Controllers } from "./internal/apiServerGc.js"
 import type { ArmedFault, ServerState } from "./internal/apiServerHttp.js"
 import {
   applyPatch,
@@ -391,6 +394,16 @@ export interface Options {
   readonly maxRequestBodyBytes?: number | undefined
   /** Objects created at start, each with `apiVersion` and `kind` of a served resource. */
   readonly objects?: ReadonlyArray<KubeObject> | undefined
+  /**
+   * The garbage collector and namespace controller (kube-controller-manager's) that act on deletions:
+   * dependents of deleted owners (`metadata.ownerReferences`) are deleted, or orphaned, as the owner's
+   * propagation policy says; a Terminating namespace is emptied, then deleted. On by default; `false`
+   * turns them off (as a cluster without kube-controller-manager: `Foreground` and `Orphan` deletions
+   * and namespaces then wait for ever).
+   *
+   * @since 0.2.0
+   */
+  readonly garbageCollection?: false | GarbageCollectionOptions | undefined
 }
 
 /**
@@ -410,6 +423,21 @@ export interface ServedResource {
      */
     readonly status?: boolean | undefined
   } | undefined
+}
+
+/**
+ * Options of the garbage collector (`Options.garbageCollection`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface GarbageCollectionOptions {
+  /**
+   * How long after a change the garbage collector acts on it (deletes a dependent whose owner is gone or
+   * never existed, removes the `foregroundDeletion` or `orphan` finalizer of an owner, empties a
+   * Terminating namespace). Defaults to 100 milliseconds.
+   */
+  readonly delay?: Duration.DurationInput | undefined
 }
 
 /**
@@ -566,7 +594,7 @@ export declare namespace ApiServer {
     ) => Effect.Effect<A, StatusError>
     /**
      * Deletes an object (or marks it deleting while it has finalizers, `foregroundDeletion` and `orphan`
-     * included); returns its last state.
+     * included); returns its last state. Its dependents are the garbage collector's.
      */
     readonly delete: <A>(
       resource: Resource.Resource<A>,
@@ -683,6 +711,18 @@ export const make = (
     }
     const store = new Store(Math.max(1, options.historySize ?? 10_000), resources, statusSubresource)
     const faults = new FaultState()
+    const clock = yield* Effect.clock
+    if (options.garbageCollection !== false) {
+      const controllers = new Controllers(
+        store,
+        Duration.toMillis(Duration.decode(options.garbageCollection?.delay ?? Duration.millis(100))),
+        () => clock.unsafeCurrentTimeMillis(),
+        () => writeContext(clock.unsafeCurrentTimeMillis()),
+        undefined
+      )
+      store.observer = controllers.observe
+      yield* Effect.forkScoped(Effect.interruptible(controllers.run))
+    }
     const state: ServerState = {
       store,
       resources,

@@ -192,6 +192,9 @@ describe("kubectl against the embedded API server", () => {
         Effect.timeout("10 seconds"),
         Effect.orDie
       )
+      yield* c.server.load(Resource.replicaSets, [
+        ChurnSimulator.makeReplicaSet({ namespace: "default", app: "watched" })
+      ])
       yield* c.server.create(
         Resource.pods,
         ChurnSimulator.makePod({ name: "watched-pod", namespace: "default", app: "watched" })
