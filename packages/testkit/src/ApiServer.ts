@@ -15,6 +15,7 @@
  *   `Orphan`).
  * - kube-controller-manager's garbage collector (dependents by `ownerReferences`) and namespace controller
  *   (`Options.garbageCollection`).
+ * - An audit log of the writes (`Options.auditLog`).
  * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
  *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
  *   once and the bytes are shared by every watcher; pending events are written as one chunk.
@@ -46,6 +47,8 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { Socket } from "node:net"
+import type { AuditSink } from "./internal/apiServerAudit.js"
+import { fileSink } from "./internal/apiServerAudit.js"
 import { Controllers } from "./internal/apiServerGc.js"
 import type { ArmedFault, ServerState } from "./internal/apiServerHttp.js"
 import {
@@ -319,6 +322,17 @@ export const formatFault = (fault: Fault): string => {
   return canonicalNames[fault._tag] + (params.length === 0 ? "" : `:${params.join(",")}`)
 }
 
+/**
+ * The audit log file (`Options.auditLog`) could not be opened.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class AuditLogError extends Data.TaggedError("AuditLogError")<{
+  readonly path: string
+  readonly message: string
+}> {}
+
 // -------------------------------------------------------------------------------------------------
 // models
 // -------------------------------------------------------------------------------------------------
@@ -404,6 +418,15 @@ export interface Options {
    * @since 0.2.0
    */
   readonly garbageCollection?: false | GarbageCollectionOptions | undefined
+  /**
+   * An audit log of the mutating requests (create, update, patch, delete, deletecollection, status
+   * writes) and of the garbage collector's writes: a file path, to which one JSON line per `AuditEvent`
+   * is appended (buffered, written at least every 100 ms, the file closed with the server's scope), or a
+   * function called with each event. Request bodies and credentials are never recorded.
+   *
+   * @since 0.2.0
+   */
+  readonly auditLog?: string | ((event: AuditEvent) => void) | undefined
 }
 
 /**
@@ -438,6 +461,35 @@ export interface GarbageCollectionOptions {
    * Terminating namespace). Defaults to 100 milliseconds.
    */
   readonly delay?: Duration.DurationInput | undefined
+}
+
+/**
+ * One record of the audit log (`Options.auditLog`): a mutating request, once answered, or a write of the
+ * garbage collector or namespace controller (`user` is their service account then).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface AuditEvent {
+  /** When the answer was sent, ISO 8601 (UTC, milliseconds). */
+  readonly time: string
+  /** The Kubernetes verb: `create`, `update`, `patch`, `delete` or `deletecollection`. */
+  readonly verb: string
+  /** The API group, `""` for the core group. */
+  readonly group: string
+  readonly version: string
+  /** The resource, plural: `pods`, `deployments`... */
+  readonly resource: string
+  /** `status` (or `finalize`) for a write of a subresource. */
+  readonly subresource?: string | undefined
+  readonly namespace?: string | undefined
+  /** The object's name; for a create, the name given or generated (absent when the create failed without one). */
+  readonly name?: string | undefined
+  /** The user, when known: the `Impersonate-User` of the request, or a controller's service account. */
+  readonly user?: string | undefined
+  readonly userAgent?: string | undefined
+  /** The HTTP status of the answer. */
+  readonly code: number
 }
 
 /**
@@ -696,7 +748,7 @@ const toEffect = <A>(result: Either.Either<Entry, Status>): Effect.Effect<A, Sta
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<ApiServer.Service, ServeError | StatusError, Scope.Scope> =>
+): Effect.Effect<ApiServer.Service, ServeError | StatusError | AuditLogError, Scope.Scope> =>
   Effect.gen(function*() {
     const resources: Array<Resource.Resource> = []
     const byPath = new Map<string, Resource.Resource>()
@@ -711,6 +763,17 @@ export const make = (
     }
     const store = new Store(Math.max(1, options.historySize ?? 10_000), resources, statusSubresource)
     const faults = new FaultState()
+    // the audit log first: it is closed after the HTTP server has stopped
+    const audit: AuditSink | undefined = typeof options.auditLog === "string"
+      ? yield* fileSink(options.auditLog, Duration.millis(100)).pipe(
+        Effect.mapError((error) =>
+          new AuditLogError({
+            path: options.auditLog as string,
+            message: `cannot open the audit log ${options.auditLog as string}: ${error.message}`
+          })
+        )
+      )
+      : options.auditLog
     const clock = yield* Effect.clock
     if (options.garbageCollection !== false) {
       const controllers = new Controllers(
@@ -718,7 +781,20 @@ export const make = (
         Duration.toMillis(Duration.decode(options.garbageCollection?.delay ?? Duration.millis(100))),
         () => clock.unsafeCurrentTimeMillis(),
         () => writeContext(clock.unsafeCurrentTimeMillis()),
-        undefined
+        audit === undefined ? undefined : (write) =>
+          audit({
+            time: new Date(clock.unsafeCurrentTimeMillis()).toISOString(),
+            verb: write.verb,
+            group: write.store.resource.group,
+            version: write.store.resource.version,
+            resource: write.store.resource.resource,
+            ...(write.subresource === undefined ? {} : { subresource: write.subresource }),
+            ...(write.namespace === "" ? {} : { namespace: write.namespace }),
+            name: write.name,
+            user: write.user,
+            userAgent: "kube-controller-manager (effect-informers ApiServer)",
+            code: write.code
+          })
       )
       store.observer = controllers.observe
       yield* Effect.forkScoped(Effect.interruptible(controllers.run))
@@ -734,7 +810,8 @@ export const make = (
       maxTimeoutSeconds: options.maxTimeoutSeconds ?? 1800,
       watchBufferBytes: options.watchBufferBytes ?? 256 * 1024 * 1024,
       maxRequestBodyBytes: Math.max(0, options.maxRequestBodyBytes ?? defaultMaxRequestBodyBytes),
-      discovery: makeDiscovery(resources, (r) => store.storeOf(r)?.traits.statusSubresource ?? false)
+      discovery: makeDiscovery(resources, (r) => store.storeOf(r)?.traits.statusSubresource ?? false),
+      audit
     }
 
     const startedAt = yield* Clock.currentTimeMillis
@@ -1056,5 +1133,5 @@ export const make = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | StatusError> =>
+export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | StatusError | AuditLogError> =>
   Layer.scoped(ApiServer, make(options))

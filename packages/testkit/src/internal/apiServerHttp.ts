@@ -24,6 +24,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomInt, randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { AuditSink } from "./apiServerAudit.js"
+import { mutatingVerbs } from "./apiServerAudit.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import type {
   DeleteOptions,
@@ -135,6 +137,8 @@ export interface ServerState {
   /** A request body over this many bytes gets 413 RequestEntityTooLarge. */
   readonly maxRequestBodyBytes: number
   readonly discovery: Discovery
+  /** Told of every mutating request, once answered. */
+  readonly audit?: AuditSink | undefined
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -694,15 +698,65 @@ const verbOf = (method: string, name: string | undefined, query: URLSearchParams
     ? (name !== undefined ? "delete" : "deletecollection")
     : method.toLowerCase()
 
+/** `metadata.name` of a request body, when it is a non-empty string. */
+const bodyName = (body: unknown): string | undefined => {
+  const metadata = typeof body === "object" && body !== null ? (body as { metadata?: unknown }).metadata : undefined
+  const name = typeof metadata === "object" && metadata !== null ? (metadata as { name?: unknown }).name : undefined
+  return typeof name === "string" && name !== "" ? name : undefined
+}
+
+/** What the audit record of a request needs from its handling. */
+interface AuditNote {
+  /** The name of the object created. */
+  name?: string | undefined
+}
+
+/** Serves a resource request, then records it in the audit log when it writes. */
 const handleResource = (
   state: ServerState,
   request: HttpServerRequest.HttpServerRequest,
   target: Extract<Target, { readonly _tag: "Resource" }>,
   query: URLSearchParams
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const audit = state.audit
+  const verb = verbOf(request.method, target.name, query)
+  if (audit === undefined || !mutatingVerbs.has(verb)) return serveResource(state, request, target, query, verb, {})
+  const note: AuditNote = {}
+  return Effect.flatMap(
+    serveResource(state, request, target, query, verb, note),
+    (response) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const user = request.headers["impersonate-user"]
+        const userAgent = request.headers["user-agent"]
+        const name = target.name ?? note.name
+        audit({
+          time: new Date(now).toISOString(),
+          verb,
+          group: target.resource.group,
+          version: target.resource.version,
+          resource: target.resource.resource,
+          ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
+          ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
+          ...(name === undefined ? {} : { name }),
+          ...(user === undefined || user === "" ? {} : { user }),
+          ...(userAgent === undefined ? {} : { userAgent }),
+          code: response.status
+        })
+        return response
+      })
+  )
+}
+
+const serveResource = (
+  state: ServerState,
+  request: HttpServerRequest.HttpServerRequest,
+  target: Extract<Target, { readonly _tag: "Resource" }>,
+  query: URLSearchParams,
+  verb: string,
+  note: AuditNote
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.gen(function*() {
     const { name, namespace, rs } = target
-    const verb = verbOf(request.method, name, query)
     state.stats.byVerb[verb] = (state.stats.byVerb[verb] ?? 0) + 1
     const kind: RequestKind = verb === "list" ? "list" : verb === "watch" ? "watch" : "other"
 
@@ -780,7 +834,9 @@ const handleResource = (
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx, "object"))
+        const created = state.store.create(rs, body.right, namespace, ctx, "object")
+        note.name = Either.isRight(created) ? created.right.name : bodyName(body.right)
+        return entryResponse(201, created)
       }
       case "update": {
         const body = yield* readJson(state, request)
