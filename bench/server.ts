@@ -121,7 +121,9 @@ const reset = async (pods: number): Promise<ResetResponse> => {
     ApiServer.make({
       historySize: 10_000,
       // a client this far behind is cut off; the bursts are paced far below it
-      watchBufferBytes: 1024 * 1024 * 1024
+      watchBufferBytes: 1024 * 1024 * 1024,
+      // the pods name ReplicaSets that are not loaded: the garbage collector would delete them all
+      garbageCollection: false
     }).pipe(Scope.extend(scope))
   )
   running = { scope, server, relists: 0 }

@@ -24,6 +24,8 @@ describe("example: an Effect app over the Layers", () => {
       assert.deepStrictEqual(report.events, [])
 
       const probe = ChurnSimulator.makePod({ name: "probe", namespace: "ns-0", app: "probe", now: 0 })
+      // the ReplicaSet its owner reference names: without it, the garbage collector would delete the probe
+      yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "ns-0", app: "probe" })])
       yield* server.create(Resource.pods, probe)
       yield* server.delete(Resource.pods, { namespace: "ns-0", name: "probe" })
       const deadline = Date.now() + 10_000

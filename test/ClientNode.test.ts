@@ -67,6 +67,9 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
       Effect.gen(function*() {
         const server = yield* ApiServer.make().pipe(Effect.orDie)
         yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3 }).pipe(Effect.orDie)
+        // the probes' ReplicaSet, which their owner references name (else the garbage collector takes them)
+        yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "ns-1", app: "probe" })])
+          .pipe(Effect.orDie)
 
         const kc = new k8s.KubeConfig()
         kc.loadFromClusterAndUser({ name: "embedded", server: server.url, skipTLSVerify: true }, { name: "anon" })

@@ -316,6 +316,13 @@ const serve = Command.make("serve", {
   inject: Options.text("inject").pipe(
     Options.repeated,
     Options.withDescription("a fault to inject at start, e.g. drop-watches or throttle:retry-after=5 (repeatable)")
+  ),
+  auditLog: Options.file("audit-log").pipe(
+    Options.optional,
+    Options.withDescription(
+      "append one JSON line per write request (create, update, patch, delete, deletecollection, status) to FILE: " +
+        "time, verb, resource, subresource, namespace, name, user, userAgent, code; never bodies or credentials"
+    )
   )
 }, (options) =>
   Effect.gen(function*() {
@@ -325,9 +332,10 @@ const serve = Command.make("serve", {
       if (Either.isLeft(fault)) return yield* fail(fault.left.message)
       faults.push(fault.right)
     }
-    const server = yield* ApiServer.make({ port: options.port }).pipe(
-      Effect.mapError((e) => new CliFailure(`cannot serve: ${e.message}`))
-    )
+    const server = yield* ApiServer.make({ port: options.port, auditLog: Option.getOrUndefined(options.auditLog) })
+      .pipe(
+        Effect.mapError((e) => new CliFailure(`cannot serve: ${e.message}`))
+      )
     if (options.pods > 0 || options.deployments > 0) {
       yield* ChurnSimulator.seed(server, {
         pods: options.pods,

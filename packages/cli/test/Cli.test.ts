@@ -9,9 +9,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
-import { spawn } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { stringifyJson } from "../src/Cli.js"
@@ -510,6 +512,66 @@ describe("Cli - effect-informers as a child process", () => {
           "EXISTING default/deep rv=5",
           "EXISTING default/shallow rv=5"
         ])
+      }),
+    90_000
+  )
+  it.scopedLive(
+    "serve --audit-log FILE: one JSON line per kubectl write, the file complete once serve has stopped",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-informers-cli-audit-"))),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const file = path.join(dir, "audit.log")
+        const serve = yield* start(["serve", "--port", "0", "--audit-log", file])
+        yield* waitFor(
+          serve,
+          "the URL",
+          () => /serving the Kubernetes API on http:\/\/\S+/.test(serve.stdout()),
+          "60 seconds"
+        )
+        const url = /serving the Kubernetes API on (http:\/\/\S+)/.exec(serve.stdout())![1]
+        const manifest = path.join(dir, "cm.yaml")
+        fs.writeFileSync(manifest, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: audited\ndata:\n  a: b\n")
+        const kubectl = (...args: Array<string>) =>
+          Effect.async<string, Error>((resume) => {
+            const child = execFile(
+              process.env.KUBECTL ?? "kubectl",
+              ["--server", url, "--cache-dir", path.join(dir, "cache"), "-n", "default", ...args],
+              { timeout: 20_000, env: { ...process.env, KUBECONFIG: path.join(dir, "none") } },
+              (error, stdout, stderr) =>
+                resume(
+                  error
+                    ? Effect.fail(new Error(`kubectl ${args.join(" ")}: ${stderr || error.message}`))
+                    : Effect.succeed(stdout)
+                )
+            )
+            return Effect.sync(() => child.kill())
+          }).pipe(Effect.orDie)
+        yield* kubectl("create", "-f", manifest)
+        yield* kubectl("label", "configmap", "audited", "tier=web")
+        yield* kubectl("get", "configmap", "audited")
+        yield* kubectl("delete", "configmap", "audited")
+        serve.child.kill("SIGINT")
+        const serveExit = yield* awaitExit(serve, ["serve (SIGINT)"], "10 seconds")
+        assert.strictEqual(serveExit.code, 0, serveExit.stderr)
+        const records = fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) =>
+          JSON.parse(line)
+        )
+        assert.deepStrictEqual(
+          records.map((r) => `${r.verb} ${r.resource} ${r.namespace}/${r.name} ${r.code}`),
+          [
+            "create configmaps default/audited 201",
+            "patch configmaps default/audited 200",
+            "delete configmaps default/audited 200"
+          ]
+        )
+        for (const record of records) {
+          assert.match(record.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+          assert.match(record.userAgent, /^kubectl/)
+          assert.strictEqual(record.group, "")
+        }
       }),
     90_000
   )

@@ -8,7 +8,14 @@
  *   paginated list are consistent snapshots.
  * - LIST with label/field selectors, `limit`/`continue`, the resourceVersion semantics of the real server
  *   and its errors (`410 Expired`, `504 Too large resource version`, `422 Invalid` list options).
- * - GET/POST/PUT/PATCH/DELETE with generateName, optimistic concurrency, finalizers and `Status` errors.
+ * - GET/POST/PUT/PATCH/DELETE with generateName, optimistic concurrency and `Status` errors, and the write
+ *   rules of kube-apiserver: the `status` subresource (built-ins that have one, custom resources unless
+ *   `ServedResource.subresources.status` is `false`), `metadata.generation`, no-op writes that write
+ *   nothing, finalizers and deletion timestamps, propagation policies (`Background`, `Foreground`,
+ *   `Orphan`).
+ * - kube-controller-manager's garbage collector (dependents by `ownerReferences`) and namespace controller
+ *   (`Options.garbageCollection`).
+ * - An audit log of the writes (`Options.auditLog`).
  * - Server-side apply (`PATCH` with `application/apply-patch+yaml`, as `kubectl apply --server-side`) and
  *   `metadata.managedFields` kept by every HTTP write, with kube-apiserver's field ownership rules.
  * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
@@ -42,6 +49,9 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { Socket } from "node:net"
+import type { AuditSink } from "./internal/apiServerAudit.js"
+import { fileSink } from "./internal/apiServerAudit.js"
+import { Controllers } from "./internal/apiServerGc.js"
 import type { ArmedFault, ServerState } from "./internal/apiServerHttp.js"
 import {
   applyPatch,
@@ -314,6 +324,17 @@ export const formatFault = (fault: Fault): string => {
   return canonicalNames[fault._tag] + (params.length === 0 ? "" : `:${params.join(",")}`)
 }
 
+/**
+ * The audit log file (`Options.auditLog`) could not be opened.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class AuditLogError extends Data.TaggedError("AuditLogError")<{
+  readonly path: string
+  readonly message: string
+}> {}
+
 // -------------------------------------------------------------------------------------------------
 // models
 // -------------------------------------------------------------------------------------------------
@@ -352,8 +373,12 @@ export interface Options {
   readonly port?: number | undefined
   /** Defaults to `127.0.0.1`. */
   readonly host?: string | undefined
-  /** Served in addition to `Resource.catalog` (CRDs, other versions). */
-  readonly resources?: ReadonlyArray<Resource.Resource> | undefined
+  /**
+   * Served in addition to `Resource.catalog` (CRDs, other versions): a resource, or a `ServedResource`
+   * naming its subresources. A custom resource has a status subresource unless
+   * `subresources: { status: false }`.
+   */
+  readonly resources?: ReadonlyArray<Resource.Resource | ServedResource> | undefined
   /** Events kept for watch resumption, Exact lists and continuation pages. Defaults to 10,000. */
   readonly historySize?: number | undefined
   /** Period of BOOKMARK events for watches with `allowWatchBookmarks`. Defaults to 10 seconds. */
@@ -385,6 +410,114 @@ export interface Options {
   readonly maxRequestBodyBytes?: number | undefined
   /** Objects created at start, each with `apiVersion` and `kind` of a served resource. */
   readonly objects?: ReadonlyArray<KubeObject> | undefined
+  /**
+   * The garbage collector and namespace controller (kube-controller-manager's) that act on deletions:
+   * dependents of deleted owners (`metadata.ownerReferences`) are deleted, or orphaned, as the owner's
+   * propagation policy says; a Terminating namespace is emptied, then deleted. On by default; `false`
+   * turns them off (as a cluster without kube-controller-manager: `Foreground` and `Orphan` deletions
+   * and namespaces then wait for ever).
+   *
+   * @since 0.2.0
+   */
+  readonly garbageCollection?: false | GarbageCollectionOptions | undefined
+  /**
+   * An audit log of the mutating requests (create, update, patch, delete, deletecollection, status
+   * writes) and of the garbage collector's writes: a file path, to which one JSON line per `AuditEvent`
+   * is appended (buffered, written at least every 100 ms, the file closed with the server's scope), or a
+   * function called with each event. Request bodies and credentials are never recorded.
+   *
+   * @since 0.2.0
+   */
+  readonly auditLog?: string | ((event: AuditEvent) => void) | undefined
+}
+
+/**
+ * A served resource with the subresources it has.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ServedResource {
+  readonly resource: Resource.Resource
+  readonly subresources?: {
+    /**
+     * Whether the resource has a `status` subresource (`PUT`/`PATCH .../status`): writes to the object
+     * keep the stored status, writes to the status keep only the status, and generation ignores status
+     * changes. Without one, `/status` is 404 and writes to the object change everything. Defaults to
+     * `true` for custom resources and to kube-apiserver's for the catalog's.
+     */
+    readonly status?: boolean | undefined
+  } | undefined
+}
+
+/**
+ * Options of the garbage collector (`Options.garbageCollection`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface GarbageCollectionOptions {
+  /**
+   * How long after a change the garbage collector acts on it (deletes a dependent whose owner is gone or
+   * never existed, removes the `foregroundDeletion` or `orphan` finalizer of an owner, empties a
+   * Terminating namespace). Defaults to 100 milliseconds.
+   */
+  readonly delay?: Duration.DurationInput | undefined
+}
+
+/**
+ * One record of the audit log (`Options.auditLog`): a mutating request, once answered, or a write of the
+ * garbage collector or namespace controller (`user` is their service account then).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface AuditEvent {
+  /** When the answer was sent, ISO 8601 (UTC, milliseconds). */
+  readonly time: string
+  /** The Kubernetes verb: `create`, `update`, `patch`, `delete` or `deletecollection`. */
+  readonly verb: string
+  /** The API group, `""` for the core group. */
+  readonly group: string
+  readonly version: string
+  /** The resource, plural: `pods`, `deployments`... */
+  readonly resource: string
+  /** `status` (or `finalize`) for a write of a subresource. */
+  readonly subresource?: string | undefined
+  readonly namespace?: string | undefined
+  /** The object's name; for a create, the name given or generated (absent when the create failed without one). */
+  readonly name?: string | undefined
+  /** The user, when known: the `Impersonate-User` of the request, or a controller's service account. */
+  readonly user?: string | undefined
+  readonly userAgent?: string | undefined
+  /** The HTTP status of the answer. */
+  readonly code: number
+}
+
+/**
+ * The propagation policy of a deletion (`DeleteOptions.propagationPolicy`): `Background` deletes the
+ * object now and its dependents soon after, `Foreground` deletes the dependents that block it
+ * (`blockOwnerDeletion`) first, `Orphan` removes the dependents' references to it and keeps them. Without
+ * one, the object's own `orphan` or `foregroundDeletion` finalizer decides, then the resource's default:
+ * `Orphan` for `batch/v1` Jobs, `Background` for every other.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type PropagationPolicy = "Foreground" | "Background" | "Orphan"
+
+/**
+ * Options of the programmatic `delete`: preconditions and the propagation policy.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DeleteOptions {
+  /** The object's uid must be this one (409 Conflict otherwise). */
+  readonly uid?: string | undefined
+  /** The object's resourceVersion must be this one (409 Conflict otherwise). */
+  readonly resourceVersion?: string | undefined
+  readonly propagationPolicy?: PropagationPolicy | undefined
 }
 
 /**
@@ -501,7 +634,11 @@ export declare namespace ApiServer {
       object: A,
       options?: { readonly namespace?: string | undefined }
     ) => Effect.Effect<A, StatusError>
-    /** Replaces an object; a `metadata.resourceVersion` on it must be the current one (409 otherwise). */
+    /**
+     * Replaces an object; a `metadata.resourceVersion` on it must be the current one (409 otherwise). The
+     * programmatic writes (`create`, `update`, `patch`) write what they are given, status included, as
+     * the API server's own storage would: the status subresource's rules are the HTTP API's.
+     */
     readonly update: <A>(resource: Resource.Resource<A>, object: A) => Effect.Effect<A, StatusError>
     readonly patch: <A>(
       resource: Resource.Resource<A>,
@@ -509,11 +646,14 @@ export declare namespace ApiServer {
       patch: unknown,
       type?: PatchType
     ) => Effect.Effect<A, StatusError>
-    /** Deletes an object (or marks it deleting while it has finalizers); returns its last state. */
+    /**
+     * Deletes an object (or marks it deleting while it has finalizers, `foregroundDeletion` and `orphan`
+     * included); returns its last state. Its dependents are the garbage collector's.
+     */
     readonly delete: <A>(
       resource: Resource.Resource<A>,
       ref: ObjectRef,
-      preconditions?: { readonly uid?: string | undefined; readonly resourceVersion?: string | undefined }
+      options?: DeleteOptions
     ) => Effect.Effect<A, StatusError>
     readonly get: <A>(resource: Resource.Resource<A>, ref: ObjectRef) => Effect.Effect<A, StatusError>
     /** A LIST with the HTTP API's semantics (selectors, limit/continue, resourceVersion). */
@@ -576,6 +716,8 @@ export class ApiServer extends Context.Tag("effect-informers/ApiServer")<ApiServ
 
 const resourceKey = (r: Resource.Resource<unknown>) => `${r.group}/${r.version}/${r.resource}`
 
+const isServedResource = (r: Resource.Resource | ServedResource): r is ServedResource => typeof r.resource !== "string"
+
 const findByTypeMeta = (
   resources: ReadonlyArray<Resource.Resource>,
   object: KubeObject
@@ -606,17 +748,59 @@ const toEffect = <A>(result: Either.Either<Entry, Status>): Effect.Effect<A, Sta
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, ServeError | StatusError, Scope.Scope> =>
+export const make = (
+  options: Options = {}
+): Effect.Effect<ApiServer.Service, ServeError | StatusError | AuditLogError, Scope.Scope> =>
   Effect.gen(function*() {
     const resources: Array<Resource.Resource> = []
     const byPath = new Map<string, Resource.Resource>()
-    for (const r of [...Resource.catalog, ...(options.resources ?? [])]) {
+    const statusSubresource = new Map<string, boolean>()
+    for (const served of [...Resource.catalog, ...(options.resources ?? [])]) {
+      const r = isServedResource(served) ? served.resource : served
+      const status = isServedResource(served) ? served.subresources?.status : undefined
+      if (status !== undefined) statusSubresource.set(Resource.groupResource(r), status)
       if (byPath.has(resourceKey(r))) continue
       byPath.set(resourceKey(r), r)
       resources.push(r)
     }
-    const store = new Store(Math.max(1, options.historySize ?? 10_000), resources)
+    const store = new Store(Math.max(1, options.historySize ?? 10_000), resources, statusSubresource)
     const faults = new FaultState()
+    // the audit log first: it is closed after the HTTP server has stopped
+    const audit: AuditSink | undefined = typeof options.auditLog === "string"
+      ? yield* fileSink(options.auditLog, Duration.millis(100)).pipe(
+        Effect.mapError((error) =>
+          new AuditLogError({
+            path: options.auditLog as string,
+            message: `cannot open the audit log ${options.auditLog as string}: ${error.message}`
+          })
+        )
+      )
+      : options.auditLog
+    const clock = yield* Effect.clock
+    if (options.garbageCollection !== false) {
+      const controllers = new Controllers(
+        store,
+        Duration.toMillis(Duration.decode(options.garbageCollection?.delay ?? Duration.millis(100))),
+        () => clock.unsafeCurrentTimeMillis(),
+        () => writeContext(clock.unsafeCurrentTimeMillis()),
+        audit === undefined ? undefined : (write) =>
+          audit({
+            time: new Date(clock.unsafeCurrentTimeMillis()).toISOString(),
+            verb: write.verb,
+            group: write.store.resource.group,
+            version: write.store.resource.version,
+            resource: write.store.resource.resource,
+            ...(write.subresource === undefined ? {} : { subresource: write.subresource }),
+            ...(write.namespace === "" ? {} : { namespace: write.namespace }),
+            name: write.name,
+            user: write.user,
+            userAgent: "kube-controller-manager (effect-informers ApiServer)",
+            code: write.code
+          })
+      )
+      store.observer = controllers.observe
+      yield* Effect.forkScoped(Effect.interruptible(controllers.run))
+    }
     const state: ServerState = {
       store,
       resources,
@@ -628,7 +812,8 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
       maxTimeoutSeconds: options.maxTimeoutSeconds ?? 1800,
       watchBufferBytes: options.watchBufferBytes ?? 256 * 1024 * 1024,
       maxRequestBodyBytes: Math.max(0, options.maxRequestBodyBytes ?? defaultMaxRequestBodyBytes),
-      discovery: makeDiscovery(resources)
+      discovery: makeDiscovery(resources, (r) => store.storeOf(r)?.traits.statusSubresource ?? false),
+      audit
     }
 
     const startedAt = yield* Clock.currentTimeMillis
@@ -865,10 +1050,18 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
             ref.name,
             (current: JsonObject) => applyPatch(type, current, patch, state.maxRequestBodyBytes)
           )),
-      delete: (resource, ref, preconditions = {}) =>
+      delete: (resource, ref, deleteOptions = {}) =>
         write(
           resource,
-          (rs, now) => store.delete(rs, namespaceOf(rs, ref), ref.name, preconditions, writeContext(now))
+          (rs, now) =>
+            store.delete(
+              rs,
+              namespaceOf(rs, ref),
+              ref.name,
+              { uid: deleteOptions.uid, resourceVersion: deleteOptions.resourceVersion },
+              writeContext(now),
+              { propagationPolicy: deleteOptions.propagationPolicy }
+            )
         ),
       get: (resource, ref) =>
         write(resource, (rs) => {
@@ -942,5 +1135,5 @@ export const make = (options: Options = {}): Effect.Effect<ApiServer.Service, Se
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | StatusError> =>
+export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | StatusError | AuditLogError> =>
   Layer.scoped(ApiServer, make(options))

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { V1Deployment, V1Namespace, V1Pod } from "@kubernetes/client-node"
+import type { V1Deployment, V1Namespace, V1Pod, V1ReplicaSet } from "@kubernetes/client-node"
 import type { StatusError } from "effect-informers/ApiError"
 import type { Json } from "effect-informers/KubeObject"
 import * as Resource from "effect-informers/Resource"
@@ -354,6 +354,109 @@ export const makeDeployment = (options: DeploymentOptions): Json<V1Deployment> =
   } as unknown as Json<V1Deployment>
 }
 
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface ReplicaSetOptions {
+  readonly namespace: string
+  /** The app (deployment) whose current ReplicaSet this is. */
+  readonly app: string
+  readonly replicas?: number | undefined
+  /** Milliseconds since the epoch for the timestamps. Defaults to 2024-01-01. */
+  readonly now?: number | undefined
+  /** The Deployment owning it (its controller), when there is one. */
+  readonly owner?: { readonly name: string; readonly uid: string } | undefined
+}
+
+/**
+ * The ReplicaSet that owns `makePod`'s pods of an app in a namespace: named `APP-HASH`, with the uid
+ * their owner references name, so that the garbage collector keeps them. Store it with
+ * `ApiServer.load`, which keeps the uid (`create` would assign another).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Resource } from "effect-informers"
+ * import { ApiServer, ChurnSimulator } from "@effect-informers/testkit"
+ *
+ * const program = Effect.gen(function*() {
+ *   const server = yield* ApiServer.make()
+ *   yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
+ *   yield* server.create(Resource.pods, ChurnSimulator.makePod({ name: "web-1", namespace: "default", app: "web" }))
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.2.0
+ * @category generators
+ */
+export const makeReplicaSet = (options: ReplicaSetOptions): Json<V1ReplicaSet> => {
+  const { app, namespace } = options
+  const hash = templateHash(app)
+  const replicas = options.replicas ?? 3
+  const labels = { app, "app.kubernetes.io/name": app, "pod-template-hash": hash }
+  return {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: {
+      name: `${app}-${hash}`,
+      namespace,
+      uid: ownerUid(namespace, app, hash),
+      generation: 1,
+      creationTimestamp: timestamp(options.now ?? defaultNow),
+      labels,
+      annotations: { "deployment.kubernetes.io/revision": "1" },
+      ...(options.owner === undefined ? {} : {
+        ownerReferences: [{
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          name: options.owner.name,
+          uid: options.owner.uid,
+          controller: true,
+          blockOwnerDeletion: true
+        }]
+      })
+    },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app, "pod-template-hash": hash } },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [{ name: app, image: `registry.example.com/${app}:1.${hash32(app) % 20}.${hash32(app, 9) % 10}` }]
+        }
+      }
+    },
+    status: {
+      replicas,
+      fullyLabeledReplicas: replicas,
+      readyReplicas: replicas,
+      availableReplicas: replicas,
+      observedGeneration: 1
+    }
+  } as unknown as Json<V1ReplicaSet>
+}
+
+/**
+ * Stores the ReplicaSet owning `makePod`'s pods of `app` in `namespace` unless it exists (then its uid
+ * is the one the pods name, unless someone replaced it).
+ */
+const ensureReplicaSet = (
+  server: ApiServer.ApiServer.Service,
+  options: ReplicaSetOptions
+): Effect.Effect<void, StatusError> =>
+  server.get(Resource.replicaSets, {
+    namespace: options.namespace,
+    name: `${options.app}-${templateHash(options.app)}`
+  })
+    .pipe(
+      Effect.asVoid,
+      Effect.catchIf(
+        (e) => e.reason === "NotFound",
+        () => Effect.asVoid(server.load(Resource.replicaSets, [makeReplicaSet(options)]))
+      )
+    )
+
 // -------------------------------------------------------------------------------------------------
 // seeding
 // -------------------------------------------------------------------------------------------------
@@ -399,8 +502,9 @@ const ignoreAlreadyExists = <A>(
 
 /**
  * Populates a server: namespaces, deployments and pods spread round-robin over the namespaces (pod `i`
- * is in namespace `i mod n` and belongs to app `i mod apps` of that namespace). Objects that already
- * exist are left alone.
+ * is in namespace `i mod n` and belongs to app `i mod apps` of that namespace), and the ReplicaSets that
+ * own the pods (`makeReplicaSet`, owned by their Deployment when there is one), so that the garbage
+ * collector keeps them. Objects that already exist are left alone.
  *
  * @since 0.1.0
  * @category seeding
@@ -425,17 +529,31 @@ export const seed = (
       } as unknown as Json<V1Namespace>
       yield* ignoreAlreadyExists(server.create(Resource.namespaces, namespace))
     }
+    const owners = new Map<string, { readonly name: string; readonly uid: string }>()
     for (let i = 0; i < deployments; i++) {
-      const deployment = makeDeployment({ name: apps[i], namespace: namespaces[i % namespaces.length], now })
-      yield* ignoreAlreadyExists(server.create(Resource.deployments, deployment))
+      const namespace = namespaces[i % namespaces.length]
+      const deployment = makeDeployment({ name: apps[i], namespace, now })
+      const stored = yield* server.create(Resource.deployments, deployment).pipe(
+        Effect.catchIf(
+          (e) => e.reason === "AlreadyExists",
+          () => server.get(Resource.deployments, { namespace, name: apps[i] })
+        )
+      )
+      owners.set(`${namespace}/${apps[i]}`, { name: apps[i], uid: stored.metadata?.uid ?? "" })
     }
     // the apps of each namespace: deployment i lives in namespace i mod n
     const appsIn = namespaces.map((_, n) => deployments > 0 ? apps.filter((_, i) => i % namespaces.length === n) : apps)
     const pods = options.pods ?? 0
+    const ensured = new Set<string>()
     for (let i = 0; i < pods; i++) {
       const n = i % namespaces.length
       const local = appsIn[n].length > 0 ? appsIn[n] : apps
       const app = local[Math.floor(i / namespaces.length) % local.length]
+      const key = `${namespaces[n]}/${app}`
+      if (!ensured.has(key)) {
+        ensured.add(key)
+        yield* ensureReplicaSet(server, { namespace: namespaces[n], app, now, owner: owners.get(key) })
+      }
       const pod = makePod({ name: podName(app, i), namespace: namespaces[n], app, now })
       yield* ignoreAlreadyExists(server.create(Resource.pods, pod))
     }
@@ -611,7 +729,8 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
       const app = `app-${yield* Random.nextIntBetween(0, 10)}`
       const now = yield* Clock.currentTimeMillis
       const name = podName(app, serial++)
-      yield* server.create(Resource.pods, makePod({ name, namespace, app, now })).pipe(
+      yield* ensureReplicaSet(server, { namespace, app, now }).pipe(
+        Effect.zipRight(server.create(Resource.pods, makePod({ name, namespace, app, now }))),
         Effect.matchEffect({
           onFailure: failed(undefined),
           onSuccess: () =>

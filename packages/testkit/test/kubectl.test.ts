@@ -37,38 +37,41 @@ interface Cluster {
 }
 
 /** A server, a kubeconfig pointing at it and a private discovery cache, removed with the scope. */
-const cluster = Effect.gen(function*() {
-  if (kubectl instanceof Error) return yield* Effect.die(kubectl)
-  const server = yield* ApiServer.make().pipe(Effect.orDie)
-  const dir = yield* Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-informers-kubectl-"))),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
-  const kubeconfig = path.join(dir, "kubeconfig")
-  fs.writeFileSync(
-    kubeconfig,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      "clusters:",
-      "- name: embedded",
-      "  cluster:",
-      `    server: ${server.url}`,
-      "users:",
-      "- name: anonymous",
-      "  user: {}",
-      "contexts:",
-      "- name: embedded",
-      "  context:",
-      "    cluster: embedded",
-      "    user: anonymous",
-      "    namespace: default",
-      "current-context: embedded",
-      ""
-    ].join("\n")
-  )
-  return { server, dir, args: ["--kubeconfig", kubeconfig, "--cache-dir", path.join(dir, "cache")] } satisfies Cluster
-})
+const clusterWith = (options: ApiServer.Options) =>
+  Effect.gen(function*() {
+    if (kubectl instanceof Error) return yield* Effect.die(kubectl)
+    const server = yield* ApiServer.make(options).pipe(Effect.orDie)
+    const dir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-informers-kubectl-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const kubeconfig = path.join(dir, "kubeconfig")
+    fs.writeFileSync(
+      kubeconfig,
+      [
+        "apiVersion: v1",
+        "kind: Config",
+        "clusters:",
+        "- name: embedded",
+        "  cluster:",
+        `    server: ${server.url}`,
+        "users:",
+        "- name: anonymous",
+        "  user: {}",
+        "contexts:",
+        "- name: embedded",
+        "  context:",
+        "    cluster: embedded",
+        "    user: anonymous",
+        "    namespace: default",
+        "current-context: embedded",
+        ""
+      ].join("\n")
+    )
+    return { server, dir, args: ["--kubeconfig", kubeconfig, "--cache-dir", path.join(dir, "cache")] } satisfies Cluster
+  })
+
+const cluster = clusterWith({})
 
 /** Runs kubectl to completion; fails with its stderr. */
 const run = (c: Cluster, ...args: Array<string>) =>
@@ -84,6 +87,31 @@ const run = (c: Cluster, ...args: Array<string>) =>
     )
     return Effect.sync(() => child.kill())
   }).pipe(Effect.orDie)
+
+/** Runs kubectl expecting it to fail; its stderr. */
+const runFailing = (c: Cluster, ...args: Array<string>) =>
+  Effect.async<string, Error>((resume) => {
+    const child = execFile(
+      kubectl as string,
+      [...c.args, ...args],
+      { timeout: 20_000, env: { ...process.env, KUBECONFIG: "" } },
+      (error, stdout, stderr) => {
+        if (error) resume(Effect.succeed(stderr))
+        else resume(Effect.fail(new Error(`kubectl ${args.join(" ")} succeeded: ${stdout}`)))
+      }
+    )
+    return Effect.sync(() => child.kill())
+  }).pipe(Effect.orDie)
+
+/** Polls an Effect every 20 ms until it holds; dies after `timeoutMs`. */
+const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMs = 10_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (!(yield* check)) {
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
+      yield* Effect.sleep("20 millis")
+    }
+  })
 
 /** Runs kubectl to completion; its exit code, stdout and stderr whatever they are. */
 const attempt = (c: Cluster, ...args: Array<string>) =>
@@ -461,10 +489,145 @@ describe("kubectl against the embedded API server", () => {
         Effect.timeout("10 seconds"),
         Effect.orDie
       )
+      yield* c.server.load(Resource.replicaSets, [
+        ChurnSimulator.makeReplicaSet({ namespace: "default", app: "watched" })
+      ])
       yield* c.server.create(
         Resource.pods,
         ChurnSimulator.makePod({ name: "watched-pod", namespace: "default", app: "watched" })
       )
       yield* waitFor("the new pod in kubectl's output", () => output.includes("watched-pod"), 5_000)
+    }))
+  it.scopedLive("replace -f with a stale resourceVersion gets the Conflict error", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const created = yield* c.server.create(Resource.configMaps, {
+        metadata: { name: "settings", namespace: "default" },
+        data: { mode: "a" }
+      })
+      yield* c.server.patch(Resource.configMaps, { name: "settings", namespace: "default" }, { data: { mode: "b" } })
+      const file = manifest(c, "settings.yaml", [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: settings",
+        "  namespace: default",
+        `  resourceVersion: "${created.metadata!.resourceVersion}"`,
+        "data:",
+        "  mode: c"
+      ])
+      const stderr = yield* runFailing(c, "replace", "-f", file)
+      assert.match(stderr, /Error from server \(Conflict\)/)
+      assert.include(
+        stderr,
+        `Operation cannot be fulfilled on configmaps "settings": the object has been modified; please apply your changes to the latest version and try again`
+      )
+      const stored = yield* c.server.get(Resource.configMaps, { name: "settings", namespace: "default" })
+      assert.strictEqual(stored.data!.mode, "b")
+      // the current resourceVersion replaces it
+      const current = manifest(c, "current.yaml", [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: settings",
+        "  namespace: default",
+        `  resourceVersion: "${stored.metadata!.resourceVersion}"`,
+        "data:",
+        "  mode: c"
+      ])
+      assert.match(yield* run(c, "replace", "-f", current), /configmap\/settings replaced/)
+    }))
+
+  it.scopedLive("delete of an owner deletes its dependents (garbage collection)", () =>
+    Effect.gen(function*() {
+      const c = yield* clusterWith({ garbageCollection: { delay: "20 millis" } })
+      const deployment = yield* c.server.create(Resource.deployments, {
+        metadata: { name: "web", namespace: "default" },
+        spec: { selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } } } }
+      } as Resource.Deployment)
+      const owner = (o: { readonly metadata?: { readonly name?: string; readonly uid?: string } }, kind: string) => ({
+        apiVersion: "apps/v1",
+        kind,
+        name: o.metadata!.name!,
+        uid: o.metadata!.uid!,
+        controller: true,
+        blockOwnerDeletion: true
+      })
+      const rs = yield* c.server.create(Resource.replicaSets, {
+        metadata: { name: "web-1", namespace: "default", ownerReferences: [owner(deployment, "Deployment")] },
+        spec: { selector: { matchLabels: { app: "web" } } }
+      } as Resource.ReplicaSet)
+      for (const name of ["web-1-a", "web-1-b"]) {
+        yield* c.server.create(Resource.pods, {
+          metadata: { name, namespace: "default", ownerReferences: [owner(rs, "ReplicaSet")] },
+          spec: { containers: [{ name: "c", image: "nginx" }] }
+        } as Resource.Pod)
+      }
+      const deleted = yield* run(c, "delete", "deployment", "web")
+      assert.match(deleted, /deployment.apps "web" deleted/)
+      yield* eventually(
+        "the ReplicaSet and the pods collected",
+        Effect.map(
+          Effect.zip(c.server.snapshot(Resource.replicaSets), c.server.snapshot(Resource.pods)),
+          ([sets, pods]) => sets.length === 0 && pods.length === 0
+        )
+      )
+      const pods = yield* run(c, "get", "pods", "-o", "name")
+      assert.strictEqual(pods.trim(), "")
+    }))
+
+  it.scopedLive("an object with a finalizer stays after delete --wait=false until patch removes it", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      yield* c.server.create(Resource.configMaps, {
+        metadata: { name: "held", namespace: "default", finalizers: ["example.com/hold"] },
+        data: { a: "b" }
+      })
+      assert.match(yield* run(c, "delete", "configmap", "held", "--wait=false"), /configmap "held" deleted/)
+      const deleting = JSON.parse(yield* run(c, "get", "configmap", "held", "-o", "json"))
+      assert.isString(deleting.metadata.deletionTimestamp)
+      assert.deepStrictEqual(deleting.metadata.finalizers, ["example.com/hold"])
+      const patched = yield* run(
+        c,
+        "patch",
+        "configmap",
+        "held",
+        "--type=merge",
+        "-p",
+        `{"metadata":{"finalizers":null}}`
+      )
+      assert.match(patched, /configmap\/held patched/)
+      const error = yield* Effect.flip(c.server.get(Resource.configMaps, { name: "held", namespace: "default" }))
+      assert.strictEqual(error.reason, "NotFound")
+      const stderr = yield* runFailing(c, "get", "configmap", "held")
+      assert.match(stderr, /NotFound/)
+    }))
+
+  it.scopedLive("the audit log records kubectl's writes, with kubectl's user agent and the impersonated user", () =>
+    Effect.gen(function*() {
+      const records: Array<ApiServer.AuditEvent> = []
+      const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
+      const file = manifest(c, "cm.yaml", [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: audited",
+        "data:",
+        "  a: b"
+      ])
+      yield* run(c, "create", "-f", file)
+      yield* run(c, "label", "configmap", "audited", "tier=web", "--as", "jane")
+      yield* run(c, "get", "configmap", "audited")
+      yield* run(c, "delete", "configmap", "audited")
+      assert.deepStrictEqual(
+        records.map((r) => `${r.verb} ${r.resource} ${r.namespace}/${r.name} ${r.code}`),
+        [
+          "create configmaps default/audited 201",
+          "patch configmaps default/audited 200",
+          "delete configmaps default/audited 200"
+        ]
+      )
+      assert.isTrue(records.every((r) => r.userAgent?.startsWith("kubectl") === true), JSON.stringify(records))
+      assert.deepStrictEqual(records.map((r) => r.user), [undefined, "jane", undefined])
     }))
 })

@@ -27,15 +27,20 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type { ResetFields, Writer } from "./apiServerApply.js"
 import { writeOptions } from "./apiServerApply.js"
 import { applyObject, decodeApplyBody } from "./apiServerApplyRequest.js"
+import type { AuditSink } from "./apiServerAudit.js"
+import { mutatingVerbs } from "./apiServerAudit.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import type {
+  DeleteOptions,
   Entry,
   JsonObject,
   Preconditions,
+  PropagationPolicy,
   ResourceStore,
   Selection,
   Store,
-  WriteContext
+  WriteContext,
+  WriteScope
 } from "./apiServerStore.js"
 import {
   badRequest,
@@ -50,7 +55,8 @@ import {
   notFound,
   objectKey,
   requestEntityTooLarge,
-  resourceNotFound
+  resourceNotFound,
+  resourceTraits
 } from "./apiServerStore.js"
 import { pull, Watcher } from "./apiServerWatch.js"
 
@@ -134,6 +140,8 @@ export interface ServerState {
   /** A request body over this many bytes gets 413 RequestEntityTooLarge. */
   readonly maxRequestBodyBytes: number
   readonly discovery: Discovery
+  /** Told of every mutating request, once answered. */
+  readonly audit?: AuditSink | undefined
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -456,6 +464,7 @@ const resolve = (state: ServerState, segments: ReadonlyArray<string>): Target =>
   }
   const rs = state.store.storeOf(resource)
   if (rs === undefined) return notFoundTarget
+  if (subresource === "status" && !rs.traits.statusSubresource) return notFoundTarget
   return { _tag: "Resource", rs, resource, namespace, name, subresource }
 }
 
@@ -650,6 +659,7 @@ export const patchObject = (
   namespace: string,
   name: string,
   apply: (current: JsonObject) => Either.Either<unknown, Status>,
+  scope: WriteScope = "all",
   writer?: Writer
 ): Either.Either<Entry, Status> => {
   const existing = rs.entries.get(objectKey(namespace, name))
@@ -673,34 +683,90 @@ export const patchObject = (
   }
   const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
   if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(rs, name))
-  return state.store.replace(rs, existing, input, meta, writer)
+  return state.store.replace(rs, existing, input, meta, scope, writer)
 }
 
 /** Which fields a write's endpoint resets: status on the main resource, all but status on `/status`. */
-const resetFields = (resource: Resource, subresource: string | undefined): ResetFields =>
-  !withStatus.includes(resource.resource) ? "none" : subresource === "status" ? "nonStatus" : "status"
+const resetFields = (rs: ResourceStore, subresource: string | undefined): ResetFields =>
+  !rs.traits.statusSubresource ? "none" : subresource === "status" ? "nonStatus" : "status"
 
+/** What a PUT or PATCH of `subresource` may change. */
+const writeScope = (subresource: string | undefined): WriteScope =>
+  subresource === "status" ? "status" : subresource === "finalize" ? "finalize" : "object"
+
+/** The Kubernetes verb of a request. */
+const verbOf = (method: string, name: string | undefined, query: URLSearchParams): string =>
+  method === "GET"
+    ? (name !== undefined ? "get" : isTrue(param(query, "watch")) ? "watch" : "list")
+    : method === "POST"
+    ? "create"
+    : method === "PUT"
+    ? "update"
+    : method === "PATCH"
+    ? "patch"
+    : method === "DELETE"
+    ? (name !== undefined ? "delete" : "deletecollection")
+    : method.toLowerCase()
+
+/** `metadata.name` of a request body, when it is a non-empty string. */
+const bodyName = (body: unknown): string | undefined => {
+  const metadata = typeof body === "object" && body !== null ? (body as { metadata?: unknown }).metadata : undefined
+  const name = typeof metadata === "object" && metadata !== null ? (metadata as { name?: unknown }).name : undefined
+  return typeof name === "string" && name !== "" ? name : undefined
+}
+
+/** What the audit record of a request needs from its handling. */
+interface AuditNote {
+  /** The name of the object created. */
+  name?: string | undefined
+}
+
+/** Serves a resource request, then records it in the audit log when it writes. */
 const handleResource = (
   state: ServerState,
   request: HttpServerRequest.HttpServerRequest,
   target: Extract<Target, { readonly _tag: "Resource" }>,
   query: URLSearchParams
+): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const audit = state.audit
+  const verb = verbOf(request.method, target.name, query)
+  if (audit === undefined || !mutatingVerbs.has(verb)) return serveResource(state, request, target, query, verb, {})
+  const note: AuditNote = {}
+  return Effect.flatMap(
+    serveResource(state, request, target, query, verb, note),
+    (response) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        const user = request.headers["impersonate-user"]
+        const userAgent = request.headers["user-agent"]
+        const name = target.name ?? note.name
+        audit({
+          time: new Date(now).toISOString(),
+          verb,
+          group: target.resource.group,
+          version: target.resource.version,
+          resource: target.resource.resource,
+          ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
+          ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
+          ...(name === undefined ? {} : { name }),
+          ...(user === undefined || user === "" ? {} : { user }),
+          ...(userAgent === undefined ? {} : { userAgent }),
+          code: response.status
+        })
+        return response
+      })
+  )
+}
+
+const serveResource = (
+  state: ServerState,
+  request: HttpServerRequest.HttpServerRequest,
+  target: Extract<Target, { readonly _tag: "Resource" }>,
+  query: URLSearchParams,
+  verb: string,
+  note: AuditNote
 ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.gen(function*() {
     const { name, namespace, rs } = target
-    const method = request.method
-    const watch = method === "GET" && name === undefined && isTrue(param(query, "watch"))
-    const verb = method === "GET"
-      ? (name !== undefined ? "get" : watch ? "watch" : "list")
-      : method === "POST"
-      ? "create"
-      : method === "PUT"
-      ? "update"
-      : method === "PATCH"
-      ? "patch"
-      : method === "DELETE"
-      ? (name !== undefined ? "delete" : "deletecollection")
-      : method.toLowerCase()
     state.stats.byVerb[verb] = (state.stats.byVerb[verb] ?? 0) + 1
     const kind: RequestKind = verb === "list" ? "list" : verb === "watch" ? "watch" : "other"
 
@@ -741,12 +807,13 @@ const handleResource = (
           manager,
           force,
           subresource: target.subresource,
-          reset: resetFields(target.resource, target.subresource),
+          reset: resetFields(rs, target.subresource),
           now
         })
       )
     switch (verb) {
       case "get": {
+        if (target.subresource === "finalize") return statusResponse(methodNotAllowed)
         const entry = rs.entries.get(objectKey(objectNamespace, name!))
         return entry === undefined ? statusResponse(notFound(rs, name!)) : jsonText(200, entry.json)
       }
@@ -796,14 +863,19 @@ const handleResource = (
         if (Either.isLeft(body)) return statusResponse(body.left)
         const options = writer("CreateOptions")
         if (Either.isLeft(options)) return statusResponse(options.left)
-        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx, options.right))
+        const created = state.store.create(rs, body.right, namespace, ctx, "object", options.right)
+        note.name = Either.isRight(created) ? created.right.name : bodyName(body.right)
+        return entryResponse(201, created)
       }
       case "update": {
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
         const options = writer("UpdateOptions")
         if (Either.isLeft(options)) return statusResponse(options.left)
-        return entryResponse(200, state.store.update(rs, body.right, objectNamespace, name, options.right))
+        return entryResponse(
+          200,
+          state.store.update(rs, body.right, objectNamespace, name, writeScope(target.subresource), options.right)
+        )
       }
       case "patch": {
         const patchType = patchKind(request.headers["content-type"])
@@ -839,25 +911,35 @@ const handleResource = (
             objectNamespace,
             name!,
             (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes),
+            writeScope(target.subresource),
             options.right
           )
         )
       }
       case "delete": {
+        if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        const preconditions = deletePreconditions(body.right)
-        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx)
+        const options = deleteOptions(body.right, query)
+        if (Either.isLeft(options)) return statusResponse(options.left)
+        const { orphanDependents, preconditions } = options.right
+        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx, options.right)
         if (Either.isLeft(result)) return statusResponse(result.left)
-        return jsonText(result.right.metadata.deletionTimestamp !== undefined ? 202 : 200, result.right.json)
+        // kube-apiserver: 202 only for an object not yet deleted when orphanDependents was false
+        const accepted = orphanDependents === false && rs.entries.get(result.right.key) === result.right
+        return jsonText(accepted ? 202 : 200, result.right.json)
       }
       case "deletecollection": {
         const selection = parseSelection(rs, namespace, param(query, "labelSelector"), param(query, "fieldSelector"))
         if (Either.isLeft(selection)) return statusResponse(selection.left)
+        const body = yield* readJson(state, request)
+        if (Either.isLeft(body)) return statusResponse(body.left)
+        const options = deleteOptions(body.right, query)
+        if (Either.isLeft(options)) return statusResponse(options.left)
         const current = state.store.listPage(rs, state.store.rv, selection.right, 0, undefined).items
         const deleted: Array<Entry> = []
         for (const entry of current) {
-          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx)
+          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx, options.right)
           if (Either.isRight(result)) deleted.push(result.right)
         }
         const head = listHead(rs, {
@@ -870,6 +952,56 @@ const handleResource = (
         return statusResponse(methodNotAllowed)
     }
   })
+
+/** The DeleteOptions of a DELETE, from its body, or from its query when the body is empty. @internal */
+export interface ParsedDeleteOptions extends DeleteOptions {
+  readonly preconditions: Preconditions
+}
+
+const propagationPolicies: ReadonlyArray<string> = ["Foreground", "Background", "Orphan"]
+
+/**
+ * The DeleteOptions of a DELETE: the body's (a `DeleteOptions`), or the query's (`propagationPolicy`,
+ * `orphanDependents`) when the body is empty, as kube-apiserver reads them; 422 as its validation answers.
+ *
+ * @internal
+ */
+export const deleteOptions = (body: unknown, query: URLSearchParams): Either.Either<ParsedDeleteOptions, Status> => {
+  let policy: unknown
+  let orphan: unknown
+  if (body === undefined || body === null) {
+    policy = param(query, "propagationPolicy")
+    const o = param(query, "orphanDependents")
+    orphan = o === undefined ? undefined : o === "true" || o === "1" ? true : o === "false" || o === "0" ? false : o
+  } else if (typeof body === "object") {
+    policy = (body as { readonly propagationPolicy?: unknown }).propagationPolicy ?? undefined
+    orphan = (body as { readonly orphanDependents?: unknown }).orphanDependents ?? undefined
+  }
+  if (orphan !== undefined && typeof orphan !== "boolean") {
+    return Either.left(badRequest(`invalid orphanDependents: ${JSON.stringify(orphan)}`))
+  }
+  if (policy !== undefined && (typeof policy !== "string" || !propagationPolicies.includes(policy))) {
+    return Either.left(invalid("DeleteOptions", "meta.k8s.io", "", [{
+      reason: "FieldValueNotSupported",
+      field: "propagationPolicy",
+      message: `Unsupported value: ${
+        JSON.stringify(policy)
+      }: supported values: "Foreground", "Background", "Orphan", "nil"`
+    }]))
+  }
+  if (policy !== undefined && orphan !== undefined) {
+    return Either.left(invalid("DeleteOptions", "meta.k8s.io", "", [{
+      reason: "FieldValueInvalid",
+      field: "propagationPolicy",
+      message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set`
+    }]))
+  }
+  return Either.right({
+    preconditions: deletePreconditions(body),
+    ...(policy === undefined ? {} : { propagationPolicy: policy as PropagationPolicy }),
+    ...(orphan === undefined ? {} : { orphanDependents: orphan as boolean })
+  })
+}
 
 /** @internal */
 export const deletePreconditions = (body: unknown): Preconditions => {
@@ -923,22 +1055,6 @@ export interface Discovery {
   readonly openApiV2Proto: Uint8Array
 }
 
-const withStatus: ReadonlyArray<string> = [
-  "pods",
-  "services",
-  "nodes",
-  "namespaces",
-  "persistentvolumes",
-  "persistentvolumeclaims",
-  "deployments",
-  "replicasets",
-  "statefulsets",
-  "daemonsets",
-  "jobs",
-  "cronjobs",
-  "ingresses"
-]
-
 const inCategoryAll: ReadonlyArray<string> = [
   "pods",
   "services",
@@ -960,7 +1076,10 @@ const protoString = (field: number, text: string): Array<number> => {
 export const gitVersion = "v1.32.0-effect-informers"
 
 /** @internal */
-export const makeDiscovery = (resources: ReadonlyArray<Resource>): Discovery => {
+export const makeDiscovery = (
+  resources: ReadonlyArray<Resource>,
+  hasStatus: (resource: Resource) => boolean = (resource) => resourceTraits(resource).statusSubresource
+): Discovery => {
   const byGroupVersion = new Map<string, Array<Resource>>()
   const groupVersions = new Map<string, Array<string>>()
   for (const resource of resources) {
@@ -992,7 +1111,7 @@ export const makeDiscovery = (resources: ReadonlyArray<Resource>): Discovery => 
           ? { categories: ["all"] }
           : {})
       })
-      if (withStatus.includes(r.resource)) {
+      if (hasStatus(r)) {
         apiResources.push({
           name: `${r.resource}/status`,
           singularName: "",

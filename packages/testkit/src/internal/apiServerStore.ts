@@ -16,7 +16,7 @@
 import * as ApiStore from "effect-informers/ApiStore"
 import type * as LabelSelector from "effect-informers/LabelSelector"
 import type { Resource } from "effect-informers/Resource"
-import { apiVersion as resourceApiVersion, groupResource } from "effect-informers/Resource"
+import { apiVersion as resourceApiVersion, catalog, groupResource } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Either from "effect/Either"
@@ -221,12 +221,106 @@ export class ResourceStore extends ApiStore.Collection<Entry> {
   readonly apiVersion: string
   readonly groupResource: string
   readonly qualified: string
+  readonly traits: ResourceTraits
 
-  constructor(readonly resource: Resource) {
+  constructor(readonly resource: Resource, status?: boolean | undefined) {
     super(ApiStore.selectableFields(resource))
     this.apiVersion = resourceApiVersion(resource)
     this.groupResource = groupResource(resource)
     this.qualified = this.groupResource
+    this.traits = resourceTraits(resource, status)
+  }
+}
+
+/**
+ * A DELETE's propagation policy (`DeleteOptions.propagationPolicy`).
+ *
+ * @internal
+ */
+export type PropagationPolicy = "Foreground" | "Background" | "Orphan"
+
+/**
+ * How the server treats the writes of one resource, as kube-apiserver's registry strategies do.
+ *
+ * @internal
+ */
+export interface ResourceTraits {
+  /**
+   * The resource has a `status` subresource: writes to the object keep the stored status, writes to
+   * `/status` keep only the status.
+   */
+  readonly statusSubresource: boolean
+  /** `metadata.generation` is set (1 at creation) and maintained. */
+  readonly tracksGeneration: boolean
+  /**
+   * A custom resource: generation follows every change outside `metadata` (and outside `status` when
+   * there is a status subresource). Built-ins: changes of `spec`.
+   */
+  readonly custom: boolean
+  /** Annotation changes bump the generation too (Deployments). */
+  readonly generationOnAnnotations: boolean
+  /** The propagation of a DELETE that asks for none: `Orphan` for `batch/v1` Jobs, `Background` otherwise. */
+  readonly defaultPropagation: PropagationPolicy
+}
+
+/** The built-in resources (by group-resource) with a status subresource. */
+const builtinStatus: ReadonlySet<string> = new Set([
+  "pods",
+  "services",
+  "nodes",
+  "namespaces",
+  "persistentvolumes",
+  "persistentvolumeclaims",
+  "replicationcontrollers",
+  "resourcequotas",
+  "deployments.apps",
+  "replicasets.apps",
+  "statefulsets.apps",
+  "daemonsets.apps",
+  "jobs.batch",
+  "cronjobs.batch",
+  "ingresses.networking.k8s.io",
+  "horizontalpodautoscalers.autoscaling",
+  "poddisruptionbudgets.policy",
+  "certificatesigningrequests.certificates.k8s.io",
+  "customresourcedefinitions.apiextensions.k8s.io",
+  "apiservices.apiregistration.k8s.io"
+])
+
+/** The built-in resources (by group-resource) that maintain `metadata.generation`. */
+const builtinGeneration: ReadonlySet<string> = new Set([
+  "pods",
+  "replicationcontrollers",
+  "deployments.apps",
+  "replicasets.apps",
+  "statefulsets.apps",
+  "daemonsets.apps",
+  "jobs.batch",
+  "cronjobs.batch",
+  "ingresses.networking.k8s.io",
+  "networkpolicies.networking.k8s.io",
+  "poddisruptionbudgets.policy",
+  "customresourcedefinitions.apiextensions.k8s.io"
+])
+
+const builtinResources: ReadonlySet<string> = new Set(catalog.map(groupResource))
+
+/**
+ * The traits of a resource: the catalog's (built-in) resources as kube-apiserver serves them, any other
+ * as a custom resource, with a status subresource unless `status` is `false`. `status` overrides the
+ * built-in default too.
+ *
+ * @internal
+ */
+export const resourceTraits = (resource: Resource, status?: boolean | undefined): ResourceTraits => {
+  const gr = groupResource(resource)
+  const custom = !builtinResources.has(gr) && !builtinStatus.has(gr) && !builtinGeneration.has(gr)
+  return {
+    statusSubresource: status ?? (custom || builtinStatus.has(gr)),
+    tracksGeneration: custom || builtinGeneration.has(gr),
+    custom,
+    generationOnAnnotations: gr === "deployments.apps",
+    defaultPropagation: gr === "jobs.batch" && resource.version === "v1" ? "Orphan" : "Background"
   }
 }
 
@@ -401,22 +495,233 @@ export interface PreparedTouches {
   readonly lines: ReadonlyArray<Uint8Array>
 }
 
+/**
+ * What a write may change:
+ * - `"object"`: the object, as a PUT or PATCH of it over HTTP (the stored status is kept where the
+ *   resource has a status subresource; a create resets the status);
+ * - `"status"`: only the status (the `status` subresource);
+ * - `"finalize"`: only a namespace's `spec.finalizers` (the `finalize` subresource);
+ * - `"all"`: everything given, status included (the programmatic writes of the server's owner).
+ *
+ * @internal
+ */
+export type WriteScope = "object" | "status" | "finalize" | "all"
+
+/** @internal */
+export interface DeleteOptions {
+  readonly propagationPolicy?: PropagationPolicy | undefined
+  /** Deprecated by Kubernetes for `propagationPolicy`; `true` is `Orphan`, `false` `Background`. */
+  readonly orphanDependents?: boolean | undefined
+}
+
+/** A change published by the store, for the garbage collector. @internal */
+export type CommitObserver = (store: ResourceStore, type: EventType, entry: Entry, prev: Entry | undefined) => void
+
+/** The finalizer of a Foreground deletion: the garbage collector removes it once the dependents are gone. @internal */
+export const foregroundFinalizer = "foregroundDeletion"
+
+/** The finalizer of an Orphan deletion: the garbage collector removes it once the dependents are orphaned. @internal */
+export const orphanFinalizer = "orphan"
+
+/** The `spec.finalizers` entry of a namespace, removed once its content is gone. @internal */
+export const namespaceFinalizer = "kubernetes"
+
+/** The strings of `metadata.finalizers` (or of any list of finalizers). @internal */
+export const finalizersOf = (value: unknown): ReadonlyArray<string> =>
+  Array.isArray(value) ? value.filter((f): f is string => typeof f === "string") : []
+
+/** Go's `%#v` of a `[]string`, as kube-apiserver quotes finalizers in its messages. */
+const goStrings = (values: ReadonlyArray<string>): string =>
+  `[]string{${values.map((v) => JSON.stringify(v)).join(", ")}}`
+
+/** The status a create over HTTP starts with: kube-apiserver's strategies reset it. */
+const initialStatus = (store: ResourceStore, input: JsonObject): unknown => {
+  switch (store.groupResource) {
+    case "nodes":
+      return input.status
+    case "namespaces":
+      return { phase: "Active" }
+    case "pods":
+    case "persistentvolumes":
+    case "persistentvolumeclaims":
+      return { phase: "Pending" }
+    default:
+      return undefined
+  }
+}
+
+/** Whether a write from `before` to `after` bumps `metadata.generation` (kube-apiserver's strategies). */
+const generationChanges = (traits: ResourceTraits, before: JsonObject, after: JsonObject): boolean => {
+  if (traits.custom) {
+    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (key === "metadata" || key === "kind" || key === "apiVersion") continue
+      if (key === "status" && traits.statusSubresource) continue
+      if (!jsonEqual(before[key], after[key])) return true
+    }
+    return false
+  }
+  if (!jsonEqual(before.spec, after.spec)) return true
+  return traits.generationOnAnnotations &&
+    !jsonEqual((before.metadata as JsonObject).annotations, (after.metadata as JsonObject).annotations)
+}
+
+/** Whether two objects are the same but for their resourceVersion (key order ignored). */
+const sameObject = (a: JsonObject, b: JsonObject): boolean => {
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  for (const key of keys) {
+    if (!Object.prototype.hasOwnProperty.call(b, key)) return false
+    if (key === "metadata") {
+      const ma = a.metadata as JsonObject
+      const mb = b.metadata as JsonObject
+      const mk = Object.keys(ma)
+      if (mk.length !== Object.keys(mb).length) return false
+      for (const k of mk) {
+        if (k === "resourceVersion") continue
+        if (!Object.prototype.hasOwnProperty.call(mb, k) || !jsonEqual(ma[k], mb[k])) return false
+      }
+    } else if (!jsonEqual(a[key], b[key])) {
+      return false
+    }
+  }
+  return true
+}
+
+/**
+ * The finalizers a DELETE leaves on the object, as kube-apiserver's `deletionFinalizersForGarbageCollection`:
+ * an explicit policy wins, then a garbage-collection finalizer already there, then the resource's default.
+ */
+const deletionFinalizers = (
+  traits: ResourceTraits,
+  finalizers: ReadonlyArray<string>,
+  options: DeleteOptions
+): ReadonlyArray<string> => {
+  let orphan: boolean
+  let foreground: boolean
+  if (options.orphanDependents !== undefined) {
+    orphan = options.orphanDependents
+    foreground = false
+  } else if (options.propagationPolicy !== undefined) {
+    orphan = options.propagationPolicy === "Orphan"
+    foreground = options.propagationPolicy === "Foreground"
+  } else {
+    const first = finalizers.find((f) => f === orphanFinalizer || f === foregroundFinalizer)
+    orphan = first === undefined ? traits.defaultPropagation === "Orphan" : first === orphanFinalizer
+    foreground = first === foregroundFinalizer
+  }
+  const out = finalizers.filter((f) => f !== orphanFinalizer && f !== foregroundFinalizer)
+  if (orphan) out.push(orphanFinalizer)
+  if (foreground) out.push(foregroundFinalizer)
+  return out
+}
+
+const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean => {
+  const sa = new Set(a)
+  const sb = new Set(b)
+  return sa.size === sb.size && [...sa].every((x) => sb.has(x))
+}
+
+/** 403, as the NamespaceLifecycle admission answers a create in a terminating namespace. */
+const namespaceTerminating = (store: ResourceStore, name: string, namespace: string): Status =>
+  failureStatus(
+    403,
+    "Forbidden",
+    `${store.qualified} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+    {
+      ...details(store, name),
+      causes: [{
+        reason: "NamespaceTerminating",
+        message: `namespace ${namespace} is being terminated`,
+        field: "metadata.namespace"
+      }] as unknown as NonNullable<Status["details"]>["causes"]
+    }
+  )
+
+/** The field errors of `metadata.ownerReferences`, as kube-apiserver's `ValidateOwnerReferences`. */
+const validateOwnerReferences = (value: unknown): Array<FieldError> => {
+  if (value === undefined || value === null) return []
+  if (!Array.isArray(value)) {
+    return [{
+      reason: "FieldValueInvalid",
+      field: "metadata.ownerReferences",
+      message: "Invalid value: must be a list"
+    }]
+  }
+  const errors: Array<FieldError> = []
+  const controllers: Array<string> = []
+  for (const ref of value) {
+    const r: JsonObject = isObject(ref) ? ref : {}
+    for (const [field, what] of [["apiVersion", "version"], ["kind", "kind"], ["name", "name"], ["uid", "uid"]]) {
+      const v = r[field]
+      if (typeof v !== "string" || v === "") {
+        errors.push({
+          reason: "FieldValueInvalid",
+          field: `metadata.ownerReferences.${field}`,
+          message: `Invalid value: ${JSON.stringify(typeof v === "string" ? v : "")}: ${what} must not be empty`
+        })
+      }
+    }
+    if (r.controller === true) controllers.push(String(r.name))
+  }
+  if (controllers.length > 1) {
+    errors.push({
+      reason: "FieldValueInvalid",
+      field: "metadata.ownerReferences",
+      message: `Invalid value: ${
+        JSON.stringify(value)
+      }: Only one reference can have Controller set to true. Found "true" in references for ${
+        controllers.join(" and ")
+      }`
+    })
+  }
+  return errors
+}
+
 /** @internal */
 export class Store extends ApiStore.Store<Entry> {
   readonly stores = new Map<string, ResourceStore>()
   readonly counters: Counters = { eventsSent: 0, bytesSent: 0 }
+  /** Told of every change once it is published (the garbage collector). */
+  observer: CommitObserver | undefined = undefined
   private readonly slab = new Slab()
 
-  constructor(historySize: number, resources: Iterable<Resource>) {
+  /**
+   * `statusSubresource`: whether a resource (by group-resource) has a status subresource, where it is not
+   * the default of `resourceTraits`.
+   */
+  constructor(
+    historySize: number,
+    resources: Iterable<Resource>,
+    statusSubresource?: ReadonlyMap<string, boolean> | undefined
+  ) {
     super(historySize)
     for (const resource of resources) {
       const gr = groupResource(resource)
-      if (!this.stores.has(gr)) this.stores.set(gr, new ResourceStore(resource))
+      if (!this.stores.has(gr)) this.stores.set(gr, new ResourceStore(resource, statusSubresource?.get(gr)))
     }
   }
 
   storeOf(resource: Resource<unknown>): ResourceStore | undefined {
     return this.stores.get(groupResource(resource))
+  }
+
+  override commit(
+    collection: ApiStore.Collection<Entry>,
+    type: EventType,
+    entry: Entry,
+    prev: Entry | undefined,
+    line?: Uint8Array | undefined,
+    hidden = false
+  ): HistoryEvent {
+    const event = super.commit(collection, type, entry, prev, line, hidden)
+    if (this.observer !== undefined) this.observer(collection as ResourceStore, type, entry, prev)
+    return event
+  }
+
+  /** The namespace `name` when it is being deleted. */
+  private terminating(name: string): boolean {
+    const namespace = this.stores.get("namespaces")?.entries.get(name)
+    return namespace !== undefined && namespace.metadata.deletionTimestamp !== undefined
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -432,6 +737,7 @@ export class Store extends ApiStore.Store<Entry> {
     input: unknown,
     pathNamespace: string | undefined,
     ctx: WriteContext,
+    scope: "object" | "all" = "all",
     writer?: Writer
   ): Either.Either<Entry, Status> {
     const resource = store.resource
@@ -470,8 +776,13 @@ export class Store extends ApiStore.Store<Entry> {
     }
     const nameError = validateName(store, name)
     if (nameError !== undefined) return Either.left(invalid(resource.kind, resource.group, name, [nameError]))
+    const ownerErrors = validateOwnerReferences(meta.ownerReferences)
+    if (ownerErrors.length > 0) return Either.left(invalid(resource.kind, resource.group, name, ownerErrors))
     if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") {
       return Either.left(internalError("resourceVersion should not be set on objects to be created"))
+    }
+    if (resource.namespaced && this.terminating(namespace)) {
+      return Either.left(namespaceTerminating(store, name, namespace))
     }
     const key = objectKey(namespace, name)
     if (store.entries.has(key)) return Either.left(alreadyExists(store, name))
@@ -481,15 +792,29 @@ export class Store extends ApiStore.Store<Entry> {
       ...(resource.namespaced ? { namespace } : {}),
       uid: ctx.uid(),
       resourceVersion: "",
-      ...("spec" in input ? { generation: 1 } : {}),
+      ...(store.traits.tracksGeneration ? { generation: 1 } : {}),
       creationTimestamp: timestamp(ctx.now)
     }
     metadata.name = name
     delete metadata.deletionTimestamp
     delete metadata.deletionGracePeriodSeconds
+    if (!store.traits.tracksGeneration) delete metadata.generation
     const obj: JsonObject = { kind: resource.kind, apiVersion: store.apiVersion, ...input, metadata }
     obj.kind = resource.kind
     obj.apiVersion = store.apiVersion
+    if (scope === "object" && store.traits.statusSubresource) {
+      const status = initialStatus(store, input)
+      if (status === undefined) delete obj.status
+      else obj.status = status
+    }
+    if (store.groupResource === "namespaces") {
+      // kube-apiserver requires the namespace controller's finalizer on every namespace
+      const spec: JsonObject = isObject(obj.spec) ? { ...obj.spec } : {}
+      const finalizers = finalizersOf(spec.finalizers)
+      if (!finalizers.includes(namespaceFinalizer)) spec.finalizers = [...finalizers, namespaceFinalizer]
+      obj.spec = spec
+      if (obj.status === undefined) obj.status = { phase: "Active" }
+    }
     if (writer !== undefined) recordUpdate(undefined, obj, store.apiVersion, resource.kind, writer)
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, "ADDED", entry, undefined)
@@ -497,15 +822,17 @@ export class Store extends ApiStore.Store<Entry> {
   }
 
   /**
-   * Replaces an object. `input.metadata.resourceVersion`, when set, must be the current one (optimistic
-   * concurrency). An update that changes nothing writes nothing and returns the current entry. `writer`: as
-   * for `create`.
+   * Replaces an object (or, with `scope`, its status or its namespace finalizers).
+   * `input.metadata.resourceVersion`, when set, must be the current one (optimistic concurrency). An
+   * update that changes nothing writes nothing and returns the current entry. `writer`: as for
+   * `create`.
    */
   update(
     store: ResourceStore,
     input: unknown,
     pathNamespace: string | undefined,
     pathName: string | undefined,
+    scope: WriteScope = "all",
     writer?: Writer
   ): Either.Either<Entry, Status> {
     const resource = store.resource
@@ -550,58 +877,118 @@ export class Store extends ApiStore.Store<Entry> {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${String(old.uid)}`
       ))
     }
-    return this.replace(store, existing, input, meta, writer)
+    return this.replace(store, existing, input, meta, scope, writer)
   }
 
-  /** Writes `input` (already checked) over `existing`, keeping the system fields. `writer`: as for `create`. */
+  /**
+   * Writes `input` (already checked) over `existing`, as `scope` allows, keeping the system fields:
+   * generation per the resource's rules, no finalizer added to an object being deleted, the object gone
+   * once a deletion's last finalizer is, nothing written when nothing changes. `writer`: as for `create`.
+   */
   replace(
     store: ResourceStore,
     existing: Entry,
     input: JsonObject,
     meta: JsonObject,
+    scope: WriteScope = "all",
     writer?: Writer
   ): Either.Either<Entry, Status> {
+    const traits = store.traits
     const old = existing.metadata
-    const metadata: JsonObject = { ...meta }
-    metadata.name = existing.name
-    if (store.resource.namespaced) metadata.namespace = existing.namespace
-    else delete metadata.namespace
-    metadata.uid = old.uid
-    metadata.creationTimestamp = old.creationTimestamp
-    if (old.deletionTimestamp !== undefined) metadata.deletionTimestamp = old.deletionTimestamp
-    else delete metadata.deletionTimestamp
-    if (old.generation !== undefined) metadata.generation = old.generation
-    delete metadata.generateName
-    if (old.generateName !== undefined) metadata.generateName = old.generateName
-    const obj: JsonObject = { ...input, metadata }
+    let obj: JsonObject
+    let metadata: JsonObject
+    if (scope === "status" || scope === "finalize") {
+      // everything but the status (or the namespace's finalizers) stays as stored, metadata included
+      metadata = { ...old }
+      obj = { ...existing.obj, metadata }
+      if (scope === "status") {
+        if (input.status === undefined) delete obj.status
+        else obj.status = input.status
+      } else {
+        const spec: JsonObject = isObject(existing.obj.spec) ? { ...existing.obj.spec } : {}
+        const finalizers = isObject(input.spec) ? input.spec.finalizers : undefined
+        if (finalizers === undefined || finalizers === null) delete spec.finalizers
+        else spec.finalizers = finalizers
+        obj.spec = spec
+      }
+    } else {
+      metadata = { ...meta }
+      metadata.name = existing.name
+      if (store.resource.namespaced) metadata.namespace = existing.namespace
+      else delete metadata.namespace
+      metadata.uid = old.uid
+      metadata.creationTimestamp = old.creationTimestamp
+      // an update can never set, remove or change a deletion timestamp or its grace period
+      if (old.deletionTimestamp !== undefined) metadata.deletionTimestamp = old.deletionTimestamp
+      else delete metadata.deletionTimestamp
+      if (old.deletionGracePeriodSeconds !== undefined) {
+        metadata.deletionGracePeriodSeconds = old.deletionGracePeriodSeconds
+      } else delete metadata.deletionGracePeriodSeconds
+      if (old.generation !== undefined) metadata.generation = old.generation
+      else delete metadata.generation
+      delete metadata.generateName
+      if (old.generateName !== undefined) metadata.generateName = old.generateName
+      const errors = validateOwnerReferences(metadata.ownerReferences)
+      if (old.deletionTimestamp !== undefined) {
+        const before = new Set(finalizersOf(old.finalizers))
+        const added = [...new Set(finalizersOf(metadata.finalizers))].filter((f) => !before.has(f)).sort()
+        if (added.length > 0) {
+          errors.push({
+            reason: "FieldValueForbidden",
+            field: "metadata.finalizers",
+            message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
+              goStrings(added)
+            }`
+          })
+        }
+      }
+      if (errors.length > 0) {
+        return Either.left(invalid(store.resource.kind, store.resource.group, existing.name, errors))
+      }
+      obj = { ...input, metadata }
+      if (scope === "object" && traits.statusSubresource) {
+        if (existing.obj.status === undefined) delete obj.status
+        else obj.status = existing.obj.status
+      }
+    }
     obj.kind = store.resource.kind
     obj.apiVersion = store.apiVersion
-    if (typeof old.generation === "number" && !jsonEqual(existing.obj.spec, obj.spec)) {
+    // the fields this write changed become its manager's (before the system fields move)
+    if (writer !== undefined) recordUpdate(existing.obj, obj, store.apiVersion, store.resource.kind, writer)
+    if (
+      scope !== "status" && scope !== "finalize" && typeof old.generation === "number" &&
+      generationChanges(traits, existing.obj, obj)
+    ) {
       metadata.generation = old.generation + 1
     }
-    if (writer !== undefined) recordUpdate(existing.obj, obj, store.apiVersion, store.resource.kind, writer)
     // a deleting object whose last finalizer is gone goes away
-    if (metadata.deletionTimestamp !== undefined && !hasFinalizers(metadata)) {
+    if (metadata.deletionTimestamp !== undefined && finalizersOf(metadata.finalizers).length === 0) {
       const entry = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
       this.commit(store, "DELETED", entry, existing)
       return Either.right(entry)
     }
     const candidate = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
-    if (candidate.sameContent(existing)) {
+    if (candidate.sameContent(existing) || sameObject(obj, existing.obj)) {
       // nothing changed: the API server writes nothing and returns the current object
-      metadata.resourceVersion = String(existing.rv)
       return Either.right(existing)
     }
     this.commit(store, "MODIFIED", candidate, existing)
     return Either.right(candidate)
   }
 
+  /**
+   * Deletes an object, as kube-apiserver's registry: preconditions first; the propagation policy decides
+   * the garbage-collection finalizers (`orphan`, `foregroundDeletion`); with finalizers the object only
+   * gets its `deletionTimestamp` (generation + 1 the first time) and stays until they are gone. A
+   * namespace is first marked `Terminating`; its content is the namespace controller's.
+   */
   delete(
     store: ResourceStore,
     namespace: string,
     name: string,
     preconditions: Preconditions,
-    ctx: WriteContext
+    ctx: WriteContext,
+    options: DeleteOptions = {}
   ): Either.Either<Entry, Status> {
     const existing = store.entries.get(objectKey(namespace, name))
     if (existing === undefined) return Either.left(notFound(store, name))
@@ -620,22 +1007,40 @@ export class Store extends ApiStore.Store<Entry> {
         `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${existing.rv}`
       ))
     }
-    if (hasFinalizers(old)) {
-      if (old.deletionTimestamp !== undefined) return Either.right(existing)
-      const metadata: JsonObject = { ...old, deletionTimestamp: timestamp(ctx.now), deletionGracePeriodSeconds: 0 }
-      const entry = makeEntry(
-        existing.key,
-        existing.namespace,
-        existing.name,
-        { ...existing.obj, metadata },
-        this.rv + 1
-      )
-      this.commit(store, "MODIFIED", entry, existing)
-      return Either.right(entry)
+    const current = finalizersOf(old.finalizers)
+    const finalizers = deletionFinalizers(store.traits, current, options)
+    const metadata: JsonObject = { ...old }
+    if (!sameSet(current, finalizers)) metadata.finalizers = finalizers
+    const obj: JsonObject = { ...existing.obj, metadata }
+    if (store.groupResource === "namespaces") {
+      const specFinalizers = finalizersOf(isObject(existing.obj.spec) ? existing.obj.spec.finalizers : undefined)
+      if (old.deletionTimestamp === undefined) {
+        // the first DELETE of a namespace marks it Terminating: the namespace controller empties it
+        metadata.deletionTimestamp = timestamp(ctx.now)
+        obj.status = { ...(isObject(existing.obj.status) ? existing.obj.status : {}), phase: "Terminating" }
+        return Either.right(this.modify(store, existing, obj))
+      }
+      if (specFinalizers.length > 0) return Either.right(this.modify(store, existing, obj))
+    }
+    if (finalizers.length > 0) {
+      if (old.deletionTimestamp === undefined) {
+        metadata.deletionTimestamp = timestamp(ctx.now)
+        if (typeof old.generation === "number" && old.generation > 0) metadata.generation = old.generation + 1
+      }
+      metadata.deletionGracePeriodSeconds = 0
+      return Either.right(this.modify(store, existing, obj))
     }
     const entry = existing.at(this.rv + 1)
     this.commit(store, "DELETED", entry, existing)
     return Either.right(entry)
+  }
+
+  /** Writes `obj` over `existing` as a MODIFIED event, or nothing when it is the same. */
+  private modify(store: ResourceStore, existing: Entry, obj: JsonObject): Entry {
+    if (sameObject(obj, existing.obj)) return existing
+    const entry = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
+    this.commit(store, "MODIFIED", entry, existing)
+    return entry
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -841,6 +1246,3 @@ export const jsonEqual = (a: unknown, b: unknown): boolean => {
   }
   return true
 }
-
-const hasFinalizers = (metadata: JsonObject): boolean =>
-  Array.isArray(metadata.finalizers) && metadata.finalizers.length > 0
