@@ -126,11 +126,11 @@ export const resourceVersion = (obj: unknown): string | undefined => {
   return typeof rv === "string" ? rv : undefined
 }
 
-const decimal = /^[1-9][0-9]*$/
+const decimal = /^(?:0|[1-9][0-9]*)$/
 
 /**
  * Compares two resourceVersions as KEP-5504 (Kubernetes 1.35) defines it: both must be non-empty decimal
- * strings without leading zeros, and then the longer is greater, or the lexicographically greater of two
+ * strings without leading zeros (`"0"`, the version of nothing yet, is the least), and then the longer is greater, or the lexicographically greater of two
  * of the same length. `None` when either is not of that form: such versions are opaque and must not be
  * ordered (read-your-own-writes, `Consistency`, treats them as caught up).
  *

@@ -26,6 +26,13 @@ export * as ApiStore from "./ApiStore.js"
 export * as Consistency from "./Consistency.js"
 
 /**
+ * Controllers: reconcile per key over informers and a WorkQueue, with read-your-own-writes.
+ *
+ * @since 0.2.0
+ */
+export * as Controller from "./Controller.js"
+
+/**
  * @since 0.1.0
  */
 export * as DeltaFifo from "./DeltaFifo.js"

@@ -48,6 +48,8 @@ const layerOf: Record<string, LayerName> = {
   "internal/listBodyDecoder.ts": "transport",
   "internal/redact.ts": "transport",
   "Lister.ts": "surface",
+  "Controller.ts": "surface",
+  "internal/controller.ts": "surface",
   "InformerFactory.ts": "surface",
   "Layer.ts": "entry",
   "FakeListerWatcher.ts": "testing",

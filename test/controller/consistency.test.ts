@@ -9,6 +9,7 @@ describe("KubeObject.compareResourceVersions (KEP-5504)", () => {
   it.each(
     [
       ["1", "1", 0],
+      ["0", "1", -1],
       ["2", "10", -1],
       ["10", "9", 1],
       ["123", "124", -1],
@@ -18,7 +19,7 @@ describe("KubeObject.compareResourceVersions (KEP-5504)", () => {
     assert.deepStrictEqual(KubeObject.compareResourceVersions(a, b), Option.some(order))
   })
 
-  it.each([["", "1"], ["01", "1"], ["0", "1"], ["1a", "1"], ["-1", "1"], ["1.5", "2"], [" 1", "1"]])(
+  it.each([["", "1"], ["01", "1"], ["00", "1"], ["1a", "1"], ["-1", "1"], ["1.5", "2"], [" 1", "1"]])(
     "%j against %j is not comparable",
     (a, b) => {
       assert.isTrue(Option.isNone(KubeObject.compareResourceVersions(a, b)))
