@@ -27,33 +27,37 @@
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { DecodeError, fromStatus, reasonForCode, TransportError } from "./ApiError.js"
+import { TransportError } from "./ApiError.js"
+import {
+  decodeListBody as decodeList,
+  defaultUserAgent,
+  describeCollection as describe,
+  executeIdempotent,
+  listIdleError,
+  listQuery,
+  makePrepare,
+  setNumber,
+  setParam,
+  statusError as responseError,
+  transportError
+} from "./internal/httpRequest.js"
 import { decodeWatchBody, defaultMaxLineBytes } from "./internal/httpWatchDecoder.js"
-import { ListBodyDecoder } from "./internal/listBodyDecoder.js"
 import type { Scrub } from "./internal/redact.js"
-import { keyLinesOf, makeScrub, scrubStatus, secretsOf } from "./internal/redact.js"
-import { oneLine } from "./internal/text.js"
-import type { KubeConfigError } from "./KubeConfig.js"
 import { KubeConfig } from "./KubeConfig.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOptions } from "./ListerWatcher.js"
 import { ListerWatcher, ListerWatcherSource } from "./ListerWatcher.js"
 import type { Resource } from "./Resource.js"
-import { collectionPath, groupResource } from "./Resource.js"
-import type { DecodeFailure, Status } from "./Wire.js"
-import { failureStatus, isStatus } from "./Wire.js"
+import { collectionPath } from "./Resource.js"
 
 // -------------------------------------------------------------------------------------------------
 // options
@@ -113,82 +117,19 @@ export interface HttpClientOptions {
   readonly tcpKeepAlive?: Duration.DurationInput | undefined
 }
 
-const defaultUserAgent = "effect-informers/0.1.0"
-
 // -------------------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------------------
 
-const causeMessage = (cause: unknown): string | undefined => {
-  if (cause instanceof Error) {
-    const code = (cause as { readonly code?: unknown }).code
-    const message = oneLine(cause.message)
-    return typeof code === "string" && !message.includes(code) ? `${message} (${code})` : message
-  }
-  return cause === undefined ? undefined : oneLine(String(cause))
-}
-
-/** The longest part of an error response body that is read (the rest is never received). */
-const maxErrorBodyBytes = 8 * 1024
-
 /** Default `listIdleTimeout`. */
 const defaultListIdleTimeout = Duration.seconds(60)
 
-/** Reads at most `max` bytes of a body as text; the rest is never read (the request is then aborted). */
-const readBounded = <E>(
-  body: Stream.Stream<Uint8Array, E>,
-  max: number
-): Effect.Effect<{ readonly text: string; readonly truncated: boolean }, E> =>
-  Effect.suspend(() => {
-    const parts: Array<Uint8Array> = []
-    let size = 0
-    return Effect.as(
-      Stream.runForEachWhile(body, (chunk) => {
-        parts.push(chunk)
-        size += chunk.length
-        return Effect.succeed(size < max)
-      }),
-      null
-    ).pipe(Effect.map(() => {
-      const bytes = Buffer.concat(parts, Math.min(size, max))
-      // a body that stopped exactly at the bound may have had more: taken as cut
-      return { text: bytes.toString("utf8"), truncated: size >= max }
-    }))
+const listParams = (base: Options, options: ListOptions): Array<[string, string]> =>
+  listQuery({
+    ...options,
+    labelSelector: options.labelSelector ?? base.labelSelector,
+    fieldSelector: options.fieldSelector ?? base.fieldSelector
   })
-
-/**
- * Whether a request failed before any response because its connection was closed under it: a kept-alive
- * connection that the server timed out (or dropped) while this process had not yet read its end, reused
- * for the request (`ECONNRESET`, "socket hang up"; `EPIPE`).
- */
-const closedConnection = (error: HttpClientError.HttpClientError): boolean => {
-  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
-  const code = (error.cause as { readonly code?: unknown } | null | undefined)?.code
-  return code === "ECONNRESET" || code === "EPIPE"
-}
-
-/** Sends of one request on a closed connection before its failure is returned. */
-const closedConnectionRetries = 2
-
-const setParam = (params: Array<[string, string]>, name: string, value: string | undefined): void => {
-  if (value !== undefined && value !== "") params.push([name, value])
-}
-
-const setNumber = (params: Array<[string, string]>, name: string, value: number | undefined): void => {
-  if (value !== undefined) params.push([name, String(value)])
-}
-
-const listParams = (base: Options, options: ListOptions): Array<[string, string]> => {
-  const params: Array<[string, string]> = []
-  setParam(params, "labelSelector", options.labelSelector ?? base.labelSelector)
-  setParam(params, "fieldSelector", options.fieldSelector ?? base.fieldSelector)
-  setParam(params, "resourceVersion", options.resourceVersion)
-  setParam(params, "resourceVersionMatch", options.resourceVersionMatch)
-  if (options.limit !== undefined && options.limit > 0) params.push(["limit", String(options.limit)])
-  setParam(params, "continue", options.continue)
-  setNumber(params, "timeoutSeconds", options.timeoutSeconds)
-  return params
-}
 
 const watchParams = (base: Options, options: WatchOptions): Array<[string, string]> => {
   const params: Array<[string, string]> = [["watch", "true"]]
@@ -201,16 +142,6 @@ const watchParams = (base: Options, options: WatchOptions): Array<[string, strin
   setNumber(params, "timeoutSeconds", options.timeoutSeconds)
   return params
 }
-
-/**
- * `"pods in default"`, `"pods in all namespaces"`, `"nodes"`.
- */
-const describe = (resource: Resource<unknown>, namespace: string | undefined): string =>
-  !resource.namespaced
-    ? groupResource(resource)
-    : namespace === undefined || namespace === ""
-    ? `${groupResource(resource)} in all namespaces`
-    : `${groupResource(resource)} in ${namespace}`
 
 // -------------------------------------------------------------------------------------------------
 // constructors
@@ -242,142 +173,49 @@ const unsafeMake = <A>(
 
   /**
    * Sends a LIST or WATCH request (a GET, so idempotent), again at once, on another connection, when it met a
-   * connection the server had closed before any response (`closedConnection`), as Go's transport (so
-   * client-go) does for a request on a reused connection that the server closed while idle. Without it a
-   * client slower to read a LIST page than the server's idle timeout (a busy event loop, a slow link) fails
-   * the paged list at every page boundary past it and starts over from the first page after a backoff.
-   * Twice at most: then the `TransportError` is returned (the Reflector backs off).
+   * connection the server had closed before any response, as Go's transport (so client-go) does for a
+   * request on a reused connection that the server closed while idle. Without it a client slower to read a
+   * LIST page than the server's idle timeout (a busy event loop, a slow link) fails the paged list at every
+   * page boundary past it and starts over from the first page after a backoff. Twice at most: then the
+   * `TransportError` is returned (the Reflector backs off).
    */
-  const execute = (req: HttpClientRequest.HttpClientRequest) =>
-    Effect.retry(scopedClient.execute(req), { times: closedConnectionRetries, while: closedConnection })
+  const execute = (req: HttpClientRequest.HttpClientRequest) => executeIdempotent(scopedClient, req)
 
-  const keyLines = keyLinesOf(config.tls.key === undefined ? undefined : Redacted.value(config.tls.key))
+  const prepare = makePrepare(config, userAgent)
 
-  const transport = (verb: string, scrub: Scrub) => (error: HttpClientError.HttpClientError): TransportError =>
-    new TransportError({
-      reason: "RequestFailed",
-      message: scrub(`${verb} ${description}: ${causeMessage(error.cause) ?? `${error.reason} error`}`),
-      cause: error.cause
-    })
-
-  const credentials = (verb: string) => (error: KubeConfigError): TransportError =>
-    new TransportError({ reason: "Credentials", message: `${verb} ${description}: ${error.message}`, cause: error })
+  const transport = (verb: string, scrub: Scrub) => transportError(`${verb} ${description}`, scrub)
 
   /** The request, and the scrubber for what the server sends back to it (its own credentials removed). */
   const request = (verb: string, params: Array<[string, string]>) =>
     Effect.map(
-      Effect.mapError(config.headers(target), credentials(verb)),
-      (auth) => {
-        const headers: Record<string, string> = { accept: "application/json", "user-agent": userAgent }
-        for (const name in auth) headers[name] = Redacted.value(auth[name]!)
-        const scrub = makeScrub(secretsOf(headers, keyLines))
-        return [HttpClientRequest.get(url, { urlParams: params, headers }), scrub] as const
-      }
+      prepare(target, `${verb} ${description}`),
+      ({ headers, scrub }) => [HttpClientRequest.get(url, { urlParams: params, headers }), scrub] as const
     )
 
   /**
-   * The typed error of a non-2xx response, from its `Status` body or its HTTP code. At most
-   * `maxErrorBodyBytes` of the body are read: an error body of any size costs a few KB.
+   * The typed error of a non-2xx response, from its `Status` body or its HTTP code. At most 8 KiB of the
+   * body are read; a body that stalls after the headers fails after `listIdleTimeout`.
    */
   const statusError = (
     verb: string,
     response: HttpClientResponse.HttpClientResponse,
     scrub: Scrub
-  ): Effect.Effect<never, ListerWatcherError> =>
-    Effect.flatMap(
-      Effect.mapError(readBounded(response.stream, maxErrorBodyBytes), transport(verb, scrub)).pipe(
-        // a server that sends error headers and then stalls: the same idle bound as a LIST's
-        Duration.isFinite(listIdle)
-          ? Effect.timeoutFail({
-            duration: listIdle,
-            onTimeout: () =>
-              new TransportError({
-                reason: "Timeout",
-                message: `${verb} ${description}: HTTP ${response.status}, then no body for ${
-                  Duration.format(listIdle)
-                }`
-              })
-          })
-          : identity
-      ),
-      ({ text: body, truncated }) => {
-        let status: Status | undefined
-        if (!truncated) {
-          try {
-            const parsed: unknown = JSON.parse(body)
-            if (isStatus(parsed)) status = scrubStatus(parsed, scrub)
-          } catch {
-            // not JSON: described by the HTTP code below
-          }
-        }
-        if (status === undefined) {
-          const text = oneLine(scrub(body))
-          status = failureStatus(
-            response.status,
-            reasonForCode(response.status),
-            `${verb} ${description}: HTTP ${response.status}${text === "" ? "" : `: ${text}`}`
-          )
-        }
-        return Effect.fail(fromStatus(status, response.status, response.headers["retry-after"]))
-      }
-    )
+  ): Effect.Effect<never, ListerWatcherError> => responseError(`${verb} ${description}`, response, scrub, listIdle)
 
-  const listIdleError = (what: string) => () =>
-    new TransportError({ reason: "Timeout", message: `list ${description}: ${what} for ${Duration.format(listIdle)}` })
+  const listIdleFailure = (what: string) => () => listIdleError(description, listIdle, what)
 
   /** A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. */
-  /**
-   * A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. The idle bound
-   * is one checker fiber beside the read, which records the time of each chunk (a timeout per chunk, as
-   * `Stream.timeoutFail` has, races two fibers per chunk: it made a paged sync of 10,000 pods ~1.5x slower).
-   */
   const decodeListBody = (
     response: HttpClientResponse.HttpClientResponse,
     scrub: Scrub
-  ): Effect.Effect<ListPage<A>, ListerWatcherError> =>
-    Effect.flatMap(Effect.clock, (clock) => {
-      const decoder = new ListBodyDecoder<A>({ description, scrub })
-      let failure: DecodeFailure | undefined
-      let last = clock.unsafeCurrentTimeMillis()
-      const read = response.stream.pipe(
-        Stream.runForEachWhile((chunk) => {
-          last = clock.unsafeCurrentTimeMillis()
-          failure = decoder.push(chunk)
-          return Effect.succeed(failure === undefined)
-        }),
-        Effect.mapError(transport("list", scrub))
-      )
-      const limit = Duration.toMillis(listIdle)
-      const idle: Effect.Effect<never, TransportError> = Effect.suspend(() => {
-        const quiet = clock.unsafeCurrentTimeMillis() - last
-        return quiet < limit
-          ? Effect.zipRight(Effect.sleep(Duration.millis(limit - quiet)), idle)
-          : Effect.fail(listIdleError("no bytes received")())
-      })
-      return (Duration.isFinite(listIdle) ? Effect.raceFirst(read, idle) : read).pipe(
-        Effect.flatMap(() => {
-          const decoded = failure === undefined ? decoder.end() : Either.left(failure)
-          if (Either.isLeft(decoded)) {
-            const { detail, message } = decoded.left
-            return Effect.fail(
-              new DecodeError({
-                reason: "Malformed",
-                message: scrub(message),
-                ...(detail === undefined ? {} : { detail: scrub(detail) })
-              })
-            )
-          }
-          return Effect.succeed<ListPage<A>>(decoded.right)
-        })
-      )
-    })
+  ): Effect.Effect<ListPage<A>, ListerWatcherError> => decodeList<A>(response, description, scrub, listIdle)
 
   const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
     Effect.flatMap(request("list", listParams(options, listOptions)), ([req, scrub]) => {
       const sent = Effect.mapError(execute(req), transport("list", scrub))
       return Effect.scoped(Effect.flatMap(
         Duration.isFinite(listIdle)
-          ? Effect.timeoutFail(sent, { duration: listIdle, onTimeout: listIdleError("no response headers") })
+          ? Effect.timeoutFail(sent, { duration: listIdle, onTimeout: listIdleFailure("no response headers") })
           : sent,
         (response): Effect.Effect<ListPage<A>, ListerWatcherError> =>
           response.status < 200 || response.status >= 300

@@ -49,9 +49,8 @@ import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as Mailbox from "effect/Mailbox"
 import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as DeltaFifo from "./DeltaFifo.js"
@@ -506,32 +505,26 @@ export const make = <A extends KubeObject>(
 
     // --- streams ------------------------------------------------------------------------------------
 
+    // A handler of its own that offers to a Mailbox the stream reads: unbounded (offers never wait, as a
+    // handler's own buffer), in order; `end` when the informer stops, so the stream still yields what the
+    // handler passed on and then ends; shut down, and the handler removed, when the stream's consumer stops.
     const notifications: Stream.Stream<Notification<A>> = Stream.unwrapScoped(
       Effect.gen(function*() {
-        // `None` ends the stream: offered when the informer stops, after what the handler already passed on.
-        const queue = yield* Effect.acquireRelease(Queue.unbounded<Option.Option<Notification<A>>>(), Queue.shutdown)
+        const mailbox = yield* Effect.acquireRelease(Mailbox.make<Notification<A>>(), (mailbox) => mailbox.shutdown)
         const stop = yield* Effect.acquireRelease(
           Scope.fork(processorScope, ExecutionStrategy.sequential),
           (stop) => Scope.close(stop, Exit.void)
         )
         // Added to the processor scope before the handler's fiber, so closed after that fiber is interrupted.
-        yield* Scope.addFinalizer(
-          stop,
-          Effect.sync(() => {
-            queue.unsafeOffer(Option.none())
-          })
-        )
+        yield* Scope.addFinalizer(stop, mailbox.end)
         const registration = yield* addEventHandler({
           name: "notifications-stream",
-          onAdd: (object, isInInitialList) => Queue.offer(queue, Option.some({ _tag: "Add", object, isInInitialList })),
-          onUpdate: (oldObject, newObject) => Queue.offer(queue, Option.some({ _tag: "Update", oldObject, newObject })),
-          onDelete: (object) => Queue.offer(queue, Option.some({ _tag: "Delete", object }))
+          onAdd: (object, isInInitialList) => mailbox.offer({ _tag: "Add", object, isInInitialList }),
+          onUpdate: (oldObject, newObject) => mailbox.offer({ _tag: "Update", oldObject, newObject }),
+          onDelete: (object) => mailbox.offer({ _tag: "Delete", object })
         }).pipe(Effect.orDie)
         yield* Effect.addFinalizer(() => registration.remove)
-        return Stream.fromQueue(queue).pipe(
-          Stream.takeWhile(Option.isSome),
-          Stream.map((notification) => notification.value)
-        )
+        return Mailbox.toStream(mailbox)
       }).pipe(Effect.catchAllCause(() => Effect.succeed(Stream.empty)))
     )
 

@@ -9,8 +9,15 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { guard } from "./internal/schemaGuard.js"
 import { explain, oneLine } from "./internal/text.js"
+import {
+  isBookmarkEvent,
+  isErrorEvent,
+  isListEnvelope,
+  isObjectEvent,
+  isObjectWithMeta,
+  isStatusValue
+} from "./internal/wireGuard.js"
 import type { KubeObject } from "./KubeObject.js"
 
 /**
@@ -228,14 +235,9 @@ export interface DecodeFailure {
   readonly cause?: unknown
 }
 
-// The schemas compiled to plain predicates (same answers as ParseResult.is, without its allocations);
+// The checks are the hand-written predicates of internal/wireGuard.ts: the same answers as Schema.is of the
+// schemas above (test/wireGuard.test.ts), without its allocations; a change to a schema is a change there.
 // Schema's own decoder explains a failure.
-const isObjectEvent = guard(ObjectEvent)
-const isBookmarkEvent = guard(BookmarkEvent)
-const isErrorEvent = guard(ErrorEvent)
-const isObjectWithMeta = guard(ObjectWithMeta)
-const isListEnvelope = guard(ListEnvelope)
-const isStatusValue = guard(Status)
 
 const invalid = (prefix: string, explained: { readonly line: string; readonly tree: string | undefined }) =>
   Either.left<DecodeFailure>({ message: `${prefix}: ${explained.line}`, detail: explained.tree })

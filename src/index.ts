@@ -19,6 +19,14 @@ export * as ApiError from "./ApiError.js"
 export * as ApiStore from "./ApiStore.js"
 
 /**
+ * A typed client for any resource: get, list, create, update, patch, server-side apply, delete and the
+ * status subresource, rate limited as client-go's, and `retryOnConflict`.
+ *
+ * @since 0.2.0
+ */
+export * as Client from "./Client.js"
+
+/**
  * Read-your-own-writes for controllers: resourceVersion comparison and the per-key write tracker.
  *
  * @since 0.2.0

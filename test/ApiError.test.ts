@@ -26,7 +26,9 @@ describe("ApiError.fromStatus", () => {
     const fromHeader = ApiError.fromStatus(status, 429, "7")
     const fromDetails = ApiError.fromStatus(status, 429)
     const none = ApiError.fromStatus(Wire.failureStatus(429, "TooManyRequests", "slow down"))
-    assert.isTrue(fromHeader.reason === "TooManyRequests" && Option.contains(fromHeader.retryAfter, Duration.seconds(7)))
+    assert.isTrue(
+      fromHeader.reason === "TooManyRequests" && Option.contains(fromHeader.retryAfter, Duration.seconds(7))
+    )
     assert.isTrue(
       fromDetails.reason === "TooManyRequests" && Option.contains(fromDetails.retryAfter, Duration.seconds(3))
     )
@@ -39,26 +41,28 @@ describe("ApiError.fromStatus", () => {
     assert.isTrue(Option.contains(error.retryAfter, Duration.seconds(2)))
   })
 
-  it.each([
-    [{}, 400, "BadRequest"],
-    [{}, 401, "Unauthorized"],
-    [{}, 403, "Forbidden"],
-    [{}, 404, "NotFound"],
-    [{}, 405, "MethodNotAllowed"],
-    [{}, 406, "NotAcceptable"],
-    [{ reason: "Conflict" }, 409, "Conflict"],
-    [{ reason: "AlreadyExists" }, 409, "AlreadyExists"],
-    [{}, 409, "Conflict"],
-    [{}, 413, "RequestEntityTooLarge"],
-    [{}, 415, "UnsupportedMediaType"],
-    [{ reason: "Invalid" }, 422, "Invalid"],
-    [{ reason: "Timeout" }, 500, "Timeout"],
-    [{ reason: "ServerTimeout" }, 500, "Timeout"],
-    [{}, 504, "Timeout"],
-    [{}, 500, "ServerError"],
-    [{}, 503, "ServerError"],
-    [{}, 418, "ServerError"]
-  ] as const)("%j with HTTP %i is %s; the HTTP code is used when the body has none", (status, code, reason) => {
+  it.each(
+    [
+      [{}, 400, "BadRequest"],
+      [{}, 401, "Unauthorized"],
+      [{}, 403, "Forbidden"],
+      [{}, 404, "NotFound"],
+      [{}, 405, "MethodNotAllowed"],
+      [{}, 406, "NotAcceptable"],
+      [{ reason: "Conflict" }, 409, "Conflict"],
+      [{ reason: "AlreadyExists" }, 409, "AlreadyExists"],
+      [{}, 409, "Conflict"],
+      [{}, 413, "RequestEntityTooLarge"],
+      [{}, 415, "UnsupportedMediaType"],
+      [{ reason: "Invalid" }, 422, "Invalid"],
+      [{ reason: "Timeout" }, 500, "Timeout"],
+      [{ reason: "ServerTimeout" }, 500, "Timeout"],
+      [{}, 504, "Timeout"],
+      [{}, 500, "ServerError"],
+      [{}, 503, "ServerError"],
+      [{}, 418, "ServerError"]
+    ] as const
+  )("%j with HTTP %i is %s; the HTTP code is used when the body has none", (status, code, reason) => {
     const error = ApiError.fromStatus(status, code)
     assert.strictEqual(error._tag, "StatusError")
     assert.strictEqual(error.reason, reason)
@@ -92,7 +96,11 @@ describe("ApiError families", () => {
       new ApiError.DecodeError({ reason: "Malformed", message: "not JSON" })
     ]
     assert.deepStrictEqual(errors.map((error) => error._tag), ["StatusError", "TransportError", "DecodeError"])
-    assert.deepStrictEqual(errors.map((error) => error.constructor.name), ["StatusError", "TransportError", "DecodeError"])
+    assert.deepStrictEqual(errors.map((error) => error.constructor.name), [
+      "StatusError",
+      "TransportError",
+      "DecodeError"
+    ])
     assert.isTrue(errors.every(ApiError.isApiError))
     assert.isFalse(ApiError.isApiError(new Error("x")))
   })

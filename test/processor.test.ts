@@ -32,7 +32,7 @@ const setup = (cached: ReadonlyArray<KubeObject>, checkPeriod: number) =>
   })
 
 const drain = (listener: Listener<KubeObject>): Effect.Effect<ReadonlyArray<Notification<KubeObject>>> =>
-  listener.buffer.size() === 0 ? Effect.succeed([]) : listener.buffer.take(1000)
+  listener.buffer.size() === 0 ? Effect.succeed([]) : Effect.orDie(listener.buffer.take(1000))
 
 describe("processor", () => {
   it.effect("distribute: every listener gets a notification, a resync only those due", () =>

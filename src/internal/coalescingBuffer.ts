@@ -19,6 +19,7 @@ import { DeletedFinalStateUnknown } from "../KubeObject.js"
 import type { Notification as N } from "../SharedInformer.js"
 import { Deque } from "./deque.js"
 import type { ListenerBuffer } from "./listenerBuffer.js"
+import { BufferClosedError } from "./listenerBuffer.js"
 
 interface Slot<A> {
   deleted: Extract<N<A>, { readonly _tag: "Delete" }> | undefined
@@ -120,23 +121,26 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
       return out
     }
 
-    const take = (max: number): Effect.Effect<ReadonlyArray<N<A>>> =>
+    // Closing as the unbounded buffer and the FIFO close (`ListenerBuffer`): the shutdown opens the latch,
+    // and the woken or any later take finds the buffer closed and fails.
+    const take = (max: number): Effect.Effect<ReadonlyArray<N<A>>, BufferClosedError> =>
       Effect.suspend(() => {
         if (order.length > 0) return Effect.succeed(takeNow(max))
-        if (closed) return Effect.never
+        if (closed) return Effect.fail(new BufferClosedError())
         latch.unsafeClose()
         return Effect.zipRight(latch.await, take(max))
       })
 
     return {
       offer: offer as (notification: T) => number,
-      take: take as (max: number) => Effect.Effect<ReadonlyArray<T>>,
+      take: take as (max: number) => Effect.Effect<ReadonlyArray<T>, BufferClosedError>,
       size: () => pending,
       shutdown: Effect.sync(() => {
         closed = true
         slots.clear()
         order.clear()
         pending = 0
+        latch.unsafeOpen()
       })
     }
   })

@@ -247,6 +247,8 @@ abstract class BaseFifo<A> implements Fifo<A> {
       return error === undefined ? Effect.void : Effect.fail(error)
     })
 
+  // The close semantics the handler buffers share (`internal/listenerBuffer.ts`): `close` opens the latch;
+  // a waiting or later pop takes what is still queued, then fails with `FifoClosedError`.
   private readonly awaitItem: Effect.Effect<void, FifoClosedError> = Effect.suspend(() => {
     if (this.unsafeLength() > 0) return Effect.void
     if (this.closed) return Effect.fail(new FifoClosedError())

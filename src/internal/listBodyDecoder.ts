@@ -24,22 +24,22 @@
  * drops it). Malformed JSON anywhere is a one-line failure with the byte offset and a short preview;
  * nothing here throws.
  *
- * The work per item is one `toString` of its bytes, one `JSON.parse` and one compiled-guard check. Finding
- * where an item ends costs a scan of its bytes in a tight loop (a long string is skipped with
- * `Buffer.indexOf`, a native `memchr`), except that the decoder first guesses: the bytes between two items
- * of a compact body are `},` and the opening of the next item, which starts as the first one did
- * (`{"metadata":`), so the next occurrence of those bytes in the chunk (a native search) is where the item
- * most likely ends, and `JSON.parse` of the slice up to there succeeds only if it is (see `guess`). A
- * wrong guess costs a failed parse and the scan; guessing stops when guesses are often wrong. With it, a
- * list decodes at about the speed of `JSON.parse` of the whole body.
+ * The work per item is one `toString` of its bytes, one `JSON.parse` and one `isObjectWithMeta` check
+ * (`internal/wireGuard.ts`). Finding where an item ends costs a scan of its bytes in a tight loop (a long
+ * string is skipped with `Buffer.indexOf`, a native `memchr`), except that the decoder first guesses: the
+ * bytes between two items of a compact body are `},` and the opening of the next item, which starts as the
+ * first one did (`{"metadata":`), so the next occurrence of those bytes in the chunk (a native search) is
+ * where the item most likely ends, and `JSON.parse` of the slice up to there succeeds only if it is (see
+ * `guess`). A wrong guess costs a failed parse and the scan; guessing stops when guesses are often wrong.
+ * With it, a list decodes at about the speed of `JSON.parse` of the whole body.
  *
  * @internal
  */
 import * as Either from "effect/Either"
 import type { DecodedList, DecodeFailure } from "../Wire.js"
 import { ListEnvelope, ObjectWithMeta } from "../Wire.js"
-import { guard } from "./schemaGuard.js"
 import { explain, oneLine } from "./text.js"
+import { isListEnvelope, isObjectWithMeta } from "./wireGuard.js"
 
 /**
  * Default `maxItemBytes`: the largest element of `items`, 256 MiB. Kubernetes objects are limited to
@@ -72,9 +72,6 @@ export interface ListDecoderOptions {
    */
   readonly scrub?: ((text: string) => string) | undefined
 }
-
-const isObjectWithMeta = guard(ObjectWithMeta)
-const isListEnvelope = guard(ListEnvelope)
 
 // bytes
 const TAB = 9

@@ -100,8 +100,9 @@ export interface RunOptions {
 }
 
 /**
- * The handler's fiber: takes batches from its buffer and runs the callbacks one by one. Never fails: a
- * failing callback is logged and counted, and the loop goes on with the next notification.
+ * The handler's fiber: takes batches from its buffer and runs the callbacks one by one, until the buffer is
+ * shut down. Never fails: a failing callback is logged and counted, and the loop goes on with the next
+ * notification.
  *
  * @internal
  */
@@ -109,7 +110,7 @@ export const run = <A, EH, R>(
   listener: Listener<A>,
   handler: Handler<A, EH, R>,
   options: RunOptions
-): Effect.Effect<never, never, R> => {
+): Effect.Effect<void, never, R> => {
   const labels = listener.metricLabels
   const { clock, detectMutations, informer } = options
   const sync = listener.sync
@@ -211,7 +212,9 @@ export const run = <A, EH, R>(
     listener.updateBacklogGauge()
     return guarded
   }
+  // Until the buffer is shut down (the handler removed): its take then fails, and the loop ends.
   return Effect.forever(Effect.flatMap(Effect.suspend(() => listener.buffer.take(listener.batch)), runBatch)).pipe(
+    Effect.catchTag("BufferClosedError", () => Effect.void),
     Effect.annotateLogs({ informer, handler: listener.name })
   )
 }

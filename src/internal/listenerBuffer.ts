@@ -4,16 +4,40 @@
  *
  * @internal
  */
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 
-/** @internal */
+/**
+ * A `take` on a buffer that was shut down. The handler's loop ends on it (`internal/listener.ts`), as the
+ * informer's pop loop ends on the FIFO's `FifoClosedError`.
+ *
+ * @internal
+ */
+export class BufferClosedError extends Data.TaggedError("BufferClosedError")<{}> {
+  override get message(): string {
+    return "handler buffer shut down"
+  }
+}
+
+/**
+ * What closing means is the same for both buffers and for the DeltaFifo's pop: closing wakes the waiting
+ * taker; a take after it, or woken by it, gets what is still queued and then fails with the closed error
+ * (here `BufferClosedError`, the FIFO's `FifoClosedError`): it neither hangs nor is interrupted. A buffer
+ * drops its backlog when it shuts down (a removed handler runs nothing more), so its takes fail at once.
+ *
+ * @internal
+ */
 export interface ListenerBuffer<N> {
-  /** Buffers a notification; never waits. Returns the number of notifications it replaced (coalescing). */
+  /**
+   * Buffers a notification; never waits; ignored after `shutdown`. Returns the number of notifications it
+   * replaced (coalescing).
+   */
   readonly offer: (notification: N) => number
-  /** Waits for at least one notification and takes up to `max`. */
-  readonly take: (max: number) => Effect.Effect<ReadonlyArray<N>>
+  /** Waits for at least one notification and takes up to `max`; fails with `BufferClosedError` once shut down. */
+  readonly take: (max: number) => Effect.Effect<ReadonlyArray<N>, BufferClosedError>
   /** Notifications waiting in the buffer (never negative). */
   readonly size: () => number
+  /** Drops the backlog, ignores later offers, and fails the waiting and every later `take`. */
   readonly shutdown: Effect.Effect<void>
 }
 
@@ -33,7 +57,7 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
     let items: Array<N> = []
     let head = 0
     let closed = false
-    let wake: ((effect: Effect.Effect<ReadonlyArray<N>>) => void) | undefined = undefined
+    let wake: ((effect: Effect.Effect<ReadonlyArray<N>, BufferClosedError>) => void) | undefined = undefined
     let wakeMax = 0
     const drain = (max: number): ReadonlyArray<N> => {
       if (head === 0 && items.length <= max) {
@@ -55,7 +79,8 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
       }
       return taken
     }
-    const resumeDrained = Effect.suspend(() => closed ? Effect.interrupt : Effect.succeed(drain(wakeMax)))
+    const failClosed = Effect.failSync(() => new BufferClosedError())
+    const resumeDrained = Effect.suspend(() => closed ? failClosed : Effect.succeed(drain(wakeMax)))
     return {
       offer: (notification) => {
         if (closed) return 0
@@ -69,9 +94,9 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
       },
       take: (max) =>
         Effect.suspend(() => {
-          if (closed) return Effect.interrupt
+          if (closed) return failClosed
           if (items.length > head) return Effect.succeed(drain(max))
-          return Effect.async<ReadonlyArray<N>>((resume) => {
+          return Effect.async<ReadonlyArray<N>, BufferClosedError>((resume) => {
             wake = resume
             wakeMax = max
             return Effect.sync(() => {
@@ -87,7 +112,7 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
         if (wake !== undefined) {
           const resume = wake
           wake = undefined
-          resume(Effect.interrupt)
+          resume(failClosed)
         }
       })
     }

@@ -137,25 +137,34 @@ const maxCauses = 20
 const bounded = (text: string): string => text.length > maxStatusText ? text.slice(0, maxStatusText) + "…" : text
 
 /**
- * A Status with its message and its causes' messages scrubbed (the Status travels in typed errors), each
- * text cut to 2,000 characters and the causes to 20.
+ * A Status with every text a server chose scrubbed (the Status travels in typed errors): its message,
+ * reason and status, the details' name, group, kind and uid, and the causes' reason, message and field; each text cut
+ * to 2,000 characters and the causes to 20.
  *
  * @internal
  */
 export const scrubStatus = (status: Status, scrub: Scrub): Status => {
+  const text = (value: string | undefined) => value === undefined ? undefined : scrub(bounded(value))
   const causes = status.details?.causes
+  const details = status.details
   return {
     ...status,
-    ...(status.message === undefined ? {} : { message: scrub(bounded(status.message)) }),
-    ...(status.details === undefined ? {} : {
+    ...(status.message === undefined ? {} : { message: text(status.message) }),
+    ...(status.reason === undefined ? {} : { reason: text(status.reason) }),
+    ...(status.status === undefined ? {} : { status: text(status.status) }),
+    ...(details === undefined ? {} : {
       details: {
-        ...status.details,
-        ...(status.details.name === undefined ? {} : { name: scrub(bounded(status.details.name)) }),
+        ...details,
+        ...(details.name === undefined ? {} : { name: text(details.name) }),
+        ...(details.group === undefined ? {} : { group: text(details.group) }),
+        ...(details.kind === undefined ? {} : { kind: text(details.kind) }),
+        ...(details.uid === undefined ? {} : { uid: text(details.uid) }),
         ...(causes === undefined ? {} : {
           causes: causes.slice(0, maxCauses).map((cause) => ({
             ...cause,
-            ...(cause.message === undefined ? {} : { message: scrub(bounded(cause.message)) }),
-            ...(cause.field === undefined ? {} : { field: scrub(bounded(cause.field)) })
+            ...(cause.reason === undefined ? {} : { reason: text(cause.reason) }),
+            ...(cause.message === undefined ? {} : { message: text(cause.message) }),
+            ...(cause.field === undefined ? {} : { field: text(cause.field) })
           }))
         })
       }

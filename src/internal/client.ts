@@ -1,0 +1,598 @@
+/**
+ * The Client's machinery: one `send` for every verb (rate-limiter token, credentials and scrubber, the
+ * request, its timeout, the typed error of a failure) and the decoding of what comes back.
+ *
+ * @internal
+ */
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import * as Schedule from "effect/Schedule"
+import type { ApiError, StatusError } from "../ApiError.js"
+import { DecodeError, fromStatus, isApiError, TransportError } from "../ApiError.js"
+import type * as Client from "../Client.js"
+import { recordWrite } from "../Consistency.js"
+import { KubeConfig } from "../KubeConfig.js"
+import type { KubeObject } from "../KubeObject.js"
+import type { ListPage } from "../ListerWatcher.js"
+import type { Resource } from "../Resource.js"
+import { apiVersion, collectionPath, groupResource, objectPath } from "../Resource.js"
+import type { Status } from "../Wire.js"
+import { failureStatus, isStatus, ObjectWithMeta } from "../Wire.js"
+import {
+  decodeListBody,
+  defaultUserAgent,
+  describeCollection,
+  executeIdempotent,
+  listQuery,
+  makePrepare,
+  readBounded,
+  setParam,
+  statusError,
+  transportError
+} from "./httpRequest.js"
+import type { Scrub } from "./redact.js"
+import { explain, oneLine } from "./text.js"
+import { makeLimiter } from "./tokenBucket.js"
+import { isObjectWithMeta } from "./wireGuard.js"
+
+// -------------------------------------------------------------------------------------------------
+// constants
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const defaultQps = 5
+/** @internal */
+export const defaultBurst = 10
+/** @internal */
+export const defaultFieldManager = "effect-informers"
+/** @internal */
+export const defaultTimeout: Duration.Duration = Duration.seconds(60)
+/** client-go's pager's page size. */
+const defaultPageSize = 500
+/** The largest object body read; Kubernetes objects are at most ~1.5 MiB (etcd's limit). */
+const maxObjectBytes = 64 * 1024 * 1024
+
+const contentTypes: Record<Client.Patch["_tag"] | "Apply", string> = {
+  MergePatch: "application/merge-patch+json",
+  StrategicMergePatch: "application/strategic-merge-patch+json",
+  JsonPatch: "application/json-patch+json",
+  Apply: "application/apply-patch+yaml"
+}
+
+// -------------------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------------------
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const metadataOf = (object: unknown): KubeObject["metadata"] =>
+  isRecord(object) && isRecord(object.metadata) ? (object as KubeObject).metadata : undefined
+
+/** A local `BadRequest`, for a request that cannot be sent as asked (client-go fails these before sending). */
+const badRequest = (message: string): StatusError => fromStatus(failureStatus(400, "BadRequest", message))
+
+/**
+ * Why `segment` cannot be a name or namespace in a path (client-go's `IsValidPathSegmentName`), if it
+ * cannot.
+ */
+const invalidSegment = (segment: string): string | undefined =>
+  segment === "."
+    ? "may not be '.'"
+    : segment === ".."
+    ? "may not be '..'"
+    : segment.includes("/")
+    ? "may not contain '/'"
+    : segment.includes("%")
+    ? "may not contain '%'"
+    : undefined
+
+const preview = (text: string, scrub: Scrub): string => oneLine(scrub(text.slice(0, 8192)), 200)
+
+const is2xx = (response: HttpClientResponse.HttpClientResponse): boolean =>
+  response.status >= 200 && response.status < 300
+
+/** What one request is: the verb's parts `send` needs. */
+interface Spec<X> {
+  readonly method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+  readonly path: string
+  readonly params: ReadonlyArray<[string, string]>
+  /** The JSON text and its content type. */
+  readonly body?: { readonly text: string; readonly contentType: string } | undefined
+  /** What the request is, first in every message: `get pods "web" in default`. */
+  readonly prefix: string
+  readonly decode: (response: HttpClientResponse.HttpClientResponse, scrub: Scrub) => Effect.Effect<X, ApiError>
+}
+
+// -------------------------------------------------------------------------------------------------
+// make
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const make = (
+  options: Client.Options = {}
+): Effect.Effect<Client.Client.Service, never, KubeConfig | HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    const config = yield* KubeConfig
+    const http = HttpClient.withScope(yield* HttpClient.HttpClient)
+    const limiter = yield* Effect.sync(() => makeLimiter(options.qps ?? defaultQps, options.burst ?? defaultBurst))
+    const prepare = makePrepare(config, options.userAgent ?? defaultUserAgent)
+    const timeout = Duration.decode(options.timeout ?? defaultTimeout)
+    const managerDefault = options.fieldManager ?? defaultFieldManager
+
+    // ---------------------------------------------------------------------------------------------
+    // one request
+    // ---------------------------------------------------------------------------------------------
+
+    const send = <X>(spec: Spec<X>): Effect.Effect<X, ApiError> =>
+      Effect.zipRight(
+        limiter.take,
+        Effect.suspend(() => {
+          const url = config.server + spec.path
+          return Effect.flatMap(prepare(new URL(url), spec.prefix), ({ headers, scrub }) => {
+            const request = HttpClientRequest.make(spec.method)(url, {
+              urlParams: spec.params,
+              headers,
+              ...(spec.body === undefined ? {} : { body: HttpBody.text(spec.body.text, spec.body.contentType) })
+            })
+            // GETs are sent again on a connection closed under them; writes are not (one may have arrived)
+            const sent = spec.method === "GET" ? executeIdempotent(http, request) : http.execute(request)
+            const exchange = Effect.scoped(
+              Effect.flatMap(
+                Effect.mapError(sent, transportError(spec.prefix, scrub)),
+                (response): Effect.Effect<X, ApiError> =>
+                  is2xx(response)
+                    ? spec.decode(response, scrub)
+                    : statusError(spec.prefix, response, scrub, Duration.infinity)
+              )
+            )
+            return Duration.isFinite(timeout)
+              ? Effect.timeoutFail(exchange, {
+                duration: timeout,
+                onTimeout: () =>
+                  new TransportError({
+                    reason: "Timeout",
+                    message: `${spec.prefix}: no complete answer within ${Duration.format(timeout)}`
+                  })
+              })
+              : exchange
+          })
+        })
+      )
+
+    /** A successful body as text (at most `maxObjectBytes`) and its JSON. */
+    const readJson = (
+      prefix: string,
+      response: HttpClientResponse.HttpClientResponse,
+      scrub: Scrub
+    ): Effect.Effect<unknown, ApiError> =>
+      Effect.flatMap(
+        Effect.mapError(readBounded(response.stream, maxObjectBytes), transportError(prefix, scrub)),
+        ({ text, truncated }) => {
+          if (truncated) {
+            return Effect.fail(
+              new DecodeError({
+                reason: "TooLarge",
+                message: `${prefix}: response body over ${maxObjectBytes} bytes`
+              })
+            )
+          }
+          if (text.trim() === "") {
+            return Effect.fail(
+              new DecodeError({
+                reason: "Malformed",
+                message: `${prefix}: empty response body (HTTP ${response.status})`
+              })
+            )
+          }
+          try {
+            return Effect.succeed(JSON.parse(text) as unknown)
+          } catch {
+            // scrubbed before it is cut: a secret the cut went through would no longer be recognised. The
+            // parser's own error is left out: V8 quotes the text in it, unscrubbed.
+            return Effect.fail(
+              new DecodeError({
+                reason: "Malformed",
+                message: `${prefix}: malformed JSON in response: ${preview(text, scrub)}`
+              })
+            )
+          }
+        }
+      )
+
+    /** The object of a response: metadata as the informers require it, and the resource's kind. */
+    const toObject = <A>(
+      prefix: string,
+      resource: Resource<A>,
+      u: unknown,
+      scrub: Scrub
+    ): Effect.Effect<A, ApiError> => {
+      if (!isObjectWithMeta(u)) {
+        const explained = explain(ObjectWithMeta, u)
+        return Effect.fail(
+          new DecodeError({
+            reason: "Malformed",
+            message: scrub(`${prefix}: invalid object in response: ${explained.line}`),
+            ...(explained.tree === undefined ? {} : { detail: scrub(explained.tree) })
+          })
+        )
+      }
+      if (u.kind !== undefined && u.kind !== resource.kind) {
+        return Effect.fail(
+          new DecodeError({
+            reason: "Malformed",
+            // scrubbed before it is cut: a secret the cut went through would no longer be recognised
+            message: `${prefix}: expected a ${resource.kind} in response, got ${oneLine(scrub(u.kind), 100)}`
+          })
+        )
+      }
+      return Effect.succeed(u as A)
+    }
+
+    const decodeObject =
+      <A>(prefix: string, resource: Resource<A>) => (response: HttpClientResponse.HttpClientResponse, scrub: Scrub) =>
+        Effect.flatMap(readJson(prefix, response, scrub), (u) => toObject(prefix, resource, u, scrub))
+
+    // ---------------------------------------------------------------------------------------------
+    // addressing
+    // ---------------------------------------------------------------------------------------------
+
+    /** The namespace of an object verb: the call's, the object's, the kubeconfig's, `default`. */
+    const namespaceOf = (
+      resource: Resource<unknown>,
+      explicit: string | undefined,
+      object?: unknown
+    ): string | undefined => {
+      if (!resource.namespaced) return undefined
+      const own = metadataOf(object)?.namespace
+      return nonEmpty(explicit) ?? nonEmpty(own) ?? nonEmpty(config.namespace) ?? "default"
+    }
+
+    /** `get pods "web" in default`, `create nodes`. */
+    const describeObject = (
+      verb: string,
+      resource: Resource<unknown>,
+      namespace: string | undefined,
+      name: string | undefined
+    ): string =>
+      `${verb} ${groupResource(resource)}${name === undefined || name === "" ? "" : ` "${oneLine(name, 100)}"`}${
+        namespace === undefined ? "" : ` in ${oneLine(namespace, 100)}`
+      }`
+
+    /** The checks client-go makes before sending: a name (when needed) and path-safe segments. */
+    const checkSegments = (
+      prefix: string,
+      name: string | undefined,
+      namespace: string | undefined,
+      nameRequired: boolean
+    ): StatusError | undefined => {
+      if (nameRequired && (name === undefined || name === "")) {
+        return badRequest(`${prefix}: resource name may not be empty`)
+      }
+      for (const [what, segment] of [["resource name", name], ["namespace", namespace]] as const) {
+        if (segment === undefined || segment === "") continue
+        const why = invalidSegment(segment)
+        if (why !== undefined) return badRequest(`${prefix}: invalid ${what} ${JSON.stringify(segment)}: ${why}`)
+      }
+      return undefined
+    }
+
+    const writeParams = (options: Client.WriteOptions | undefined): Array<[string, string]> => {
+      const params: Array<[string, string]> = []
+      if (options?.dryRun === true) params.push(["dryRun", "All"])
+      setParam(params, "fieldManager", options?.fieldManager)
+      setParam(params, "fieldValidation", options?.fieldValidation)
+      return params
+    }
+
+    /** The object as sent: `apiVersion` and `kind` from the resource when absent. */
+    const withTypeMeta = (resource: Resource<unknown>, object: unknown): Record<string, unknown> => {
+      const record = isRecord(object) ? object : {}
+      return {
+        apiVersion: record.apiVersion ?? apiVersion(resource),
+        kind: record.kind ?? resource.kind,
+        ...record
+      }
+    }
+
+    const json = (value: unknown, contentType = "application/json") => ({
+      text: JSON.stringify(value),
+      contentType
+    })
+
+    /** Records a write's resourceVersion in the reconcile's `Writes` (not a dry run's). */
+    const recorded = <A>(
+      resource: Resource<unknown>,
+      dryRun: boolean | undefined,
+      effect: Effect.Effect<A, ApiError>
+    ): Effect.Effect<A, ApiError> =>
+      dryRun === true
+        ? effect
+        : Effect.tap(effect, (object) => recordWrite(groupResource(resource), metadataOf(object)?.resourceVersion))
+
+    // ---------------------------------------------------------------------------------------------
+    // verbs
+    // ---------------------------------------------------------------------------------------------
+
+    const get = <A>(resource: Resource<A>, name: string, options?: Client.GetOptions): Effect.Effect<A, ApiError> => {
+      const namespace = namespaceOf(resource, options?.namespace)
+      const prefix = describeObject("get", resource, namespace, name)
+      const invalid = checkSegments(prefix, name, namespace, true)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const params: Array<[string, string]> = []
+      setParam(params, "resourceVersion", options?.resourceVersion)
+      return send({
+        method: "GET",
+        path: objectPath(resource, namespace, name),
+        params,
+        prefix,
+        decode: decodeObject(prefix, resource)
+      })
+    }
+
+    const list = <A>(
+      resource: Resource<A>,
+      options: Client.ListOptions = {}
+    ): Effect.Effect<ListPage<A>, ApiError> => {
+      const namespace = resource.namespaced ? nonEmpty(options.namespace) : undefined
+      const description = describeCollection(resource, namespace)
+      const prefix = `list ${description}`
+      const invalid = checkSegments(prefix, undefined, namespace, false)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      return send({
+        method: "GET",
+        path: collectionPath(resource, namespace),
+        params: listQuery(options),
+        prefix,
+        decode: (response, scrub) => decodeListBody<A>(response, description, scrub, Duration.infinity)
+      })
+    }
+
+    const listAll = <A>(
+      resource: Resource<A>,
+      options: Client.ListAllOptions = {}
+    ): Effect.Effect<ListPage<A>, ApiError> => {
+      const limit = options.limit ?? defaultPageSize
+      const first = { ...options, limit }
+      const pages = (
+        token: string | undefined,
+        items: Array<A>,
+        seen: Set<string>
+      ): Effect.Effect<ListPage<A>, ApiError> =>
+        Effect.flatMap(
+          list(resource, token === undefined ? first : { ...first, continue: token, resourceVersion: undefined }),
+          (page) => {
+            for (const item of page.items) items.push(item)
+            if (page.continue === undefined) {
+              return Effect.succeed({ items, resourceVersion: page.resourceVersion, continue: undefined })
+            }
+            if (seen.has(page.continue)) {
+              return Effect.fail(
+                new DecodeError({
+                  reason: "Malformed",
+                  message: `list ${
+                    describeCollection(resource, options.namespace)
+                  }: the server sent the same continue token twice`
+                })
+              )
+            }
+            seen.add(page.continue)
+            return pages(page.continue, items, seen)
+          }
+        )
+      return pages(undefined, [], new Set()).pipe(
+        // client-go's pager (FullListIfExpired): a continue token that expired mid-way, one full list
+        Effect.catchIf(
+          (error): error is StatusError => error._tag === "StatusError" && error.reason === "Gone" && limit > 0,
+          () =>
+            Effect.map(list(resource, { ...options, limit: undefined }), (page) => ({
+              items: page.items,
+              resourceVersion: page.resourceVersion,
+              continue: undefined
+            }))
+        )
+      )
+    }
+
+    const create = <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
+      const namespace = namespaceOf(resource, options?.namespace, object)
+      const prefix = describeObject("create", resource, namespace, metadataOf(object)?.name)
+      const invalid = checkSegments(prefix, undefined, namespace, false)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      return recorded(
+        resource,
+        options?.dryRun,
+        Effect.suspend(() =>
+          send({
+            method: "POST",
+            path: collectionPath(resource, namespace),
+            params: writeParams(options),
+            body: json(withTypeMeta(resource, object)),
+            prefix,
+            decode: decodeObject(prefix, resource)
+          })
+        )
+      )
+    }
+
+    const replace =
+      (status: boolean) =>
+      <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
+        const namespace = namespaceOf(resource, options?.namespace, object)
+        const name = metadataOf(object)?.name
+        const prefix = describeObject(status ? "update status of" : "update", resource, namespace, name)
+        const invalid = checkSegments(prefix, name, namespace, true)
+        if (invalid !== undefined) return Effect.fail(invalid)
+        return recorded(
+          resource,
+          options?.dryRun,
+          Effect.suspend(() =>
+            send({
+              method: "PUT",
+              path: objectPath(resource, namespace, name!) + (status ? "/status" : ""),
+              params: writeParams(options),
+              body: json(withTypeMeta(resource, object)),
+              prefix,
+              decode: decodeObject(prefix, resource)
+            })
+          )
+        )
+      }
+
+    const patchWith = (status: boolean) =>
+    <A>(
+      resource: Resource<A>,
+      name: string,
+      patch: Client.Patch,
+      options?: Client.WriteOptions
+    ): Effect.Effect<A, ApiError> => {
+      const namespace = namespaceOf(resource, options?.namespace)
+      const prefix = describeObject(status ? "patch status of" : "patch", resource, namespace, name)
+      const invalid = checkSegments(prefix, name, namespace, true)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      return recorded(
+        resource,
+        options?.dryRun,
+        Effect.suspend(() =>
+          send({
+            method: "PATCH",
+            path: objectPath(resource, namespace, name) + (status ? "/status" : ""),
+            params: writeParams(options),
+            body: json(patch._tag === "JsonPatch" ? patch.operations : patch.patch, contentTypes[patch._tag]),
+            prefix,
+            decode: decodeObject(prefix, resource)
+          })
+        )
+      )
+    }
+
+    const applyWith = (status: boolean) =>
+    <A>(
+      resource: Resource<A>,
+      object: Client.ApplyConfiguration<A>,
+      options?: Client.ApplyOptions
+    ): Effect.Effect<A, ApiError> => {
+      const namespace = namespaceOf(resource, options?.namespace, object)
+      const metadata = metadataOf(object)
+      const name = metadata?.name
+      const prefix = describeObject(status ? "apply status of" : "apply", resource, namespace, name)
+      const invalid = checkSegments(prefix, name, namespace, true)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const params = writeParams({ ...options, fieldManager: nonEmpty(options?.fieldManager) ?? managerDefault })
+      if (options?.force === true) params.push(["force", "true"])
+      return recorded(
+        resource,
+        options?.dryRun,
+        Effect.suspend(() => {
+          const body = withTypeMeta(resource, object)
+          if (metadata !== undefined && "managedFields" in metadata) {
+            const { managedFields: _, ...rest } = metadata
+            body.metadata = rest
+          }
+          return send({
+            method: "PATCH",
+            path: objectPath(resource, namespace, name!) + (status ? "/status" : ""),
+            params,
+            body: json(body, contentTypes.Apply),
+            prefix,
+            decode: decodeObject(prefix, resource)
+          })
+        })
+      )
+    }
+
+    const delete_ = <A>(
+      resource: Resource<A>,
+      name: string,
+      options?: Client.DeleteOptions
+    ): Effect.Effect<Client.Deleted<A>, ApiError> => {
+      const namespace = namespaceOf(resource, options?.namespace)
+      const prefix = describeObject("delete", resource, namespace, name)
+      const invalid = checkSegments(prefix, name, namespace, true)
+      if (invalid !== undefined) return Effect.fail(invalid)
+      const body: Record<string, unknown> = { kind: "DeleteOptions", apiVersion: "v1" }
+      const preconditions = options?.preconditions
+      if (preconditions?.uid !== undefined || preconditions?.resourceVersion !== undefined) {
+        body.preconditions = {
+          ...(preconditions.uid === undefined ? {} : { uid: preconditions.uid }),
+          ...(preconditions.resourceVersion === undefined ? {} : { resourceVersion: preconditions.resourceVersion })
+        }
+      }
+      if (options?.propagationPolicy !== undefined) body.propagationPolicy = options.propagationPolicy
+      if (options?.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds
+      if (options?.dryRun === true) body.dryRun = ["All"]
+      return send({
+        method: "DELETE",
+        path: objectPath(resource, namespace, name),
+        params: [],
+        body: json(body),
+        prefix,
+        decode: (response, scrub) =>
+          Effect.flatMap(readJson(prefix, response, scrub), (u): Effect.Effect<Client.Deleted<A>, ApiError> => {
+            if (isStatus(u)) return Effect.succeed({ _tag: "Status", status: u as Status })
+            return Effect.tap(
+              Effect.map(toObject(prefix, resource, u, scrub), (object) => ({ _tag: "Object", object }) as const),
+              (deleted) =>
+                options?.dryRun === true
+                  ? Effect.void
+                  : recordWrite(groupResource(resource), metadataOf(deleted.object)?.resourceVersion)
+            )
+          })
+      })
+    }
+
+    return {
+      get,
+      list,
+      listAll,
+      create,
+      update: replace(false),
+      updateStatus: replace(true),
+      patch: patchWith(false),
+      patchStatus: patchWith(true),
+      apply: applyWith(false),
+      applyStatus: applyWith(true),
+      delete: delete_
+    }
+  })
+
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value === "" ? undefined : value
+
+// -------------------------------------------------------------------------------------------------
+// retry on conflict
+// -------------------------------------------------------------------------------------------------
+
+const isConflict = (error: unknown): boolean =>
+  isApiError(error) && error._tag === "StatusError" && error.reason === "Conflict"
+
+/** @internal */
+export const defaultRetry: Schedule.Schedule<[Duration.Duration, number]> = Schedule.exponential("10 millis", 1).pipe(
+  Schedule.jitteredWith({ min: 1, max: 1.1 }),
+  Schedule.intersect(Schedule.recurs(4))
+)
+
+/** @internal */
+export const retryOnConflict: {
+  <Out = unknown, R2 = never>(
+    schedule?: Schedule.Schedule<Out, unknown, R2>
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | R2>
+  <A, E, R, Out = unknown, R2 = never>(
+    self: Effect.Effect<A, E, R>,
+    schedule?: Schedule.Schedule<Out, unknown, R2>
+  ): Effect.Effect<A, E, R | R2>
+} = dual(
+  (args) => Effect.isEffect(args[0]),
+  <A, E, R, Out, R2>(
+    self: Effect.Effect<A, E, R>,
+    schedule?: Schedule.Schedule<Out, unknown, R2>
+  ): Effect.Effect<A, E, R | R2> =>
+    Effect.retry(self, {
+      schedule: schedule ?? (defaultRetry as Schedule.Schedule<unknown, unknown, never>),
+      while: isConflict
+    })
+)
