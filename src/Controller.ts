@@ -253,14 +253,14 @@ export interface Owns<A> {
 
 /**
  * Any other resource, mapped to primary keys by `map` (for an update: the keys of the old and of the new
- * object).
+ * object). `map` may be an Effect, e.g. to look keys up in a cache.
  *
  * @since 0.2.0
  * @category models
  */
 export interface Watches<A> {
   readonly source: Source<A>
-  readonly map: (obj: A) => Iterable<Request | string>
+  readonly map: (obj: A) => Iterable<Request | string> | Effect.Effect<Iterable<Request | string>>
   readonly predicates?: ReadonlyArray<Predicate<A>> | undefined
 }
 

@@ -326,24 +326,37 @@ export const make = <A, E, R>(
     }
 
     for (const watches of options.watches ?? []) {
-      const keys = (...objs: ReadonlyArray<unknown>) => {
+      const keys = (...objs: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<string>> => {
         const into = new Set<string>()
+        let pending: Array<Effect.Effect<Iterable<Controller.Request | string>>> | undefined
         for (const obj of objs) {
           if (obj === undefined) continue
-          for (const r of watches.map(obj)) into.add(keyOf(r))
+          const mapped = watches.map(obj)
+          if (Effect.isEffect(mapped)) (pending ??= []).push(mapped)
+          else for (const r of mapped) into.add(keyOf(r))
         }
-        return Array.from(into)
+        if (pending === undefined) return Effect.succeed(Array.from(into))
+        return Effect.map(Effect.all(pending), (results) => {
+          for (const result of results) for (const r of result) into.add(keyOf(r))
+          return Array.from(into)
+        })
       }
       registrations.push(
         yield* watches.source.informer.addEventHandler({
           name: `${name}/watches/${groupResource(watches.source.resource)}`,
           onAdd: (obj, initial) =>
-            passesCreate(watches.predicates, obj) ? addKeys(keys(obj), initial ? low : normal) : Effect.void,
+            passesCreate(watches.predicates, obj)
+              ? Effect.flatMap(keys(obj), (ks) => addKeys(ks, initial ? low : normal))
+              : Effect.void,
           onUpdate: (o, n) =>
-            passesUpdate(watches.predicates, o, n) ? addKeys(keys(o, n), unchanged(o, n) ? low : normal) : Effect.void,
+            passesUpdate(watches.predicates, o, n)
+              ? Effect.flatMap(keys(o, n), (ks) => addKeys(ks, unchanged(o, n) ? low : normal))
+              : Effect.void,
           onDelete: (obj: unknown) => {
             const last = unwrapDeleted(obj as DeletedFinalStateUnknown<unknown>)
-            return passesDelete(watches.predicates, last) ? addKeys(keys(last), normal) : Effect.void
+            return passesDelete(watches.predicates, last)
+              ? Effect.flatMap(keys(last), (ks) => addKeys(ks, normal))
+              : Effect.void
           }
         }).pipe(Effect.mapError(stopped(name)))
       )
