@@ -46,6 +46,13 @@ export * as Controller from "./Controller.js"
 export * as DeltaFifo from "./DeltaFifo.js"
 
 /**
+ * Kubernetes Events (events.k8s.io/v1) about objects: series of isomorphic events, a spam filter.
+ *
+ * @since 0.2.0
+ */
+export * as EventRecorder from "./EventRecorder.js"
+
+/**
  * @since 0.1.0
  */
 export * as FakeListerWatcher from "./FakeListerWatcher.js"

@@ -53,6 +53,8 @@ const layerOf: Record<string, LayerName> = {
   "internal/tokenBucket.ts": "transport",
   "Lister.ts": "surface",
   "Controller.ts": "surface",
+  "EventRecorder.ts": "surface",
+  "internal/eventRecorder.ts": "surface",
   "internal/controller.ts": "surface",
   "InformerFactory.ts": "surface",
   "Layer.ts": "entry",
