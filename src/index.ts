@@ -116,6 +116,13 @@ export * as Lister from "./Lister.js"
 export * as ListerWatcher from "./ListerWatcher.js"
 
 /**
+ * Several controllers on one informer factory, with health and readiness probes.
+ *
+ * @since 0.2.0
+ */
+export * as Manager from "./Manager.js"
+
+/**
  * @since 0.1.0
  */
 export * as Metrics from "./Metrics.js"

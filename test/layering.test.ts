@@ -58,6 +58,7 @@ const layerOf: Record<string, LayerName> = {
   "internal/controller.ts": "surface",
   "InformerFactory.ts": "surface",
   "Layer.ts": "entry",
+  "Manager.ts": "entry",
   "FakeListerWatcher.ts": "testing",
   "testing.ts": "entry",
   "index.ts": "entry"
