@@ -9,6 +9,7 @@ import { makeOurs } from "./ours.js"
 import { makePeer } from "./peer.js"
 import type { ChildMessage, Job, Result } from "./protocol.js"
 import { Counters, runSession } from "./session.js"
+import { runWorkQueue } from "./workqueue.js"
 
 const send = (message: ChildMessage): Promise<void> =>
   new Promise((resolve) => {
@@ -20,6 +21,7 @@ const send = (message: ChildMessage): Promise<void> =>
 
 const run = async (job: Job): Promise<Result> => {
   if (job.kind === "micro") return runMicro(job)
+  if (job.kind === "workqueue") return runWorkQueue(job)
   const counters = new Counters(job.handlers)
   switch (job.contender) {
     case "floor":

@@ -13,12 +13,12 @@
  *   W4 with 100 handlers.
  * - `--json`: the machine-readable results on stdout (progress goes to stderr).
  * - `--profile` (`--profile=all`: every contender): `--cpu-prof` for the sessions of effect-informers and
- *   W7, into .bench/profiles/<session>/ (summarise one with `npx tsx bench/profile.ts .bench/profiles/<session>`).
+ *   W7/W8, into .bench/profiles/<session>/ (summarise one with `npx tsx bench/profile.ts .bench/profiles/<session>`).
  * - `--pods=N`, `--events=N`, `--bursts=N`: override the sizes; `--relists=N`: W6 forces N relists in a row
  *   (default 3: heapUsed sampled every ~10 ms, then the last one with a full GC before each sample);
  *   `--only=ID,...`: run only these sessions
  *   (ids: floor, ours, peer, ours-watchlist, ours-nostrip, {floor,ours,peer}-fanout-{10,100}, ours-stalled,
- *   micro).
+ *   micro, workqueue). When only micro and workqueue run, no server is started.
  * - `--from=FILE`: print the table of a run saved with `--json`, without running anything.
  * - `--client-flags="..."`: extra node flags for the client processes (e.g. `--max-semi-space-size=64`).
  *
@@ -41,7 +41,8 @@ import type {
   Result,
   ServerMessage,
   SessionJob,
-  SessionResult
+  SessionResult,
+  WorkQueueResult
 } from "./protocol.js"
 import { control, withTimeout } from "./protocol.js"
 import { rows, table } from "./report.js"
@@ -79,6 +80,9 @@ const config = {
   relists: numberOption("relists", 3),
   microObjects: 100_000,
   microOperations: quick ? 100_000 : 1_000_000,
+  workqueueKeys: quick ? 20_000 : 100_000,
+  workqueueWorkers: [1, 4, 16],
+  workqueueRepeats: quick ? 3 : 5,
   sessionTimeoutMs: quick ? 90_000 : 600_000,
   waitTimeoutMs: quick ? 60_000 : 300_000
 }
@@ -196,7 +200,7 @@ const clientFlags = (option("client-flags") ?? "").split(" ").filter((flag) => f
 
 const clientArgv = (job: Job, name: string, reused: boolean): Array<string> => {
   const execArgv = ["--expose-gc", "--max-old-space-size=8192", ...clientFlags]
-  if (!reused && profile && (profileAll || job.kind === "micro" || job.contender === "ours")) {
+  if (!reused && profile && (profileAll || job.kind !== "session" || job.contender === "ours")) {
     // a directory per session: the loader's worker thread writes a profile of its own beside the main one
     const dir = Path.join(profileDir, name)
     Fs.rmSync(dir, { recursive: true, force: true })
@@ -334,14 +338,17 @@ const main = async () => {
     `node ${machine.node}, ${machine.cpu}, ${machine.cores} cores, load ${machine.loadAverageAtStart.join(" ")}; ` +
       `${config.pods} pods, ${config.events} events x ${config.bursts} burst(s)${quick ? " (quick)" : ""}`
   )
-  const server = await startServer()
-  await warmUp(server)
+  // micro and workqueue need no API server
+  const needsServer = plan.some(([id]) => only === undefined || only.includes(id))
+  const server = needsServer ? await startServer() : undefined
+  if (server !== undefined) await warmUp(server)
   const sessions: Record<string, SessionResult | undefined> = {}
   const failures: Record<string, string> = {}
   let micro: MicroResult | undefined
+  let workqueue: WorkQueueResult | undefined
   try {
     for (const [id, spec] of plan) {
-      if (only !== undefined && !only.includes(id)) continue
+      if (server === undefined || (only !== undefined && !only.includes(id))) continue
       const reset = await control<ResetResponse>(server.controlUrl, "/reset", { pods: config.pods }, 120_000)
       const job: SessionJob = {
         ...spec,
@@ -393,13 +400,37 @@ const main = async () => {
         log(`micro: FAILED: ${failures.micro}`)
       }
     }
+    if (only === undefined || only.includes("workqueue")) {
+      try {
+        workqueue = await runJob({
+          kind: "workqueue",
+          keys: config.workqueueKeys,
+          workers: config.workqueueWorkers,
+          repeats: config.workqueueRepeats,
+          timeoutMs: config.waitTimeoutMs
+        }, "workqueue") as WorkQueueResult
+        log(
+          `workqueue: ${
+            workqueue.rows.map((r) =>
+              `${r.shape}/${r.workers}w ${Math.round(r.ours)} keys/s (${(r.ours / r.floor).toFixed(2)}x)`
+            )
+              .join(", ")
+          }`
+        )
+      } catch (error) {
+        failures.workqueue = error instanceof Error ? error.message : String(error)
+        log(`workqueue: FAILED: ${failures.workqueue}`)
+      }
+    }
   } finally {
     for (const child of reusable.values()) await release(child)
     reusable.clear()
-    await control(server.controlUrl, "/quit", {}, 5_000).catch(() => undefined)
-    await exited(server.child, 5_000)
+    if (server !== undefined) {
+      await control(server.controlUrl, "/quit", {}, 5_000).catch(() => undefined)
+      await exited(server.child, 5_000)
+    }
   }
-  const results = rows({ sessions, micro, pods: config.pods, events: config.events, failures })
+  const results = rows({ sessions, micro, workqueue, pods: config.pods, events: config.events, failures })
   const finished = {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     loadAverageAtEnd: Os.loadavg().map((n) => Number(n.toFixed(2)))
@@ -407,7 +438,7 @@ const main = async () => {
   if (json) {
     process.stdout.write(
       JSON.stringify(
-        { machine: { ...machine, ...finished }, config, rows: results, sessions, micro, failures },
+        { machine: { ...machine, ...finished }, config, rows: results, sessions, micro, workqueue, failures },
         null,
         2
       ) +
@@ -439,6 +470,7 @@ const replay = (file: string) => {
     readonly config: typeof config
     readonly sessions: Record<string, SessionResult | undefined>
     readonly micro: MicroResult | undefined
+    readonly workqueue?: WorkQueueResult | undefined
     readonly failures: Record<string, string>
   }
   const { config: saved_, machine } = saved
@@ -452,6 +484,7 @@ const replay = (file: string) => {
         rows({
           sessions: saved.sessions,
           micro: saved.micro,
+          workqueue: saved.workqueue,
           pods: saved_.pods,
           events: saved_.events,
           failures: saved.failures

@@ -49,7 +49,19 @@ export interface MicroJob {
   readonly timeoutMs: number
 }
 
-export type Job = SessionJob | MicroJob
+/** W8, WorkQueue throughput, in a fresh process. */
+export interface WorkQueueJob {
+  readonly kind: "workqueue"
+  /** Distinct keys, each added twice. */
+  readonly keys: number
+  /** Worker counts, one figure each. */
+  readonly workers: ReadonlyArray<number>
+  /** Measured runs per figure (the best is kept). */
+  readonly repeats: number
+  readonly timeoutMs: number
+}
+
+export type Job = SessionJob | MicroJob | WorkQueueJob
 
 export interface BurstResult {
   readonly events: number
@@ -119,7 +131,23 @@ export interface MicroResult {
   readonly indexerFloor: number
 }
 
-export type Result = SessionResult | MicroResult
+export interface WorkQueueRow {
+  /** `prefilled`: every key added before the workers start; `interleaved`: added in batches while they wait. */
+  readonly shape: "prefilled" | "interleaved"
+  readonly workers: number
+  /** Keys processed per second: WorkQueue.process by worker fibers. */
+  readonly ours: number
+  /** The same with an array and two Sets, no Effect. */
+  readonly floor: number
+}
+
+export interface WorkQueueResult {
+  readonly kind: "workqueue"
+  readonly keys: number
+  readonly rows: ReadonlyArray<WorkQueueRow>
+}
+
+export type Result = SessionResult | MicroResult | WorkQueueResult
 
 /** Child -> parent messages. */
 export type ChildMessage =

@@ -2,7 +2,7 @@
  * Turns the sessions' results into the table: absolute figures per contender, the ratios ours/floor and
  * ours/peer of the same figure, and the issue's targets.
  */
-import type { MicroResult, SessionResult } from "./protocol.js"
+import type { MicroResult, SessionResult, WorkQueueResult } from "./protocol.js"
 
 export interface Row {
   readonly workload: string
@@ -41,9 +41,11 @@ interface Source {
 export interface Results {
   readonly sessions: { readonly [id: string]: SessionResult | undefined }
   readonly micro: MicroResult | undefined
+  /** W8, when it ran. */
+  readonly workqueue?: WorkQueueResult | undefined
   readonly pods: number
   readonly events: number
-  /** The run's failures, by session id (`micro` for W7). */
+  /** The run's failures, by session id (`micro` for W7, `workqueue` for W8). */
   readonly failures?: { readonly [id: string]: string } | undefined
 }
 
@@ -295,6 +297,28 @@ export const rows = (results: Results): Array<Row> => {
         note: "floor: Map + two Map<string, Set>"
       })
     }
+  }
+
+  // W8
+  const workqueue = results.workqueue
+  if (workqueue === undefined && results.failures?.workqueue !== undefined) {
+    push({ workload: "W8", metric: "WorkQueue throughput", variant: "", failed: ["ours"], met: false })
+  }
+  if (workqueue !== undefined) {
+    workqueue.rows.forEach((row, i) => {
+      const over = ratio(row.ours, row.floor)
+      push({
+        workload: "W8",
+        metric: `WorkQueue add x2 + runWorker, ${workqueue.keys} keys, keys/s`,
+        variant: `${row.shape}, ${row.workers} worker${row.workers === 1 ? "" : "s"}`,
+        floor: row.floor,
+        ours: row.ours,
+        oursOverFloor: over,
+        target: ">= 0.3x floor",
+        met: over !== undefined && over >= 0.3,
+        ...(i === 0 ? { note: "floor: an array and two Sets (dirty, processing) doing the same dedup, no Effect" } : {})
+      })
+    })
   }
   return out
 }

@@ -128,6 +128,11 @@ export * as Manager from "./Manager.js"
 export * as Metrics from "./Metrics.js"
 
 /**
+ * @since 0.2.0
+ */
+export * as RateLimiter from "./RateLimiter.js"
+
+/**
  * @since 0.1.0
  */
 export * as Reflector from "./Reflector.js"
@@ -146,3 +151,8 @@ export * as SharedInformer from "./SharedInformer.js"
  * @since 0.1.0
  */
 export * as Wire from "./Wire.js"
+
+/**
+ * @since 0.2.0
+ */
+export * as WorkQueue from "./WorkQueue.js"

@@ -9,6 +9,8 @@
  * - LIST with label/field selectors, `limit`/`continue`, the resourceVersion semantics of the real server
  *   and its errors (`410 Expired`, `504 Too large resource version`, `422 Invalid` list options).
  * - GET/POST/PUT/PATCH/DELETE with generateName, optimistic concurrency, finalizers and `Status` errors.
+ * - Server-side apply (`PATCH` with `application/apply-patch+yaml`, as `kubectl apply --server-side`) and
+ *   `metadata.managedFields` kept by every HTTP write, with kube-apiserver's field ownership rules.
  * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
  *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
  *   once and the bytes are shared by every watcher; pending events are written as one chunk.

@@ -85,6 +85,39 @@ const run = (c: Cluster, ...args: Array<string>) =>
     return Effect.sync(() => child.kill())
   }).pipe(Effect.orDie)
 
+/** Runs kubectl to completion; its exit code, stdout and stderr whatever they are. */
+const attempt = (c: Cluster, ...args: Array<string>) =>
+  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
+    const child = execFile(
+      kubectl as string,
+      [...c.args, ...args],
+      { timeout: 20_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: "" } },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        resume(Effect.succeed({ code, stdout, stderr }))
+      }
+    )
+    return Effect.sync(() => child.kill())
+  })
+
+/** Writes `lines` to `name` in the cluster's directory; returns the path. */
+const manifest = (c: Cluster, name: string, lines: ReadonlyArray<string>): string => {
+  const file = path.join(c.dir, name)
+  fs.writeFileSync(file, [...lines, ""].join("\n"))
+  return file
+}
+
+/** The managers of an object, as `kubectl get -o json --show-managed-fields` prints them. */
+const managers = (c: Cluster, ...target: Array<string>) =>
+  Effect.map(
+    run(c, "get", ...target, "-o", "json", "--show-managed-fields"),
+    (out) =>
+      ((JSON.parse(out).metadata.managedFields ?? []) as Array<
+        { manager: string; operation: string; fieldsV1: unknown }
+      >)
+        .map((e) => ({ manager: e.manager, operation: e.operation, fieldsV1: e.fieldsV1 }))
+  )
+
 const waitFor = (what: string, predicate: () => boolean, timeoutMs = 10_000) =>
   fixtureWaitFor(what, predicate, timeoutMs, 20)
 
@@ -164,6 +197,242 @@ describe("kubectl against the embedded API server", () => {
       assert.match(deleted, /pod "from-kubectl" deleted/)
       const error = yield* Effect.flip(c.server.get(Resource.pods, { name: "from-kubectl", namespace: "default" }))
       assert.strictEqual(error.reason, "NotFound")
+    }))
+
+  it.scopedLive("apply --server-side creates, updates, reports conflicts, forces and removes (ConfigMap)", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const configMap = (data: ReadonlyArray<string>) =>
+        manifest(c, "cm.yaml", [
+          "apiVersion: v1",
+          "kind: ConfigMap",
+          "metadata:",
+          "  name: settings",
+          "  labels:",
+          "    app: demo",
+          "data:",
+          ...data.map((line) => `  ${line}`)
+        ])
+      const ref = { name: "settings", namespace: "default" }
+      const created = yield* run(c, "apply", "--server-side", "-f", configMap(["color: blue", "size: \"3\""]))
+      assert.match(created, /configmap\/settings serverside-applied/)
+      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "blue", size: "3" })
+      assert.deepStrictEqual(yield* managers(c, "configmap", "settings"), [{
+        manager: "kubectl",
+        operation: "Apply",
+        fieldsV1: { "f:data": { "f:color": {}, "f:size": {} }, "f:metadata": { "f:labels": { "f:app": {} } } }
+      }])
+
+      // the file changes: the object follows
+      yield* run(c, "apply", "--server-side", "-f", configMap(["color: green", "size: \"3\""]))
+      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "green", size: "3" })
+
+      // another manager applying another value for a field kubectl owns: a conflict naming both
+      const other = manifest(c, "other.yaml", [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: settings",
+        "data:",
+        "  color: red"
+      ])
+      const conflict = yield* attempt(c, "apply", "--server-side", "--field-manager=ops", "-f", other)
+      assert.notStrictEqual(conflict.code, 0)
+      assert.include(conflict.stderr, "Apply failed with 1 conflict: conflict with \"kubectl\": .data.color")
+      assert.include(conflict.stderr, "--force-conflicts")
+      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "green", size: "3" })
+      const forced = yield* run(c, "apply", "--server-side", "--field-manager=ops", "--force-conflicts", "-f", other)
+      assert.match(forced, /serverside-applied/)
+      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "red", size: "3" })
+      const owners = yield* managers(c, "configmap", "settings")
+      assert.deepStrictEqual(owners.map((e) => [e.manager, e.fieldsV1]), [
+        ["kubectl", { "f:data": { "f:size": {} }, "f:metadata": { "f:labels": { "f:app": {} } } }],
+        ["ops", { "f:data": { "f:color": {} } }]
+      ])
+
+      // a field removed from the file is removed from the object (nobody else owns it)
+      yield* run(c, "apply", "--server-side", "-f", configMap(["color: red"]))
+      const after = yield* c.server.get(Resource.configMaps, ref)
+      assert.deepStrictEqual(after.data, { color: "red" })
+      // a label kubectl stops applying goes too; and `get` prints the object as stored
+      yield* run(
+        c,
+        "apply",
+        "--server-side",
+        "-f",
+        manifest(c, "cm.yaml", [
+          "apiVersion: v1",
+          "kind: ConfigMap",
+          "metadata:",
+          "  name: settings",
+          "data:",
+          "  color: red"
+        ])
+      )
+      assert.isUndefined((yield* c.server.get(Resource.configMaps, ref)).metadata!.labels)
+    }))
+
+  it.scopedLive("apply --server-side merges a Deployment's containers by name and removes what it stops applying", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const deployment = (replicas: number, containers: ReadonlyArray<ReadonlyArray<string>>) =>
+        manifest(c, "deployment.yaml", [
+          "apiVersion: apps/v1",
+          "kind: Deployment",
+          "metadata:",
+          "  name: web",
+          "spec:",
+          `  replicas: ${replicas}`,
+          "  selector:",
+          "    matchLabels: {app: web}",
+          "  template:",
+          "    metadata:",
+          "      labels: {app: web}",
+          "    spec:",
+          "      containers:",
+          ...containers.flatMap((lines) => lines.map((line, i) => `${i === 0 ? "      - " : "        "}${line}`))
+        ])
+      const ref = { name: "web", namespace: "default" }
+      const web = ["name: web", "image: nginx:1.27", "ports:", "- containerPort: 80"]
+      const sidecar = ["name: sidecar", "image: busybox:1"]
+      yield* run(c, "apply", "--server-side", "-f", deployment(2, [web, sidecar]))
+      const created = yield* c.server.get(Resource.deployments, ref)
+      assert.strictEqual(created.metadata!.generation, 1)
+      assert.deepStrictEqual(created.spec!.template.spec!.containers.map((x) => x.name), ["web", "sidecar"])
+
+      // another manager sets the web container's environment: merged into that container, by name
+      const env = manifest(c, "env.yaml", [
+        "apiVersion: apps/v1",
+        "kind: Deployment",
+        "metadata:",
+        "  name: web",
+        "spec:",
+        "  template:",
+        "    spec:",
+        "      containers:",
+        "      - name: web",
+        "        env:",
+        "        - {name: MODE, value: fast}"
+      ])
+      yield* run(c, "apply", "--server-side", "--field-manager=tuner", "-f", env)
+      const tuned = yield* c.server.get(Resource.deployments, ref)
+      assert.deepStrictEqual(tuned.spec!.template.spec!.containers[0], {
+        name: "web",
+        image: "nginx:1.27",
+        ports: [{ containerPort: 80 }],
+        env: [{ name: "MODE", value: "fast" }]
+      })
+
+      // kubectl drops the sidecar and scales: the sidecar goes, the tuner's env stays
+      yield* run(c, "apply", "--server-side", "-f", deployment(3, [web]))
+      const after = yield* c.server.get(Resource.deployments, ref)
+      assert.strictEqual(after.spec!.replicas, 3)
+      assert.strictEqual(after.metadata!.generation, 3)
+      assert.deepStrictEqual(after.spec!.template.spec!.containers, [{
+        name: "web",
+        image: "nginx:1.27",
+        ports: [{ containerPort: 80 }],
+        env: [{ name: "MODE", value: "fast" }]
+      }])
+
+      // the tuner changing the image kubectl applies conflicts, naming the container's field
+      const image = yield* attempt(
+        c,
+        "apply",
+        "--server-side",
+        "--field-manager=tuner",
+        "-f",
+        manifest(c, "image.yaml", [
+          "apiVersion: apps/v1",
+          "kind: Deployment",
+          "metadata:",
+          "  name: web",
+          "spec:",
+          "  template:",
+          "    spec:",
+          "      containers:",
+          "      - {name: web, image: nginx:1.28}"
+        ])
+      )
+      assert.notStrictEqual(image.code, 0)
+      assert.include(
+        image.stderr,
+        "conflict with \"kubectl\": .spec.template.spec.containers[name=\"web\"].image"
+      )
+    }))
+
+  it.scopedLive("apply --server-side on a Pod: status ignored, removed env and labels removed, kubectl label owns its label", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const pod = (env: ReadonlyArray<string>, labels: string) =>
+        manifest(c, "pod.yaml", [
+          "apiVersion: v1",
+          "kind: Pod",
+          "metadata:",
+          "  name: worker",
+          `  labels: {${labels}}`,
+          "spec:",
+          "  containers:",
+          "  - name: main",
+          "    image: busybox",
+          "    env:",
+          ...env.map((line) => `    - ${line}`),
+          "  tolerations:",
+          "  - {key: dedicated, operator: Exists}",
+          "status:",
+          "  phase: Running"
+        ])
+      const ref = { name: "worker", namespace: "default" }
+      yield* run(
+        c,
+        "apply",
+        "--server-side",
+        "-f",
+        pod(["{name: A, value: \"1\"}", "{name: B, value: \"2\"}"], "app: w, tier: x")
+      )
+      const created = yield* c.server.get(Resource.pods, ref)
+      assert.isUndefined(created.status)
+      assert.deepStrictEqual(created.spec!.containers[0].env, [{ name: "A", value: "1" }, { name: "B", value: "2" }])
+      yield* run(c, "label", "pod", "worker", "owner=me")
+      yield* run(c, "apply", "--server-side", "-f", pod(["{name: A, value: \"1\"}"], "app: w"))
+      const after = yield* c.server.get(Resource.pods, ref)
+      assert.deepStrictEqual(after.spec!.containers[0].env, [{ name: "A", value: "1" }])
+      assert.deepStrictEqual(after.metadata!.labels, { app: "w", owner: "me" })
+      assert.deepStrictEqual(after.spec!.tolerations, [{ key: "dedicated", operator: "Exists" }])
+      const owners = yield* managers(c, "pod", "worker")
+      assert.deepStrictEqual(owners.map((e) => [e.manager, e.operation]), [["kubectl", "Apply"], [
+        "kubectl-label",
+        "Update"
+      ]])
+      assert.deepStrictEqual(owners[1].fieldsV1, { "f:metadata": { "f:labels": { "f:owner": {} } } })
+    }))
+
+  it.scopedLive("client-side apply (strategic merge patch, last-applied annotation) still works, then moves to server-side", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const configMap = (data: ReadonlyArray<string>) =>
+        manifest(c, "csa.yaml", [
+          "apiVersion: v1",
+          "kind: ConfigMap",
+          "metadata:",
+          "  name: legacy",
+          "data:",
+          ...data.map((line) => `  ${line}`)
+        ])
+      const ref = { name: "legacy", namespace: "default" }
+      assert.match(yield* run(c, "apply", "-f", configMap(["a: \"1\"", "b: \"2\""])), /configmap\/legacy created/)
+      assert.match(yield* run(c, "apply", "-f", configMap(["a: \"3\""])), /configmap\/legacy configured/)
+      const configured = yield* c.server.get(Resource.configMaps, ref)
+      assert.deepStrictEqual(configured.data, { a: "3" })
+      assert.isString(configured.metadata!.annotations!["kubectl.kubernetes.io/last-applied-configuration"])
+      assert.deepStrictEqual((yield* managers(c, "configmap", "legacy")).map((e) => [e.manager, e.operation]), [
+        ["kubectl-client-side-apply", "Update"]
+      ])
+      // server-side apply by kubectl takes over what client-side apply owned, without a conflict
+      assert.match(yield* run(c, "apply", "--server-side", "-f", configMap(["a: \"4\""])), /serverside-applied/)
+      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { a: "4" })
+      const owners = yield* managers(c, "configmap", "legacy")
+      assert.deepStrictEqual(owners.find((e) => e.manager === "kubectl")?.fieldsV1, { "f:data": { "f:a": {} } })
     }))
 
   it.scopedLive("get pods -w prints a new pod within a few seconds", () =>

@@ -24,6 +24,9 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { randomInt, randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import type { ResetFields, Writer } from "./apiServerApply.js"
+import { writeOptions } from "./apiServerApply.js"
+import { applyObject, decodeApplyBody } from "./apiServerApplyRequest.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import type {
   Entry,
@@ -581,7 +584,7 @@ const entryResponse = (code: number, result: Either.Either<Entry, Status>): Http
 
 type PatchKind = "merge" | "strategic" | "json"
 
-const patchKind = (contentType: string | undefined): PatchKind | undefined => {
+const patchKind = (contentType: string | undefined): PatchKind | "apply" | undefined => {
   const type = (contentType ?? "").split(";")[0].trim().toLowerCase()
   switch (type) {
     case "application/merge-patch+json":
@@ -590,6 +593,8 @@ const patchKind = (contentType: string | undefined): PatchKind | undefined => {
       return "strategic"
     case "application/json-patch+json":
       return "json"
+    case "application/apply-patch+yaml":
+      return "apply"
     default:
       return undefined
   }
@@ -638,13 +643,14 @@ export const applyPatch = (
   }
 }
 
-/** Patches one object through the store's update rules. @internal */
+/** Patches one object through the store's update rules (`writer`: see `Store.create`). @internal */
 export const patchObject = (
   state: ServerState,
   rs: ResourceStore,
   namespace: string,
   name: string,
-  apply: (current: JsonObject) => Either.Either<unknown, Status>
+  apply: (current: JsonObject) => Either.Either<unknown, Status>,
+  writer?: Writer
 ): Either.Either<Entry, Status> => {
   const existing = rs.entries.get(objectKey(namespace, name))
   if (existing === undefined) return Either.left(notFound(rs, name))
@@ -667,8 +673,12 @@ export const patchObject = (
   }
   const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
   if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(rs, name))
-  return state.store.replace(rs, existing, input, meta)
+  return state.store.replace(rs, existing, input, meta, writer)
 }
+
+/** Which fields a write's endpoint resets: status on the main resource, all but status on `/status`. */
+const resetFields = (resource: Resource, subresource: string | undefined): ResetFields =>
+  !withStatus.includes(resource.resource) ? "none" : subresource === "status" ? "nonStatus" : "status"
 
 const handleResource = (
   state: ServerState,
@@ -718,6 +728,23 @@ const handleResource = (
     const now = yield* Clock.currentTimeMillis
     const ctx = writeContext(now)
     const objectNamespace = namespace ?? ""
+    const writer = (options: Parameters<typeof writeOptions>[0]["kind"], apply = false) =>
+      Either.map(
+        writeOptions({
+          kind: options,
+          apply,
+          fieldManager: param(query, "fieldManager"),
+          force: param(query, "force"),
+          userAgent: request.headers["user-agent"]
+        }),
+        ({ force, manager }) => ({
+          manager,
+          force,
+          subresource: target.subresource,
+          reset: resetFields(target.resource, target.subresource),
+          now
+        })
+      )
     switch (verb) {
       case "get": {
         const entry = rs.entries.get(objectKey(objectNamespace, name!))
@@ -767,12 +794,16 @@ const handleResource = (
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx))
+        const options = writer("CreateOptions")
+        if (Either.isLeft(options)) return statusResponse(options.left)
+        return entryResponse(201, state.store.create(rs, body.right, namespace, ctx, options.right))
       }
       case "update": {
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
-        return entryResponse(200, state.store.update(rs, body.right, objectNamespace, name))
+        const options = writer("UpdateOptions")
+        if (Either.isLeft(options)) return statusResponse(options.left)
+        return entryResponse(200, state.store.update(rs, body.right, objectNamespace, name, options.right))
       }
       case "patch": {
         const patchType = patchKind(request.headers["content-type"])
@@ -781,12 +812,25 @@ const handleResource = (
             failureStatus(
               415,
               "UnsupportedMediaType",
-              `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`
+              `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`
             )
           )
         }
+        if (patchType === "apply") {
+          const text = yield* readBody(request, state.maxRequestBodyBytes)
+          if (Either.isLeft(text)) return statusResponse(text.left)
+          const options = writer("PatchOptions", true)
+          if (Either.isLeft(options)) return statusResponse(options.left)
+          const config = decodeApplyBody(text.right)
+          if (Either.isLeft(config)) return statusResponse(config.left)
+          const applied = applyObject(state.store, rs, objectNamespace, name!, config.right, options.right, ctx)
+          if (Either.isLeft(applied)) return statusResponse(applied.left)
+          return jsonText(applied.right.created ? 201 : 200, applied.right.entry.json)
+        }
         const body = yield* readJson(state, request)
         if (Either.isLeft(body)) return statusResponse(body.left)
+        const options = writer("PatchOptions")
+        if (Either.isLeft(options)) return statusResponse(options.left)
         return entryResponse(
           200,
           patchObject(
@@ -794,7 +838,8 @@ const handleResource = (
             rs,
             objectNamespace,
             name!,
-            (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes)
+            (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes),
+            options.right
           )
         )
       }

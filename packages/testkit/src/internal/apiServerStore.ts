@@ -20,6 +20,8 @@ import { apiVersion as resourceApiVersion, groupResource } from "effect-informer
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Either from "effect/Either"
+import type { Writer } from "./apiServerApply.js"
+import { recordUpdate } from "./apiServerApply.js"
 import type { Watcher } from "./apiServerWatch.js"
 
 /** @internal */
@@ -421,11 +423,16 @@ export class Store extends ApiStore.Store<Entry> {
   // writes
   // ---------------------------------------------------------------------------------------------
 
+  /**
+   * Creates an object. With a `writer`, its `managedFields` record the write (server-side apply's
+   * ownership); without one, they are kept as given.
+   */
   create(
     store: ResourceStore,
     input: unknown,
     pathNamespace: string | undefined,
-    ctx: WriteContext
+    ctx: WriteContext,
+    writer?: Writer
   ): Either.Either<Entry, Status> {
     const resource = store.resource
     if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
@@ -483,6 +490,7 @@ export class Store extends ApiStore.Store<Entry> {
     const obj: JsonObject = { kind: resource.kind, apiVersion: store.apiVersion, ...input, metadata }
     obj.kind = resource.kind
     obj.apiVersion = store.apiVersion
+    if (writer !== undefined) recordUpdate(undefined, obj, store.apiVersion, resource.kind, writer)
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, "ADDED", entry, undefined)
     return Either.right(entry)
@@ -490,13 +498,15 @@ export class Store extends ApiStore.Store<Entry> {
 
   /**
    * Replaces an object. `input.metadata.resourceVersion`, when set, must be the current one (optimistic
-   * concurrency). An update that changes nothing writes nothing and returns the current entry.
+   * concurrency). An update that changes nothing writes nothing and returns the current entry. `writer`: as
+   * for `create`.
    */
   update(
     store: ResourceStore,
     input: unknown,
     pathNamespace: string | undefined,
-    pathName: string | undefined
+    pathName: string | undefined,
+    writer?: Writer
   ): Either.Either<Entry, Status> {
     const resource = store.resource
     if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
@@ -540,11 +550,17 @@ export class Store extends ApiStore.Store<Entry> {
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${String(old.uid)}`
       ))
     }
-    return this.replace(store, existing, input, meta)
+    return this.replace(store, existing, input, meta, writer)
   }
 
-  /** Writes `input` (already checked) over `existing`, keeping the system fields. */
-  replace(store: ResourceStore, existing: Entry, input: JsonObject, meta: JsonObject): Either.Either<Entry, Status> {
+  /** Writes `input` (already checked) over `existing`, keeping the system fields. `writer`: as for `create`. */
+  replace(
+    store: ResourceStore,
+    existing: Entry,
+    input: JsonObject,
+    meta: JsonObject,
+    writer?: Writer
+  ): Either.Either<Entry, Status> {
     const old = existing.metadata
     const metadata: JsonObject = { ...meta }
     metadata.name = existing.name
@@ -563,6 +579,7 @@ export class Store extends ApiStore.Store<Entry> {
     if (typeof old.generation === "number" && !jsonEqual(existing.obj.spec, obj.spec)) {
       metadata.generation = old.generation + 1
     }
+    if (writer !== undefined) recordUpdate(existing.obj, obj, store.apiVersion, store.resource.kind, writer)
     // a deleting object whose last finalizer is gone goes away
     if (metadata.deletionTimestamp !== undefined && !hasFinalizers(metadata)) {
       const entry = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)

@@ -67,7 +67,7 @@ describe("ApiServer objects", () => {
         "application/merge-patch+json"
       )
       assertStatus(stalePatch, 409, "Conflict")
-      const unsupported = yield* send(`${base}/web`, "PATCH", {}, "application/apply-patch+yaml")
+      const unsupported = yield* send(`${base}/web`, "PATCH", {}, "application/xml")
       assertStatus(unsupported, 415, "UnsupportedMediaType")
 
       const deleted = yield* call(`${base}/web`, { method: "DELETE" })
