@@ -8,6 +8,7 @@
  */
 import type {
   CoreV1Event,
+  EventsV1Event,
   V1ConfigMap,
   V1CronJob,
   V1DaemonSet,
@@ -266,6 +267,14 @@ export const leases: Resource<Json<V1Lease>> = make({
   kind: "Lease",
   namespaced: true
 })
+/** `events.k8s.io/v1` Events, what `EventRecorder` writes. @since 0.2.0 @category catalog */
+export const eventsV1: Resource<Json<EventsV1Event>> = make({
+  group: "events.k8s.io",
+  version: "v1",
+  resource: "events",
+  kind: "Event",
+  namespaced: true
+})
 
 /**
  * Every catalog entry.
@@ -293,7 +302,8 @@ export const catalog: ReadonlyArray<Resource<KubeObject>> = [
   cronJobs,
   ingresses,
   endpointSlices,
-  leases
+  leases,
+  eventsV1
 ]
 
 /**
@@ -354,6 +364,8 @@ export type Node = Type<typeof nodes>
 export type Namespace = Type<typeof namespaces>
 /** @since 0.1.0 @category object types */
 export type Event = Type<typeof events>
+/** @since 0.2.0 @category object types */
+export type EventV1 = Type<typeof eventsV1>
 /** @since 0.1.0 @category object types */
 export type PersistentVolume = Type<typeof persistentVolumes>
 /** @since 0.1.0 @category object types */

@@ -34,9 +34,23 @@ export * as Client from "./Client.js"
 export * as Consistency from "./Consistency.js"
 
 /**
+ * Controllers: reconcile per key over informers and a WorkQueue, with read-your-own-writes.
+ *
+ * @since 0.2.0
+ */
+export * as Controller from "./Controller.js"
+
+/**
  * @since 0.1.0
  */
 export * as DeltaFifo from "./DeltaFifo.js"
+
+/**
+ * Kubernetes Events (events.k8s.io/v1) about objects: series of isomorphic events, a spam filter.
+ *
+ * @since 0.2.0
+ */
+export * as EventRecorder from "./EventRecorder.js"
 
 /**
  * @since 0.1.0
@@ -100,6 +114,13 @@ export * as Lister from "./Lister.js"
  * @since 0.1.0
  */
 export * as ListerWatcher from "./ListerWatcher.js"
+
+/**
+ * Several controllers on one informer factory, with health and readiness probes.
+ *
+ * @since 0.2.0
+ */
+export * as Manager from "./Manager.js"
 
 /**
  * @since 0.1.0

@@ -68,7 +68,7 @@ describe("Resource - paths", () => {
 
 describe("Resource - catalog", () => {
   it("every entry has a kind, a `${kind}List` listKind, a singular name and the default verbs", () => {
-    assert.lengthOf(Resource.catalog, 20)
+    assert.lengthOf(Resource.catalog, 21)
     for (const r of Resource.catalog) {
       assert.match(r.kind, /^[A-Z][A-Za-z]+$/, r.resource)
       assert.strictEqual(r.listKind, `${r.kind}List`)

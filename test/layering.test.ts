@@ -56,8 +56,13 @@ const layerOf: Record<string, LayerName> = {
   "internal/client.ts": "transport",
   "internal/tokenBucket.ts": "data",
   "Lister.ts": "surface",
+  "Controller.ts": "surface",
+  "EventRecorder.ts": "surface",
+  "internal/eventRecorder.ts": "surface",
+  "internal/controller.ts": "surface",
   "InformerFactory.ts": "surface",
   "Layer.ts": "entry",
+  "Manager.ts": "entry",
   "FakeListerWatcher.ts": "testing",
   "testing.ts": "entry",
   "index.ts": "entry"

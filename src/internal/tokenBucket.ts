@@ -57,6 +57,15 @@ export class TokenBucket {
     return Math.min(this.burst, this.tokens + (now - last) * this.perMilli)
   }
 
+  /** Takes a token at `now` if the bucket has one (client-go's `TryAccept`); `false` leaves it as it was. */
+  tryTake(now: number): boolean {
+    const tokens = this.advance(now)
+    if (tokens < 1) return false
+    this.tokens = tokens - 1
+    this.last = now
+    return true
+  }
+
   /** Takes a token at `now`: at once when the bucket has one, otherwise when the next one is due. */
   reserve(now: number): Reservation {
     const tokens = this.advance(now) - 1

@@ -1,7 +1,8 @@
 /**
  * The `effect-informers` command line: `demo` (the embedded API server under churn and faults, watched by
  * informers; `npm start`), `serve` (the embedded API server alone), `watch` (an informer against any
- * cluster), and `chaos` (the fault campaign; `npm run chaos`).
+ * cluster), `chaos` (the fault campaign; `npm run chaos`), and `replicate` (the example controller: a
+ * ConfigMap replicator, see `Replicate`).
  *
  * @since 0.1.0
  */
@@ -32,6 +33,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Demo from "./Demo.js"
+import * as Replicate from "./Replicate.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -585,12 +587,51 @@ const chaos = Command.make("chaos", {
   )
 
 // -------------------------------------------------------------------------------------------------
+// replicate
+// -------------------------------------------------------------------------------------------------
+
+const replicate = Command.make("replicate", {
+  kubeconfig: Options.file("kubeconfig").pipe(Options.optional, Options.withDescription("kubeconfig file")),
+  context: Options.text("context").pipe(Options.optional, Options.withDescription("the kubeconfig's context")),
+  server: Options.text("server").pipe(Options.optional, Options.withDescription("API server URL (no auth)")),
+  identity: Options.text("identity").pipe(
+    Options.withDescription("this replica's name, put in the User-Agent of its requests")
+  ),
+  concurrency: Options.integer("concurrency").pipe(
+    Options.withDefault(4),
+    Options.withDescription("reconciles at once")
+  )
+}, (options) =>
+  Effect.gen(function*() {
+    if (Option.isSome(options.server) && Option.isSome(options.kubeconfig)) {
+      return yield* fail("give --server or --kubeconfig, not both")
+    }
+    const layer = Replicate.layer({
+      identity: options.identity,
+      server: Option.getOrUndefined(options.server),
+      kubeconfig: Option.getOrUndefined(options.kubeconfig),
+      context: Option.getOrUndefined(options.context)
+    })
+    const context = yield* Layer.build(layer).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
+    yield* Replicate.make({ concurrency: options.concurrency }).pipe(
+      Effect.provide(context),
+      Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
+    )
+    yield* Console.error(`replicate: ${options.identity}: running`)
+    return yield* Effect.never
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription(
+      "copy ConfigMaps labelled replicate=true into namespaces labelled replicate-into=true, until interrupted"
+    )
+  )
+
+// -------------------------------------------------------------------------------------------------
 // the application
 // -------------------------------------------------------------------------------------------------
 
 const root = Command.make("effect-informers").pipe(
   Command.withDescription("Kubernetes informers for Effect"),
-  Command.withSubcommands([demo, serve, watch, chaos])
+  Command.withSubcommands([demo, serve, watch, chaos, replicate])
 )
 
 /**

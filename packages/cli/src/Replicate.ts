@@ -1,0 +1,230 @@
+/**
+ * A ConfigMap replicator: the model of a controller written with effect-informers (`effect-informers
+ * replicate`).
+ *
+ * Every ConfigMap labelled `replicate=true`, in any namespace, is copied (its `data` and `binaryData`) into
+ * every namespace labelled `replicate-into=true` other than its own, under the same name, labelled
+ * `replicated-from=<namespace>.<name>`. Copies follow their source; a source deleted or no longer
+ * labelled, or a namespace that loses its label, has its copies deleted. A ConfigMap of the same name in a
+ * target namespace without our label is not ours: it is never overwritten or deleted, and reported once.
+ *
+ * The reconcile is level-based: from the caches alone it computes the copies a source should have, and
+ * makes the cluster so. Each ConfigMap key is reconciled on its own events; a copy's events lead back to
+ * its source by the label; a namespace's events lead to every source; a ConfigMap that is not ours, to
+ * the sources of its name. Writes go through the `Client` with preconditions (an update carries the
+ * copy's resourceVersion, a delete its uid), so a stale cache costs a retry, never a wrong write, and the
+ * controller's read-your-own-writes keeps the next reconcile of a key from acting on a cache older than
+ * its own last write.
+ *
+ * @since 0.2.0
+ */
+import type * as ApiError from "effect-informers/ApiError"
+import * as Client from "effect-informers/Client"
+import * as Controller from "effect-informers/Controller"
+import * as HttpListerWatcher from "effect-informers/HttpListerWatcher"
+import type { LabelSelectorParseError } from "effect-informers/LabelSelector"
+import * as Informers from "effect-informers/Layer"
+import type * as Resource from "effect-informers/Resource"
+import { configMaps } from "effect-informers/Resource"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/**
+ * The label that makes a ConfigMap a source.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const sourceLabel = "replicate"
+
+/**
+ * The label that makes a namespace a target.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const targetLabel = "replicate-into"
+
+/**
+ * The label of a copy: `<namespace>.<name>` of its source (namespace names have no dots).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const copyLabel = "replicated-from"
+
+type ConfigMap = Resource.ConfigMap
+type Namespace = Resource.Namespace
+
+const labelsOf = (obj: ConfigMap | Namespace): Readonly<Record<string, string>> => obj.metadata?.labels ?? {}
+
+/** `<namespace>/<name>` of the source a copy came from. */
+const sourceOfCopy = (cm: ConfigMap): string | undefined => {
+  const from = labelsOf(cm)[copyLabel]
+  const dot = from === undefined ? -1 : from.indexOf(".")
+  return dot <= 0 ? undefined : `${from!.slice(0, dot)}/${from!.slice(dot + 1)}`
+}
+
+const isSource = (cm: ConfigMap): boolean => labelsOf(cm)[sourceLabel] === "true" && sourceOfCopy(cm) === undefined
+
+const isTarget = (ns: Namespace): boolean =>
+  labelsOf(ns)[targetLabel] === "true" && ns.metadata?.deletionTimestamp === undefined
+
+const sameData = (a: ConfigMap, b: ConfigMap): boolean =>
+  JSON.stringify(a.data ?? {}) === JSON.stringify(b.data ?? {}) &&
+  JSON.stringify(a.binaryData ?? {}) === JSON.stringify(b.binaryData ?? {})
+
+const keyOf = (cm: ConfigMap): string => `${cm.metadata?.namespace ?? ""}/${cm.metadata?.name ?? ""}`
+
+/** The copy of `source` in `namespace`: its data, our label, and (for an update) the copy's version. */
+const copyOf = (source: ConfigMap, namespace: string, from: string, resourceVersion?: string): ConfigMap => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: {
+    namespace,
+    name: source.metadata!.name!,
+    labels: { [copyLabel]: from },
+    ...(resourceVersion === undefined ? {} : { resourceVersion })
+  },
+  ...(source.data === undefined ? {} : { data: source.data }),
+  ...(source.binaryData === undefined ? {} : { binaryData: source.binaryData })
+})
+
+/** An answer meaning "the cache was behind": the next reconcile, on a fresher cache, does it. */
+const cacheWasBehind = (error: ApiError.ApiError | LabelSelectorParseError): boolean =>
+  error._tag === "StatusError" &&
+  (error.reason === "Conflict" || error.reason === "AlreadyExists" || error.reason === "NotFound")
+
+/**
+ * The replicator over the ConfigMap and Namespace informers and the `Client` of its context; it runs
+ * until its scope closes.
+ *
+ * @since 0.2.0
+ * @category controllers
+ */
+export const make = (options: { readonly concurrency?: number | undefined } = {}) =>
+  Effect.gen(function*() {
+    const client = yield* Client.Client
+    const cms = yield* Informers.ConfigMaps
+    const nss = yield* Informers.Namespaces
+    const warned = new Set<string>()
+
+    const sources = (name?: string) =>
+      Effect.map(
+        cms.informer.indexer.list,
+        (all) => all.filter((cm) => isSource(cm) && (name === undefined || cm.metadata?.name === name)).map(keyOf)
+      )
+
+    const reconcile = (request: Controller.Request) =>
+      Effect.gen(function*() {
+        const namespace = request.namespace ?? ""
+        const from = `${namespace}.${request.name}`
+        const source = Option.filter(
+          yield* Effect.option(cms.lister.byNamespace(namespace).get(request.name)),
+          isSource
+        )
+        const targets = Option.isNone(source)
+          ? []
+          : (yield* nss.lister.list()).filter(isTarget).map((ns) => ns.metadata!.name!).filter((t) => t !== namespace)
+
+        // the copies the source should have
+        for (const target of targets) {
+          const existing = yield* Effect.option(cms.lister.byNamespace(target).get(request.name))
+          if (Option.isNone(existing)) {
+            yield* client.create(configMaps, copyOf(source.pipe(Option.getOrThrow), target, from))
+          } else if (labelsOf(existing.value)[copyLabel] !== from) {
+            const where = `${target}/${request.name}`
+            if (!warned.has(where)) {
+              warned.add(where)
+              yield* Effect.logWarning(
+                `${where} exists and is not a copy of ${namespace}/${request.name}: left as it is`
+              )
+            }
+          } else if (!sameData(existing.value, source.pipe(Option.getOrThrow))) {
+            const rv = existing.value.metadata?.resourceVersion
+            yield* client.update(configMaps, copyOf(source.pipe(Option.getOrThrow), target, from, rv))
+          }
+        }
+
+        // and no others
+        for (const copy of yield* cms.lister.list(`${copyLabel}=${from}`)) {
+          const where = copy.metadata?.namespace ?? ""
+          if (targets.includes(where) || sourceOfCopy(copy) !== request.key) continue
+          const uid = copy.metadata?.uid
+          yield* client.delete(configMaps, copy.metadata!.name!, {
+            namespace: where,
+            ...(uid === undefined ? {} : { preconditions: { uid } })
+          })
+        }
+        return Controller.done
+      }).pipe(Effect.catchIf(cacheWasBehind, () => Effect.succeed(Controller.requeue)))
+
+    return yield* Controller.make({
+      name: "replicate",
+      for: cms,
+      watches: [
+        // a copy leads back to its source; a ConfigMap that is not ours, to the sources of its name
+        {
+          source: cms,
+          map: (cm) => {
+            const from = sourceOfCopy(cm)
+            return from !== undefined ? [from] : sources(cm.metadata?.name ?? "")
+          }
+        },
+        // a namespace, to every source
+        { source: nss, map: () => sources() }
+      ],
+      concurrency: options.concurrency ?? 4,
+      reconcile
+    })
+  })
+
+/**
+ * Where the replicator runs: a kubeconfig (with a context), or an API server URL without credentials.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ConnectOptions {
+  readonly kubeconfig?: string | undefined
+  readonly context?: string | undefined
+  readonly server?: string | undefined
+  /** Put in the User-Agent of every request (`effect-informers-replicate/<version> (<identity>)`). */
+  readonly identity: string
+}
+
+/**
+ * The User-Agent of a replicator with `identity`.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const userAgent = (identity: string): string => `effect-informers-replicate/0.2.0 (${identity})`
+
+/**
+ * What the replicator needs, against the cluster `options` name: the ConfigMap and Namespace informers and
+ * a Client, sharing one connection pool.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (options: ConnectOptions) => {
+  const kubeConfig = options.server !== undefined
+    ? Informers.kubeConfigFromOptions({ server: options.server })
+    : options.kubeconfig !== undefined
+    ? Informers.kubeConfigFromFile(options.kubeconfig, { context: options.context })
+    : Informers.kubeConfigFromDefault({ context: options.context })
+  const agent = userAgent(options.identity)
+  const transport = HttpListerWatcher.layerHttpClient.pipe(Layer.provideMerge(kubeConfig))
+  const informers = Layer.mergeAll(Informers.configMaps(), Informers.namespaces()).pipe(
+    Layer.provideMerge(Informers.factory()),
+    Layer.provide(
+      HttpListerWatcher.layerSource({
+        userAgent: agent,
+        watchInactivityTimeout: Informers.defaultWatchInactivityTimeout
+      })
+    )
+  )
+  return Layer.mergeAll(informers, Client.layer({ userAgent: agent })).pipe(Layer.provide(transport))
+}

@@ -1,0 +1,391 @@
+/**
+ * A Controller reconciles objects towards what they should be, one key at a time, as controller-runtime's
+ * and kube-rs's controllers do, on the library's informers and `WorkQueue`:
+ *
+ * - **Sources.** A primary resource (`for`, controller-runtime's `For`): each of its events queues the
+ *   object's key. `owns` child resources: an event of a child queues its owner's key, found by the child's
+ *   `ownerReferences` (the controller reference only, unless `everyOwner`) that match the primary's group
+ *   and kind. `watches` any other resource with a function from its objects to primary keys. Each source
+ *   may have predicates (`generationChanged`, `labelsChanged`, ... or your own) that skip no-op events.
+ *   Events from an informer's initial list, and updates that change nothing (a resync), are queued at
+ *   `WorkQueue.LowPriority`, so that a fresh event overtakes a backlog.
+ * - **Reconcile.** `reconcile(request)` returns an Effect: one reconcile per key at a time (the queue never
+ *   hands a key to two workers), `concurrency` workers. It ends with `done` (the default), `requeue`
+ *   (again, after the rate limiter's delay) or `requeueAfter(duration)`. A failure (or a defect) is logged
+ *   with its key and requeued through the rate limiter (per key exponential, 5 ms doubling to 1,000 s);
+ *   `errorPolicy` can decide otherwise (e.g. `done` for errors that will not heal).
+ * - **Read-your-own-writes.** Every write the library's `Client` makes inside a reconcile is recorded with
+ *   its resourceVersion (`Consistency.Writes`); a key is not reconciled again until the caches of the
+ *   resources it wrote have caught up to those versions (Kubernetes 1.36's KEP-5647 mechanism). A stale key
+ *   is requeued through the rate limiter (counted in `staleSkips`). The wait is bounded: after
+ *   `readYourWrites.maxWait` (10 s) the key is reconciled anyway, with a warning, so a write the informer
+ *   never shows (filtered out, or deleted at once, and no bookmark since) delays a key but never blocks it.
+ *   resourceVersions are compared only as KEP-5504 (Kubernetes 1.35) allows: decimal strings; any other
+ *   form never blocks.
+ * - **Lifecycle.** `make` registers the handlers, waits until every source has synced (`cacheSyncTimeout`,
+ *   2 minutes), then starts the workers in the current scope. Closing the scope stops taking work at once,
+ *   lets the reconciles in progress finish within `shutdownTimeout` (30 s; keep it inside a leader lease's
+ *   renew margin), interrupts what is still running, then removes the handlers. The informers belong to
+ *   an outer scope (their Layer), so they stop after the controller, never before.
+ *
+ * @example
+ * ```ts
+ * import { Controller, Informers } from "effect-informers"
+ * import { Effect, Layer, Option } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const configMaps = yield* Informers.ConfigMaps
+ *   yield* Controller.make({
+ *     name: "configmap-logger",
+ *     for: configMaps,
+ *     reconcile: (request) =>
+ *       Effect.gen(function*() {
+ *         const current = yield* Effect.option(configMaps.lister.byNamespace(request.namespace ?? "").get(request.name))
+ *         yield* Effect.log(`${request.key}: ${Option.isSome(current) ? "present" : "gone"}`)
+ *         return Controller.done
+ *       })
+ *   })
+ *   return yield* Effect.never
+ * }).pipe(Effect.scoped)
+ *
+ * const main = program.pipe(Effect.provide(Informers.configMaps().pipe(Layer.provide(Informers.live()))))
+ * ```
+ *
+ * @since 0.2.0
+ */
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Metric from "effect/Metric"
+import type * as Scope from "effect/Scope"
+import * as internal from "./internal/controller.js"
+import type { KubeObject } from "./KubeObject.js"
+import type * as RateLimiter from "./RateLimiter.js"
+import type { Resource } from "./Resource.js"
+import type { SharedInformer } from "./SharedInformer.js"
+import type * as WorkQueue from "./WorkQueue.js"
+
+// -------------------------------------------------------------------------------------------------
+// requests and results
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * What is reconciled: a primary object by namespace and name (the object itself may be gone).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Request {
+  /** `namespace/name`, or `name` for a cluster-scoped object: the queue's key. */
+  readonly key: string
+  /** `undefined` for a cluster-scoped object. */
+  readonly namespace: string | undefined
+  readonly name: string
+}
+
+/**
+ * How a reconcile ended.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Result =
+  | { readonly _tag: "Done" }
+  | { readonly _tag: "Requeue" }
+  | { readonly _tag: "RequeueAfter"; readonly delay: Duration.Duration }
+
+/**
+ * Reconciled: the key's failures are forgotten, it waits for its next event.
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const done: Result = internal.done
+
+/**
+ * Reconcile again after the rate limiter's delay for this key (its failures are not forgotten).
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const requeue: Result = internal.requeue
+
+/**
+ * Reconcile again after `delay` (the key's failures are forgotten), e.g. to check back on something slow.
+ *
+ * @since 0.2.0
+ * @category results
+ */
+export const requeueAfter: (delay: Duration.DurationInput) => Result = internal.requeueAfter
+
+/**
+ * The request of a key (`namespace/name` or `name`).
+ *
+ * @example
+ * ```ts
+ * import { Controller } from "effect-informers"
+ *
+ * console.log(Controller.request("default/web")) // { key: "default/web", namespace: "default", name: "web" }
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const request: (key: string) => Request = internal.request
+
+/**
+ * The request of an object (by its namespace and name), `undefined` for an object without a name.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const requestOf: (obj: unknown) => Request | undefined = internal.requestOf
+
+// -------------------------------------------------------------------------------------------------
+// predicates
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Which events of a source are worth a reconcile. A missing member lets its events through.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export interface Predicate<A> {
+  readonly create?: ((obj: A) => boolean) | undefined
+  readonly update?: ((oldObj: A, newObj: A) => boolean) | undefined
+  readonly delete?: ((obj: A) => boolean) | undefined
+}
+
+/**
+ * Updates pass when `metadata.generation` changed: status-only and metadata-only writes are skipped
+ * (controller-runtime's `GenerationChangedPredicate`, with its caveat: labels, annotations and finalizers
+ * of custom resources do not bump the generation).
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const generationChanged: Predicate<KubeObject> = internal.generationChanged
+
+/**
+ * Updates pass when `metadata.resourceVersion` changed: resyncs are skipped.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const resourceVersionChanged: Predicate<KubeObject> = internal.resourceVersionChanged
+
+/**
+ * Updates pass when the labels changed.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const labelsChanged: Predicate<KubeObject> = internal.labelsChanged
+
+/**
+ * Updates pass when the annotations changed.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const annotationsChanged: Predicate<KubeObject> = internal.annotationsChanged
+
+/**
+ * Every event passes when `f` holds for its object (the new one for updates).
+ *
+ * @example
+ * ```ts
+ * import { Controller } from "effect-informers"
+ *
+ * const labelled = Controller.filter((obj: { metadata?: { labels?: Record<string, string> } }) =>
+ *   obj.metadata?.labels?.["replicate"] === "true"
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const filter: <A>(f: (obj: A) => boolean) => Predicate<A> = internal.filter
+
+/**
+ * Passes when any of `predicates` passes.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const or: <A>(...predicates: ReadonlyArray<Predicate<A>>) => Predicate<A> = internal.or
+
+/**
+ * Passes when `predicate` does not.
+ *
+ * @since 0.2.0
+ * @category predicates
+ */
+export const not: <A>(predicate: Predicate<A>) => Predicate<A> = internal.not
+
+// -------------------------------------------------------------------------------------------------
+// sources and options
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A resource and its shared informer: what `Informers.tag(resource)` provides (`Informers.Informed`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Source<A> {
+  readonly resource: Resource<A>
+  readonly informer: SharedInformer.Service<A>
+}
+
+/**
+ * A child resource whose objects are mapped to their owners.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Owns<A> {
+  readonly source: Source<A>
+  /** Every owner reference of the primary's kind, not only the controller one. */
+  readonly everyOwner?: boolean | undefined
+  readonly predicates?: ReadonlyArray<Predicate<A>> | undefined
+}
+
+/**
+ * Any other resource, mapped to primary keys by `map` (for an update: the keys of the old and of the new
+ * object). `map` may be an Effect, e.g. to look keys up in a cache.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Watches<A> {
+  readonly source: Source<A>
+  readonly map: (obj: A) => Iterable<Request | string> | Effect.Effect<Iterable<Request | string>>
+  readonly predicates?: ReadonlyArray<Predicate<A>> | undefined
+}
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options<A, E, R> {
+  /** Names the controller in logs and metrics. */
+  readonly name: string
+  /** The primary resource. */
+  readonly for: Source<A>
+  /** Predicates of the primary's events. */
+  readonly predicates?: ReadonlyArray<Predicate<A>> | undefined
+
+  readonly owns?: ReadonlyArray<Owns<any>> | undefined
+
+  readonly watches?: ReadonlyArray<Watches<any>> | undefined
+  readonly reconcile: (request: Request) => Effect.Effect<Result | void, E, R>
+  /** Workers: reconciles of different keys at the same time. Defaults to 1. */
+  readonly concurrency?: number | undefined
+  /** The delays of failed keys. Defaults to `RateLimiter.exponential()` (5 ms doubling to 1,000 s). */
+  readonly rateLimiter?: RateLimiter.RateLimiter | undefined
+  /** What a failure leads to. Defaults to `requeue` (through the rate limiter). */
+  readonly errorPolicy?: ((error: E, request: Request) => Result) | undefined
+  /** Read-your-own-writes; `false` turns it off. */
+  readonly readYourWrites?: false | { readonly maxWait?: Duration.DurationInput | undefined } | undefined
+  /** Within a priority, keys are taken round robin across namespaces (default), or FIFO (`false`). */
+  readonly fairness?: boolean | undefined
+  /** How long `make` waits for the sources to sync. Defaults to 2 minutes. */
+  readonly cacheSyncTimeout?: Duration.DurationInput | undefined
+  /** How long reconciles in progress may run on at shutdown. Defaults to 30 s. */
+  readonly shutdownTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * A running controller.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Controller {
+  readonly name: string
+  /** Queues a key (as an event would). */
+  readonly enqueue: (request: Request | string, options?: WorkQueue.AddOptions) => Effect.Effect<void>
+  /** The controller's queue. */
+  readonly queue: WorkQueue.WorkQueue<string>
+  /** Reconciles in progress. */
+  readonly active: Effect.Effect<number>
+}
+
+// -------------------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The controller could not start: a source did not sync within `cacheSyncTimeout` (`CacheSyncTimeout`),
+ * or its informer stopped first (`SourceStopped`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const ControllerError: typeof internal.ControllerError = internal.ControllerError
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type ControllerError = internal.ControllerError
+
+// -------------------------------------------------------------------------------------------------
+// metrics
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Reconciles by `controller` and `result` (`success`, `error`, `requeue`, `requeue_after`).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcileTotal: Metric.Metric.Counter<number> = internal.reconcileTotal
+
+/**
+ * Failed reconciles (typed errors and defects), by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcileErrors: Metric.Metric.Counter<number> = internal.reconcileErrors
+
+/**
+ * The duration of reconciles, in seconds, by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcileDuration: Metric.Metric.Histogram<number> = internal.reconcileDuration
+
+/**
+ * Reconciles in progress, by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const activeWorkers: Metric.Metric.Gauge<number> = internal.activeWorkers
+
+/**
+ * Keys requeued because a cache had not caught up with the key's own last write, by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const staleSkips: Metric.Metric.Counter<number> = internal.staleSkips
+
+// -------------------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Starts a controller in the current scope (see the module's documentation); it runs until the scope
+ * closes. Fails with `ControllerError` when a source does not sync.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make: <A, E, R>(
+  options: Options<A, E, R>
+) => Effect.Effect<Controller, ControllerError, Scope.Scope | R> = internal.make

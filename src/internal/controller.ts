@@ -1,0 +1,506 @@
+/**
+ * The Controller's machinery: event handlers that turn informer events into keys, the workers that take
+ * keys from the WorkQueue and reconcile them, read-your-own-writes, and the ordered shutdown. `Controller`
+ * documents and re-exports it.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Consistency from "../Consistency.js"
+import type * as Controller from "../Controller.js"
+import { fastMetaNamespaceKey } from "../Indexer.js"
+import type { DeletedFinalStateUnknown, KubeObject } from "../KubeObject.js"
+import { unwrapDeleted } from "../KubeObject.js"
+import * as RateLimiter from "../RateLimiter.js"
+import { groupResource } from "../Resource.js"
+import type { Registration } from "../SharedInformer.js"
+import * as WorkQueue from "../WorkQueue.js"
+
+// -------------------------------------------------------------------------------------------------
+// requests and results
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const done: Controller.Result = { _tag: "Done" }
+
+/** @internal */
+export const requeue: Controller.Result = { _tag: "Requeue" }
+
+/** @internal */
+export const requeueAfter = (delay: Duration.DurationInput): Controller.Result => ({
+  _tag: "RequeueAfter",
+  delay: Duration.decode(delay)
+})
+
+/** @internal */
+export const request = (key: string): Controller.Request => {
+  const slash = key.indexOf("/")
+  return slash === -1
+    ? { key, namespace: undefined, name: key }
+    : { key, namespace: key.slice(0, slash), name: key.slice(slash + 1) }
+}
+
+/** @internal */
+export const requestOf = (obj: unknown): Controller.Request | undefined => {
+  const key = fastMetaNamespaceKey(obj)
+  return key === undefined ? undefined : request(key)
+}
+
+const keyOf = (r: Controller.Request | string): string => typeof r === "string" ? r : r.key
+
+const namespaceOf = (key: string): string => {
+  const slash = key.indexOf("/")
+  return slash === -1 ? "" : key.slice(0, slash)
+}
+
+// -------------------------------------------------------------------------------------------------
+// predicates
+// -------------------------------------------------------------------------------------------------
+
+const meta = (obj: KubeObject) => obj.metadata
+
+const sameMap = (
+  a: { readonly [key: string]: string } | undefined,
+  b: { readonly [key: string]: string } | undefined
+): boolean => {
+  if (a === b) return true
+  const ka = a === undefined ? [] : Object.keys(a)
+  const kb = b === undefined ? [] : Object.keys(b)
+  if (ka.length !== kb.length) return false
+  for (const k of ka) if (a![k] !== b?.[k]) return false
+  return true
+}
+
+/** @internal */
+export const generationChanged: Controller.Predicate<KubeObject> = {
+  update: (o, n) => meta(o)?.generation !== meta(n)?.generation
+}
+
+/** @internal */
+export const resourceVersionChanged: Controller.Predicate<KubeObject> = {
+  update: (o, n) => meta(o)?.resourceVersion !== meta(n)?.resourceVersion
+}
+
+/** @internal */
+export const labelsChanged: Controller.Predicate<KubeObject> = {
+  update: (o, n) => !sameMap(meta(o)?.labels, meta(n)?.labels)
+}
+
+/** @internal */
+export const annotationsChanged: Controller.Predicate<KubeObject> = {
+  update: (o, n) => !sameMap(meta(o)?.annotations, meta(n)?.annotations)
+}
+
+/** @internal */
+export const filter = <A>(f: (obj: A) => boolean): Controller.Predicate<A> => ({
+  create: f,
+  update: (_, n) => f(n),
+  delete: f
+})
+
+/** @internal */
+export const or = <A>(...predicates: ReadonlyArray<Controller.Predicate<A>>): Controller.Predicate<A> => ({
+  create: (obj) => predicates.some((p) => p.create === undefined || p.create(obj)),
+  update: (o, n) => predicates.some((p) => p.update === undefined || p.update(o, n)),
+  delete: (obj) => predicates.some((p) => p.delete === undefined || p.delete(obj))
+})
+
+/** @internal */
+export const not = <A>(predicate: Controller.Predicate<A>): Controller.Predicate<A> => ({
+  create: (obj) => predicate.create !== undefined && !predicate.create(obj),
+  update: (o, n) => predicate.update !== undefined && !predicate.update(o, n),
+  delete: (obj) => predicate.delete !== undefined && !predicate.delete(obj)
+})
+
+const passesCreate = <A>(predicates: ReadonlyArray<Controller.Predicate<A>> | undefined, obj: A): boolean => {
+  if (predicates === undefined) return true
+  for (const p of predicates) if (p.create !== undefined && !p.create(obj)) return false
+  return true
+}
+
+const passesUpdate = <A>(predicates: ReadonlyArray<Controller.Predicate<A>> | undefined, o: A, n: A): boolean => {
+  if (predicates === undefined) return true
+  for (const p of predicates) if (p.update !== undefined && !p.update(o, n)) return false
+  return true
+}
+
+/** A tombstone without its last state passes: its key is all there is. */
+const passesDelete = <A>(
+  predicates: ReadonlyArray<Controller.Predicate<A>> | undefined,
+  obj: A | undefined
+): boolean => {
+  if (predicates === undefined || obj === undefined) return true
+  for (const p of predicates) if (p.delete !== undefined && !p.delete(obj)) return false
+  return true
+}
+
+// -------------------------------------------------------------------------------------------------
+// owners
+// -------------------------------------------------------------------------------------------------
+
+interface OwnerReference {
+  readonly apiVersion?: unknown
+  readonly kind?: unknown
+  readonly name?: unknown
+  readonly controller?: unknown
+}
+
+const groupOfApiVersion = (apiVersion: string): string => {
+  const slash = apiVersion.indexOf("/")
+  return slash === -1 ? "" : apiVersion.slice(0, slash)
+}
+
+/**
+ * The keys of `child`'s owners of the primary's group and kind (the version does not matter, as in
+ * controller-runtime): the controller reference only, or every matching one. A namespaced owner lives in
+ * its child's namespace.
+ */
+const ownerKeys = (
+  child: unknown,
+  primary: { readonly group: string; readonly kind: string; readonly namespaced: boolean },
+  everyOwner: boolean,
+  into: Array<string>
+): void => {
+  const metadata = (child as KubeObject | undefined)?.metadata
+  const refs = metadata?.ownerReferences
+  if (!Array.isArray(refs)) return
+  for (const ref of refs as ReadonlyArray<OwnerReference>) {
+    if (typeof ref !== "object" || ref === null) continue
+    if (!everyOwner && ref.controller !== true) continue
+    if (typeof ref.apiVersion !== "string" || typeof ref.name !== "string" || ref.name === "") continue
+    if (ref.kind !== primary.kind || groupOfApiVersion(ref.apiVersion) !== primary.group) {
+      if (!everyOwner) return // the controller reference is of another kind
+      continue
+    }
+    const namespace = metadata?.namespace
+    into.push(primary.namespaced && namespace !== undefined && namespace !== "" ? `${namespace}/${ref.name}` : ref.name)
+    if (!everyOwner) return
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// errors and metrics
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export class ControllerError extends Data.TaggedError("ControllerError")<{
+  readonly reason: "CacheSyncTimeout" | "SourceStopped"
+  readonly controller: string
+  readonly message: string
+}> {}
+
+/** @internal */
+export const durationBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 16 })
+
+/** @internal */
+export const reconcileTotal = Metric.counter("effect_informers_reconcile_total", {
+  description: "Reconciles by controller and result",
+  incremental: true
+})
+
+/** @internal */
+export const reconcileErrors = Metric.counter("effect_informers_reconcile_errors_total", {
+  description: "Failed reconciles",
+  incremental: true
+})
+
+/** @internal */
+export const reconcileDuration = Metric.histogram(
+  "effect_informers_reconcile_time_seconds",
+  durationBoundaries,
+  "The duration of reconciles in seconds"
+)
+
+/** @internal */
+export const activeWorkers = Metric.gauge("effect_informers_reconcile_active_workers", {
+  description: "Reconciles in progress"
+})
+
+/** @internal */
+export const staleSkips = Metric.counter("effect_informers_reconcile_stale_skips_total", {
+  description: "Reconciles postponed until a cache caught up with the key's own write",
+  incremental: true
+})
+
+// -------------------------------------------------------------------------------------------------
+// make
+// -------------------------------------------------------------------------------------------------
+
+const defaultCacheSyncTimeout = Duration.minutes(2)
+const defaultShutdownTimeout = Duration.seconds(30)
+
+/** @internal */
+export const make = <A, E, R>(
+  options: Controller.Options<A, E, R>
+): Effect.Effect<Controller.Controller, ControllerError, Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const name = options.name
+    const scope = yield* Effect.scope
+    const clock = yield* Effect.clock
+
+    // ---- the queue (created first: closed last) ----------------------------------------------------
+    const queue = yield* WorkQueue.make<string>({
+      name,
+      rateLimiter: options.rateLimiter ?? RateLimiter.exponential(),
+      ...(options.fairness === false ? {} : { group: namespaceOf })
+    })
+
+    // ---- read-your-own-writes ----------------------------------------------------------------------
+    const sources = [
+      options.for,
+      ...(options.owns ?? []).map((o) => o.source),
+      ...(options.watches ?? []).map((w) => w.source)
+    ]
+    const caches = new Map<string, Effect.Effect<string>>()
+    for (const source of sources) {
+      caches.set(groupResource(source.resource), source.informer.indexer.lastResourceVersion)
+    }
+    const tracker = options.readYourWrites === false
+      ? undefined
+      : yield* Consistency.makeTracker({ caches, maxWait: options.readYourWrites?.maxWait })
+
+    // ---- events to keys ----------------------------------------------------------------------------
+    const low = { priority: WorkQueue.LowPriority }
+    const normal = {}
+    const addKeys = (keys: ReadonlyArray<string>, priority: WorkQueue.AddOptions) =>
+      keys.length === 0 ? Effect.void : queue.addAll(keys, priority)
+    const unchanged = (o: unknown, n: unknown) =>
+      (o as KubeObject).metadata?.resourceVersion === (n as KubeObject).metadata?.resourceVersion
+
+    const registrations: Array<Registration> = []
+    yield* Effect.addFinalizer(() => Effect.forEach(registrations, (r) => r.remove, { discard: true }))
+
+    const primary = options.for
+    const predicates = options.predicates
+    registrations.push(
+      yield* primary.informer.addEventHandler({
+        name: `${name}/for`,
+        onAdd: (obj, initial) => {
+          if (!passesCreate(predicates, obj)) return Effect.void
+          const key = fastMetaNamespaceKey(obj)
+          return key === undefined ? Effect.void : queue.add(key, initial ? low : normal)
+        },
+        onUpdate: (o, n) => {
+          if (!passesUpdate(predicates, o, n)) return Effect.void
+          const key = fastMetaNamespaceKey(n)
+          return key === undefined ? Effect.void : queue.add(key, unchanged(o, n) ? low : normal)
+        },
+        onDelete: (obj) => {
+          if (!passesDelete(predicates, unwrapDeleted(obj))) return Effect.void
+          const key = fastMetaNamespaceKey(obj)
+          if (key === undefined) return Effect.void
+          return Effect.zipRight(tracker === undefined ? Effect.void : tracker.clear(key), queue.add(key))
+        }
+      }).pipe(Effect.mapError(stopped(name)))
+    )
+
+    for (const owns of options.owns ?? []) {
+      const everyOwner = owns.everyOwner === true
+      const keys = (...objs: ReadonlyArray<unknown>) => {
+        const into: Array<string> = []
+        for (const obj of objs) ownerKeys(obj, primary.resource, everyOwner, into)
+        return into.length > 1 ? Array.from(new Set(into)) : into
+      }
+      registrations.push(
+        yield* owns.source.informer.addEventHandler({
+          name: `${name}/owns/${groupResource(owns.source.resource)}`,
+          onAdd: (obj, initial) =>
+            passesCreate(owns.predicates, obj) ? addKeys(keys(obj), initial ? low : normal) : Effect.void,
+          onUpdate: (o, n) =>
+            passesUpdate(owns.predicates, o, n) ? addKeys(keys(o, n), unchanged(o, n) ? low : normal) : Effect.void,
+          onDelete: (obj: unknown) => {
+            const last = unwrapDeleted(obj as DeletedFinalStateUnknown<unknown>)
+            return passesDelete(owns.predicates, last) ? addKeys(keys(last), normal) : Effect.void
+          }
+        }).pipe(Effect.mapError(stopped(name)))
+      )
+    }
+
+    for (const watches of options.watches ?? []) {
+      const keys = (...objs: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<string>> => {
+        const into = new Set<string>()
+        let pending: Array<Effect.Effect<Iterable<Controller.Request | string>>> | undefined
+        for (const obj of objs) {
+          if (obj === undefined) continue
+          const mapped = watches.map(obj)
+          if (Effect.isEffect(mapped)) (pending ??= []).push(mapped)
+          else for (const r of mapped) into.add(keyOf(r))
+        }
+        if (pending === undefined) return Effect.succeed(Array.from(into))
+        return Effect.map(Effect.all(pending), (results) => {
+          for (const result of results) for (const r of result) into.add(keyOf(r))
+          return Array.from(into)
+        })
+      }
+      registrations.push(
+        yield* watches.source.informer.addEventHandler({
+          name: `${name}/watches/${groupResource(watches.source.resource)}`,
+          onAdd: (obj, initial) =>
+            passesCreate(watches.predicates, obj)
+              ? Effect.flatMap(keys(obj), (ks) => addKeys(ks, initial ? low : normal))
+              : Effect.void,
+          onUpdate: (o, n) =>
+            passesUpdate(watches.predicates, o, n)
+              ? Effect.flatMap(keys(o, n), (ks) => addKeys(ks, unchanged(o, n) ? low : normal))
+              : Effect.void,
+          onDelete: (obj: unknown) => {
+            const last = unwrapDeleted(obj as DeletedFinalStateUnknown<unknown>)
+            return passesDelete(watches.predicates, last)
+              ? Effect.flatMap(keys(last), (ks) => addKeys(ks, normal))
+              : Effect.void
+          }
+        }).pipe(Effect.mapError(stopped(name)))
+      )
+    }
+
+    // ---- wait for the sources ------------------------------------------------------------------------
+    const syncTimeout = Duration.decode(options.cacheSyncTimeout ?? defaultCacheSyncTimeout)
+    yield* Effect.forEach(registrations, (r) => r.synced, { concurrency: "unbounded", discard: true }).pipe(
+      Effect.mapError(stopped(name)),
+      Effect.timeoutFail({
+        duration: syncTimeout,
+        onTimeout: () =>
+          new ControllerError({
+            reason: "CacheSyncTimeout",
+            controller: name,
+            message: `${name}: the sources did not sync within ${Duration.format(syncTimeout)}`
+          })
+      })
+    )
+
+    // ---- the workers ---------------------------------------------------------------------------------
+    const tagged = <T extends Metric.Metric<any, any, any>>(metric: T): T =>
+      Metric.tagged(metric, "controller", name) as T
+    const results = {
+      success: Metric.tagged(tagged(reconcileTotal), "result", "success"),
+      error: Metric.tagged(tagged(reconcileTotal), "result", "error"),
+      requeue: Metric.tagged(tagged(reconcileTotal), "result", "requeue"),
+      requeueAfter: Metric.tagged(tagged(reconcileTotal), "result", "requeue_after")
+    }
+    const errors = tagged(reconcileErrors)
+    const duration = tagged(reconcileDuration)
+    const activeGauge = tagged(activeWorkers)
+    const stale = tagged(staleSkips)
+    const policy = options.errorPolicy
+
+    let stopping = false
+    let active = 0
+
+    /** What a result does to the key in the queue. */
+    const requeueBy = (key: string, priority: number, result: Controller.Result): Effect.Effect<void> => {
+      switch (result._tag) {
+        case "Done":
+          return queue.forget(key)
+        case "Requeue":
+          return queue.addRateLimited(key, { priority })
+        case "RequeueAfter":
+          return Effect.zipRight(queue.forget(key), queue.add(key, { after: result.delay, priority }))
+      }
+    }
+    const counted = {
+      Done: results.success,
+      Requeue: results.requeue,
+      RequeueAfter: results.requeueAfter
+    } as const
+
+    const reconcileOne = (key: string, priority: number): Effect.Effect<void, never, R> =>
+      Effect.gen(function*() {
+        if (tracker !== undefined) {
+          const behind = yield* tracker.check(key)
+          if (Option.isSome(behind)) {
+            yield* Effect.logDebug(
+              `${name}: ${key}: the ${behind.value.groupResource} cache is at ${behind.value.readResourceVersion}, ` +
+                `older than this key's own write at ${behind.value.writtenResourceVersion}: later`
+            )
+            yield* Metric.increment(stale)
+            return yield* queue.addRateLimited(key, { priority })
+          }
+        }
+        const req = request(key)
+        const writes: Consistency.WritesService = {
+          record: (gr, rv) => tracker === undefined ? Effect.void : tracker.wrote(key, gr, rv)
+        }
+        active++
+        yield* Metric.set(activeGauge, active)
+        const started = clock.unsafeCurrentTimeMillis()
+        const exit = yield* options.reconcile(req).pipe(
+          Effect.provideService(Consistency.Writes, writes),
+          Effect.annotateLogs({ controller: name, key }),
+          Effect.withSpan("Controller.reconcile", { attributes: { controller: name, key } }),
+          Effect.exit
+        )
+        active--
+        yield* Metric.set(activeGauge, active)
+        yield* Metric.update(duration, (clock.unsafeCurrentTimeMillis() - started) / 1000)
+        if (Exit.isSuccess(exit)) {
+          const result = exit.value ?? done
+          yield* Metric.increment(counted[result._tag])
+          return yield* requeueBy(key, priority, result)
+        }
+        if (Cause.isInterruptedOnly(exit.cause)) return
+        yield* Metric.increment(errors)
+        yield* Metric.increment(results.error)
+        const failure = Cause.failureOption(exit.cause)
+        yield* Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
+          Effect.annotateLogs({ controller: name, key })
+        )
+        // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime)
+        const next = Option.isSome(failure) && policy !== undefined ? policy(failure.value, req) : requeue
+        return yield* requeueBy(key, priority, next)
+      }).pipe(Effect.ensuring(queue.done(key)))
+
+    const worker: Effect.Effect<void, never, R> = Effect.gen(function*() {
+      while (!stopping) {
+        const item = yield* Effect.option(queue.getWithPriority)
+        if (Option.isNone(item)) return
+        if (stopping) return yield* queue.done(item.value.key)
+        yield* reconcileOne(item.value.key, item.value.priority)
+      }
+    })
+
+    const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
+    const workers: Array<Fiber.RuntimeFiber<void>> = []
+    for (let i = 0; i < concurrency; i++) workers.push(yield* Effect.forkIn(worker, scope))
+
+    // Added last, so it runs first when the scope closes: stop taking work, let the reconciles in progress
+    // finish within the deadline, interrupt the rest; then the handlers are removed and the queue closed.
+    const shutdownTimeout = Duration.decode(options.shutdownTimeout ?? defaultShutdownTimeout)
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        stopping = true
+        yield* queue.shutdown
+        // (a finalizer is uninterruptible: the wait must be made interruptible for the timeout to end it)
+        const finished = yield* Effect.interruptible(Fiber.awaitAll(workers)).pipe(
+          Effect.timeout(shutdownTimeout),
+          Effect.option
+        )
+        if (Option.isNone(finished)) {
+          yield* Effect.logWarning(
+            `${name}: ${active} reconciles still running after ${Duration.format(shutdownTimeout)}: interrupted`
+          )
+          yield* Fiber.interruptAll(workers)
+        }
+      })
+    )
+
+    return {
+      name,
+      queue,
+      enqueue: (r, addOptions) => queue.add(keyOf(r), addOptions),
+      active: Effect.sync(() => active)
+    }
+  })
+
+const stopped = (name: string) => (error: { readonly message: string }): ControllerError =>
+  error instanceof ControllerError
+    ? error
+    : new ControllerError({ reason: "SourceStopped", controller: name, message: `${name}: ${error.message}` })

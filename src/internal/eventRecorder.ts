@@ -1,0 +1,202 @@
+/**
+ * The event recorder's machinery: the buffer, the writer fiber, series of isomorphic events and the spam
+ * filter. `EventRecorder` documents and re-exports it.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import { Client, mergePatch } from "../Client.js"
+import type * as EventRecorder from "../EventRecorder.js"
+import type { KubeObject } from "../KubeObject.js"
+import type { Resource } from "../Resource.js"
+import { apiVersion, eventsV1 } from "../Resource.js"
+import { TokenBucket } from "./tokenBucket.js"
+
+/** @internal */
+export const dropped = Metric.counter("effect_informers_events_dropped_total", {
+  description: "Events not written: the buffer was full, the spam filter refused them, or the write failed",
+  incremental: true
+})
+
+interface Pending {
+  readonly regarding: Reference
+  readonly related: Reference | undefined
+  readonly event: EventRecorder.Event
+  readonly at: number
+}
+
+interface Reference {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly namespace?: string | undefined
+  readonly name: string
+  readonly uid?: string | undefined
+  readonly resourceVersion?: string | undefined
+}
+
+interface Series {
+  readonly name: string
+  readonly namespace: string
+  count: number
+  last: number
+}
+
+const referenceOf = (resource: Resource<unknown>, object: KubeObject): Reference => ({
+  apiVersion: apiVersion(resource),
+  kind: resource.kind,
+  ...(object.metadata?.namespace === undefined ? {} : { namespace: object.metadata.namespace }),
+  name: object.metadata?.name ?? "",
+  ...(object.metadata?.uid === undefined ? {} : { uid: object.metadata.uid }),
+  ...(object.metadata?.resourceVersion === undefined ? {} : { resourceVersion: object.metadata.resourceVersion })
+})
+
+/** RFC 3339 with microseconds: a `MicroTime`. */
+const microTime = (millis: number): string => new Date(millis).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z")
+
+const maxNote = 1024
+
+/** @internal */
+export const make = (
+  options: EventRecorder.Options
+): Effect.Effect<EventRecorder.EventRecorder.Service, never, Client | Scope.Scope> =>
+  Effect.gen(function*() {
+    const client = yield* Client
+    const clock = yield* Effect.clock
+    const capacity = Math.max(1, options.capacity ?? 1000)
+    const window = Duration.toMillis(options.seriesWindow ?? Duration.minutes(6))
+    const burst = options.spam?.burst ?? 25
+    const refill = Duration.toMillis(options.spam?.refill ?? Duration.minutes(5))
+    const queue = yield* Queue.dropping<Pending>(capacity)
+    // events accepted and not yet written, and the flushes waiting for that to be none
+    let outstanding = 0
+    let flushes: Array<() => void> = []
+    const settled = () => {
+      if (--outstanding > 0 || flushes.length === 0) return
+      const waiting = flushes
+      flushes = []
+      for (const resume of waiting) resume()
+    }
+    const series = new Map<string, Series>()
+    const buckets = new Map<string, TokenBucket>()
+    const droppedBy = (reason: string) => Metric.tagged(dropped, "reason", reason)
+    const full = droppedBy("full")
+    const spam = droppedBy("spam")
+    const failed = droppedBy("failed")
+
+    const isomorphic = (p: Pending): string =>
+      JSON.stringify([
+        p.regarding.apiVersion,
+        p.regarding.kind,
+        p.regarding.namespace,
+        p.regarding.name,
+        p.regarding.uid,
+        p.event.type,
+        p.event.reason,
+        p.event.action,
+        p.event.note,
+        p.related?.kind,
+        p.related?.namespace,
+        p.related?.name
+      ])
+
+    const write = (p: Pending): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const objectKey = `${p.regarding.kind}/${p.regarding.namespace ?? ""}/${p.regarding.name}`
+        let bucket = buckets.get(objectKey)
+        if (bucket === undefined) {
+          bucket = new TokenBucket(1000 / refill, burst)
+          buckets.set(objectKey, bucket)
+        }
+        const key = isomorphic(p)
+        const known = series.get(key)
+        if (known !== undefined && p.at - known.last < window) {
+          known.count++
+          known.last = p.at
+          return Effect.asVoid(client.patch(
+            eventsV1,
+            known.name,
+            mergePatch({ series: { count: known.count, lastObservedTime: microTime(p.at) } }),
+            { namespace: known.namespace }
+          ))
+        }
+        if (!bucket.tryTake(p.at)) return Metric.increment(spam)
+        const namespace = p.regarding.namespace ?? "default"
+        const name = `${p.regarding.name}.${(p.at * 1e6 + (series.size % 1e6)).toString(16)}`
+        const note = p.event.note === undefined ? undefined : p.event.note.slice(0, maxNote)
+        return Effect.map(
+          client.create(eventsV1, {
+            apiVersion: "events.k8s.io/v1",
+            kind: "Event",
+            metadata: { namespace, name },
+            eventTime: microTime(p.at),
+            reportingController: options.reportingController,
+            reportingInstance: options.reportingInstance,
+            action: p.event.action,
+            reason: p.event.reason,
+            type: p.event.type,
+            ...(note === undefined ? {} : { note }),
+            regarding: p.regarding,
+            ...(p.related === undefined ? {} : { related: p.related })
+          } as never),
+          (): void => void series.set(key, { name, namespace, count: 1, last: p.at })
+        )
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(
+            Effect.logDebug(`event ${p.event.reason} about ${p.regarding.kind} ${p.regarding.name} not written`, cause),
+            Metric.increment(failed)
+          )
+        )
+      )
+    const handle = (p: Pending): Effect.Effect<void> => Effect.ensuring(write(p), Effect.sync(settled))
+
+    // forget series and buckets gone quiet, so that memory follows the objects still eventful
+    const sweep = (now: number) => {
+      for (const [key, s] of series) if (now - s.last >= window) series.delete(key)
+      if (buckets.size > 4096) buckets.clear()
+    }
+
+    let writes = 0
+    yield* Effect.forkScoped(Effect.forever(Effect.gen(function*() {
+      const batch = yield* Queue.takeBetween(queue, 1, 100)
+      for (const item of batch) {
+        yield* handle(item)
+        if (++writes % 256 === 0) sweep(clock.unsafeCurrentTimeMillis())
+      }
+    })))
+    // at shutdown, write what waits (bounded), then stop
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        const rest = yield* Queue.takeAll(queue)
+        for (const item of rest) yield* handle(item)
+      }).pipe(Effect.timeout("5 seconds"), Effect.ignore, Effect.interruptible)
+    )
+
+    return {
+      record: (resource, object, event) =>
+        Effect.suspend(() => {
+          const pending: Pending = {
+            regarding: referenceOf(resource, object),
+            related: event.related === undefined
+              ? undefined
+              : referenceOf(event.related.resource, event.related.object),
+            event,
+            at: clock.unsafeCurrentTimeMillis()
+          }
+          outstanding++
+          return Effect.flatMap(Queue.offer(queue, pending), (accepted) => {
+            if (accepted) return Effect.void
+            outstanding--
+            return Metric.increment(full)
+          })
+        }),
+      flush: Effect.async<void>((resume) => {
+        if (outstanding === 0) return resume(Effect.void)
+        flushes.push(() => resume(Effect.void))
+      })
+    }
+  })

@@ -1,0 +1,242 @@
+/**
+ * Controller: the reconcile loop (per-key serialisation, concurrency, results, failures, priorities).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Metric, TestClock } from "effect"
+import * as Controller from "../../src/Controller.js"
+import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
+import * as RateLimiter from "../../src/RateLimiter.js"
+import * as SharedInformer from "../../src/SharedInformer.js"
+import { captureLogs, settle } from "../fixtures/index.js"
+import type { Obj } from "./fixtures.js"
+import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
+
+describe("Controller: reconcile", () => {
+  it.scoped("reconciles every object of the initial list after the sources synced, then each change", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "one"), obj("b", "two")])
+      const r = recorder()
+      yield* Controller.make({
+        name: "basic",
+        for: cms,
+        reconcile: (request) => r.around(request, () => Effect.void)
+      })
+      yield* eventually(() => r.seen.length === 2, "two reconciles")
+      assert.deepStrictEqual([...r.seen].sort(), ["a/one", "b/two"])
+      yield* cms.fake.modify(obj("a", "one", { data: { x: "1" } }))
+      yield* cms.fake.add(obj("c", "three"))
+      yield* cms.fake.delete(obj("b", "two"))
+      yield* eventually(() => r.seen.length === 5, "three more")
+      assert.deepStrictEqual(r.seen.slice(2).sort(), ["a/one", "b/two", "c/three"])
+    }))
+
+  it.scoped("the request names namespace and name; a cluster-scoped key has no namespace", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(Controller.request("default/web"), {
+        key: "default/web",
+        namespace: "default",
+        name: "web"
+      })
+      assert.deepStrictEqual(Controller.request("node-1"), { key: "node-1", namespace: undefined, name: "node-1" })
+      assert.deepStrictEqual(Controller.requestOf(obj("ns", "x")), { key: "ns/x", namespace: "ns", name: "x" })
+      assert.isUndefined(Controller.requestOf({ metadata: {} }))
+    }))
+
+  it.scoped("one reconcile per key at a time: events during a reconcile give exactly one more after it", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "one")])
+      const r = recorder()
+      const release = yield* Deferred.make<void>()
+      yield* Controller.make({
+        name: "serial",
+        for: cms,
+        concurrency: 4,
+        reconcile: (request) =>
+          r.around(request, () => r.count(request.key) === 1 ? Deferred.await(release) : Effect.void)
+      })
+      yield* eventually(() => r.seen.length === 1, "the first reconcile")
+      for (let i = 0; i < 5; i++) yield* cms.fake.modify(obj("a", "one", { data: { i: String(i) } }))
+      yield* settle
+      assert.strictEqual(r.count("a/one"), 1, "not handed to a second worker while the first runs")
+      yield* Deferred.succeed(release, undefined)
+      yield* eventually(() => r.count("a/one") === 2, "one more reconcile")
+      for (let i = 0; i < 20; i++) yield* settle
+      assert.strictEqual(r.count("a/one"), 2, "the five events collapsed into one")
+      assert.isFalse(r.sameKeyOverlap)
+    }))
+
+  it.scoped("concurrency bounds the reconciles of different keys running at once", () =>
+    Effect.gen(function*() {
+      const initial = Array.from({ length: 10 }, (_, i) => obj("ns", `o${i}`))
+      const cms = yield* source(configMaps, initial)
+      const r = recorder()
+      yield* Controller.make({
+        name: "bounded",
+        for: cms,
+        concurrency: 3,
+        reconcile: (request) => r.around(request, () => Effect.sleep("1 second"))
+      })
+      yield* eventually(() => r.seen.length === 3, "three at once")
+      yield* settle
+      assert.strictEqual(r.seen.length, 3)
+      for (let i = 0; i < 4; i++) yield* TestClock.adjust("1 second")
+      yield* eventually(() => r.seen.length === 10, "all ten")
+      assert.strictEqual(r.maxConcurrent, 3)
+    }))
+
+  it.scoped("requeueAfter reconciles the key again after the delay, through Clock", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "one")])
+      const r = recorder()
+      yield* Controller.make({
+        name: "after",
+        for: cms,
+        reconcile: (request) =>
+          r.around(
+            request,
+            () => Effect.succeed(r.count(request.key) === 1 ? Controller.requeueAfter("10 seconds") : Controller.done)
+          )
+      })
+      yield* eventually(() => r.seen.length === 1, "first")
+      yield* TestClock.adjust("9999 millis")
+      yield* settle
+      assert.strictEqual(r.seen.length, 1)
+      yield* TestClock.adjust("1 millis")
+      yield* eventually(() => r.seen.length === 2, "second, at 10 s")
+    }))
+
+  it.scoped("a failure is requeued through the rate limiter (5 ms doubling), logged with its key; success forgets", () =>
+    Effect.gen(function*() {
+      const logs = captureLogs()
+      const cms = yield* source(configMaps, [obj("a", "one")])
+      const times: Array<number> = []
+      const controller = yield* logs.capture(Controller.make({
+        name: "failing",
+        for: cms,
+        reconcile: () =>
+          Effect.gen(function*() {
+            times.push(yield* TestClock.currentTimeMillis)
+            if (times.length <= 4) return yield* Effect.fail("not yet" as const)
+            return Controller.done
+          })
+      }))
+      for (let i = 0; i < 200 && times.length < 5; i++) yield* TestClock.adjust("1 millis")
+      const start = times[0]!
+      assert.deepStrictEqual(times.map((t) => t - start), [0, 5, 15, 35, 75])
+      assert.isTrue(
+        logs.lines.some((line) =>
+          line.startsWith("WARN") && line.includes("reconcile of a/one failed") && line.includes("key=a/one")
+        )
+      )
+      assert.strictEqual(yield* controller.queue.numRequeues("a/one"), 0)
+    }))
+
+  it.scoped("errorPolicy decides what a failure leads to; a defect is requeued", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "terminal"), obj("a", "defect")])
+      const r = recorder()
+      yield* Controller.make({
+        name: "policy",
+        for: cms,
+        rateLimiter: RateLimiter.exponential({ base: "1 second" }),
+        errorPolicy: (error: "terminal") => error === "terminal" ? Controller.done : Controller.requeue,
+        reconcile: (request) =>
+          r.around(
+            request,
+            () =>
+              request.name === "terminal"
+                ? Effect.fail("terminal" as const)
+                : r.count(request.key) === 1
+                ? Effect.die("boom")
+                : Effect.void
+          )
+      })
+      yield* eventually(() => r.seen.length === 2, "both once")
+      yield* TestClock.adjust("5 seconds")
+      yield* eventually(() => r.count("a/defect") === 2, "the defect requeued")
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(r.count("a/terminal"), 1, "the terminal error is not retried")
+    }))
+
+  it.scoped("results are counted by controller and result", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "ok"), obj("a", "err"), obj("a", "later")])
+      const seen = new Set<string>()
+      yield* Controller.make({
+        name: "metrics",
+        for: cms,
+        errorPolicy: () => Controller.done,
+        reconcile: (request) =>
+          Effect.suspend(() => {
+            const first = !seen.has(request.key)
+            seen.add(request.key)
+            if (request.name === "err") return Effect.fail("x")
+            if (request.name === "later" && first) return Effect.succeed(Controller.requeueAfter("1 second"))
+            return Effect.succeed(Controller.done)
+          })
+      })
+      yield* eventually(() => seen.size === 3, "three keys")
+      yield* TestClock.adjust("1 second")
+      yield* settle
+      const value = (result: string) =>
+        Metric.value(
+          Controller.reconcileTotal.pipe(Metric.tagged("controller", "metrics"), Metric.tagged("result", result))
+        )
+      assert.strictEqual((yield* value("success")).count, 2)
+      assert.strictEqual((yield* value("error")).count, 1)
+      assert.strictEqual((yield* value("requeue_after")).count, 1)
+      const errors = yield* Metric.value(Controller.reconcileErrors.pipe(Metric.tagged("controller", "metrics")))
+      assert.strictEqual(errors.count, 1)
+    }))
+
+  it.scoped("initial-list keys wait at low priority: a fresh event overtakes the backlog", () =>
+    Effect.gen(function*() {
+      const initial = Array.from({ length: 20 }, (_, i) => obj("ns", `old${String(i).padStart(2, "0")}`))
+      const cms = yield* source(configMaps, initial)
+      const r = recorder()
+      const gate = yield* Deferred.make<void>()
+      yield* Controller.make({
+        name: "priority",
+        for: cms,
+        reconcile: (request) => r.around(request, () => r.seen.length === 1 ? Deferred.await(gate) : Effect.void)
+      })
+      yield* eventually(() => r.seen.length === 1, "the first of the backlog")
+      yield* cms.fake.add(obj("ns", "fresh"))
+      yield* settle
+      yield* Deferred.succeed(gate, undefined)
+      yield* eventually(() => r.seen.length === 21, "everything")
+      assert.strictEqual(r.seen[1], "ns/fresh")
+    }))
+
+  it.scoped("within a priority, namespaces take turns: a busy namespace does not starve the others", () =>
+    Effect.gen(function*() {
+      const initial = [
+        ...Array.from({ length: 10 }, (_, i) => obj("busy", `b${i}`)),
+        obj("quiet", "q0")
+      ]
+      const cms = yield* source(configMaps, initial)
+      const r = recorder()
+      yield* Controller.make({ name: "fair", for: cms, reconcile: (request) => r.around(request, () => Effect.void) })
+      yield* eventually(() => r.seen.length === 11, "all")
+      assert.isTrue(r.seen.indexOf("quiet/q0") <= 1, `quiet served early: ${r.seen.join(",")}`)
+    }))
+
+  it.scoped("a source that does not sync fails make with CacheSyncTimeout", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeListerWatcher.make<Obj>({ resource: configMaps })
+      const informer = yield* SharedInformer.make(fake, { name: "never-started" })
+      const fiber = yield* Effect.fork(
+        Controller.make({
+          name: "stuck",
+          for: { resource: configMaps, informer },
+          cacheSyncTimeout: "5 seconds",
+          reconcile: () => Effect.void
+        }).pipe(Effect.flip)
+      )
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "ControllerError")
+      assert.strictEqual(error.reason, "CacheSyncTimeout")
+      assert.include(error.message, "stuck")
+    }))
+})

@@ -1,0 +1,92 @@
+/**
+ * Controller: shutdown order (stop taking work, finish or interrupt what runs, remove the handlers, then the
+ * informers, which belong to an outer scope).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, ExecutionStrategy, Exit, Fiber, Scope, TestClock } from "effect"
+import * as Controller from "../../src/Controller.js"
+import { settle } from "../fixtures/index.js"
+import type { Obj } from "./fixtures.js"
+import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
+
+const quiet = Effect.gen(function*() {
+  for (let i = 0; i < 30; i++) yield* settle
+})
+
+describe("Controller: shutdown", () => {
+  it.scoped("closing the scope lets the reconcile in progress finish, takes no new work, then removes the handlers", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("ns", "a"), obj("ns", "b")])
+      const r = recorder()
+      const events: Array<string> = []
+      const scope = yield* Scope.make()
+      yield* Controller.make<Obj, never, never>({
+        name: "graceful",
+        for: cms,
+        reconcile: (request) =>
+          r.around(request, () =>
+            Effect.sleep("1 second").pipe(
+              Effect.zipRight(Effect.sync(() => void events.push(`finished ${request.key}`))),
+              Effect.onInterrupt(() => Effect.sync(() => events.push(`interrupted ${request.key}`)))
+            ))
+      }).pipe(Scope.extend(scope))
+      yield* eventually(() => r.seen.length === 1, "the first reconcile")
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle
+      assert.isNull(closing.unsafePoll(), "waits for the reconcile in progress")
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(closing)
+      assert.deepStrictEqual(events, [`finished ${r.seen[0]}`])
+      assert.strictEqual(r.seen.length, 1, "the other key was not started")
+      // the informer still runs (its scope is the test's), and no handler of the controller is left on it
+      assert.isFalse(yield* cms.informer.isStopped)
+      yield* cms.fake.add(obj("ns", "c"))
+      yield* quiet
+      assert.strictEqual(r.seen.length, 1)
+    }))
+
+  it.scoped("a reconcile still running after shutdownTimeout is interrupted", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("ns", "slow")])
+      const events: Array<string> = []
+      const scope = yield* Scope.make()
+      const r = recorder()
+      yield* Controller.make({
+        name: "deadline",
+        for: cms,
+        shutdownTimeout: "5 seconds",
+        reconcile: (request) =>
+          r.around(request, () =>
+            Effect.sleep("1 minute").pipe(Effect.onInterrupt(() => Effect.sync(() => events.push("interrupted")))))
+      }).pipe(Scope.extend(scope))
+      yield* eventually(() =>
+        r.seen.length === 1, "the reconcile")
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* TestClock.adjust("4999 millis")
+      assert.isNull(closing.unsafePoll())
+      yield* TestClock.adjust("1 millis")
+      yield* Fiber.join(closing)
+      assert.deepStrictEqual(events, ["interrupted"])
+    }))
+
+  it.scoped("the informers stop after the controller: built in a nested scope, the controller is gone first", () =>
+    Effect.gen(function*() {
+      const outer = yield* Scope.make()
+      const cms = yield* source(configMaps, [obj("ns", "a")]).pipe(Scope.extend(outer))
+      const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const seen: Array<string> = []
+      // the inner scope's first finalizer runs last: after the controller's own
+      yield* Scope.addFinalizer(
+        inner,
+        Effect.flatMap(
+          cms.informer.isStopped,
+          (stopped) => Effect.sync(() => seen.push(`informer stopped: ${stopped}`))
+        )
+      )
+      yield* Controller.make({ name: "nested", for: cms, reconcile: () => Effect.void }).pipe(Scope.extend(inner))
+      yield* settle
+      yield* Scope.close(outer, Exit.void)
+      assert.deepStrictEqual(seen, ["informer stopped: false"])
+      assert.isTrue(yield* cms.informer.isStopped)
+    }))
+})
