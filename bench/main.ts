@@ -306,6 +306,14 @@ const plan: ReadonlyArray<readonly [string, SessionSpec]> = [
       }] as const
     )
   ),
+  // W9: informer -> WorkQueue -> reconcile
+  ["ours-controller", {
+    ...base,
+    contender: "ours",
+    label: "ours (informer -> queue -> reconcile)",
+    watchList: false,
+    controller: true
+  }],
   // W5
   ["ours-stalled", { ...base, contender: "ours", label: "ours (stalled + running)", watchList: false, stalled: true }]
 ]

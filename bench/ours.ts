@@ -4,7 +4,10 @@
  * application writes them (`onUpdate: () => Effect.sync(...)`).
  */
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Scope from "effect/Scope"
+import * as Controller from "../src/Controller.js"
 import * as InformerFactory from "../src/InformerFactory.js"
 import * as Informers from "../src/Layer.js"
 import * as Resource from "../src/Resource.js"
@@ -19,18 +22,63 @@ export const makeOurs = async (job: SessionJob, counters: Counters): Promise<Cli
     }
   })
   const runtime = ManagedRuntime.make(layer)
+  // the controller's scope: closed before the runtime, so that it stops before the informers
+  const scope = Effect.runSync(Scope.make())
   const { factory, informer } = await runtime.runPromise(Effect.gen(function*() {
     const factory = yield* InformerFactory.InformerFactory
     const informer = yield* factory.informerFor(Resource.pods)
     if (job.stalled === true) {
       yield* informer.addEventHandler({ name: "stalled", onAdd: () => Effect.never, onUpdate: () => Effect.never })
     }
-    for (let h = 0; h < job.handlers; h++) {
+    if (job.controller === true) {
+      // Each event waits, by key, until a reconcile of that key has read the cache at its resourceVersion or
+      // later: then it has gone through informer -> queue -> reconcile. Counted once, whichever comes first.
+      const waiting = new Map<string, Array<readonly [number, boolean]>>()
+      const covered = new Map<string, number>()
+      const count = (isAdd: boolean) => isAdd ? counters.add(0) : counters.update(0)
+      const seen = (pod: Resource.Pod, isAdd: boolean) =>
+        Effect.sync(() => {
+          const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`
+          const rv = Number(pod.metadata?.resourceVersion)
+          if (rv <= (covered.get(key) ?? -1)) return count(isAdd)
+          const list = waiting.get(key)
+          if (list === undefined) waiting.set(key, [[rv, isAdd]])
+          else list.push([rv, isAdd])
+        })
       yield* informer.addEventHandler({
-        name: `counter-${h}`,
-        onAdd: () => Effect.sync(() => counters.add(h)),
-        onUpdate: () => Effect.sync(() => counters.update(h))
+        name: "counter",
+        onAdd: (pod) => seen(pod, true),
+        onUpdate: (_, pod) => seen(pod, false)
       })
+      yield* Controller.make({
+        name: "bench",
+        for: { resource: Resource.pods, informer },
+        concurrency: 4,
+        readYourWrites: false,
+        reconcile: (request) =>
+          Effect.map(informer.indexer.getByKey(request.key), (pod) => {
+            if (pod._tag === "None") return
+            const rv = Number(pod.value.metadata?.resourceVersion)
+            if (rv > (covered.get(request.key) ?? -1)) covered.set(request.key, rv)
+            const list = waiting.get(request.key)
+            if (list === undefined) return
+            const rest = list.filter(([at, isAdd]) => {
+              if (at > rv) return true
+              count(isAdd)
+              return false
+            })
+            if (rest.length === 0) waiting.delete(request.key)
+            else waiting.set(request.key, rest)
+          })
+      }).pipe(Scope.extend(scope), Effect.forkIn(scope))
+    } else {
+      for (let h = 0; h < job.handlers; h++) {
+        yield* informer.addEventHandler({
+          name: `counter-${h}`,
+          onAdd: () => Effect.sync(() => counters.add(h)),
+          onUpdate: () => Effect.sync(() => counters.update(h))
+        })
+      }
     }
     return { factory, informer }
   }))
@@ -40,6 +88,6 @@ export const makeOurs = async (job: SessionJob, counters: Counters): Promise<Cli
     // the informer retries every failure; a session that cannot sync times out
     failure: new Promise<never>(() => undefined),
     relistApplied: (rv) => Number(Effect.runSync(lastResourceVersion)) >= Number(rv),
-    stop: () => runtime.dispose()
+    stop: () => Effect.runPromise(Scope.close(scope, Exit.void)).then(() => runtime.dispose())
   }
 }

@@ -24,6 +24,11 @@ export interface SessionJob {
   readonly handlers: number
   /** W5: one more handler that never returns (ours only). */
   readonly stalled?: boolean | undefined
+  /**
+   * W9 (ours): the events go on to a Controller (informer -> WorkQueue -> a no-op reconcile); an event counts
+   * once a reconcile of its key has read the cache at its resourceVersion or later.
+   */
+  readonly controller?: boolean | undefined
   /** ours: the Reflector's watch-list (`sendInitialEvents`) instead of a paged LIST. */
   readonly watchList?: boolean | undefined
   /** ours: the factory's managedFields stripping (default true). */

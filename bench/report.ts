@@ -188,6 +188,26 @@ export const rows = (results: Results): Array<Row> => {
     })
   }
 
+  // W9
+  const controller = s["ours-controller"]
+  if (controller === undefined && failedIn("ours-controller")) {
+    push({ workload: "W9", metric: "informer -> queue -> reconcile, events/s", variant: "paged" }, {
+      ours: "ours-controller"
+    })
+  }
+  if (controller !== undefined) {
+    const kept = ratio(controller.rate, rate("ours"))
+    push({
+      workload: "W9",
+      metric: "informer -> queue -> reconcile (no-op, 4 workers), events/s",
+      variant: "paged",
+      ours: controller.rate,
+      target: ">= 0.8x ours W2",
+      met: kept === undefined ? undefined : kept >= 0.8,
+      note: `${kept === undefined ? "?" : kept.toFixed(2)}x ours W2; an event counts once a reconcile read its version`
+    })
+  }
+
   // W6
   const relist = (id: string) => s[id]?.relist?.ratio
   for (const [id, variant] of [["ours", "paged"], ["ours-watchlist", "watch-list"]] as const) {
