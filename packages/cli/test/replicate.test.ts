@@ -220,7 +220,8 @@ describe("Replicate: the command", () => {
     "against serve, connections cut at random, churned by kubectl: exactly the copies the rules say",
     () =>
       Effect.gen(function*() {
-        const server = yield* ApiServer.make()
+        const audit: Array<ApiServer.AuditEvent> = []
+        const server = yield* ApiServer.make({ auditLog: (event) => void audit.push(event) })
         const dir = yield* Effect.acquireRelease(
           Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-informers-replicate-"))),
           (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
@@ -329,6 +330,12 @@ describe("Replicate: the command", () => {
         assert.isUndefined(unmanaged.metadata?.labels?.[Replicate.copyLabel])
         assert.isNull(child.exitCode, `the replicator is still running: ${stderr}`)
         assert.include(stderr, "replicate: replica-1: running")
+        // the replicator's writes carry its identity in their User-Agent; kubectl's are kubectl's
+        const copyWrites = audit.filter((e) =>
+          e.resource === "configmaps" && !(e.userAgent ?? "").startsWith("kubectl")
+        )
+        assert.isAbove(copyWrites.length, 0)
+        for (const e of copyWrites) assert.include(e.userAgent, "(replica-1)")
       }).pipe(Effect.scoped),
     120_000
   )
