@@ -412,60 +412,78 @@ export const make = <A, E, R>(
       RequeueAfter: results.requeueAfter
     } as const
 
-    const reconcileOne = (key: string, priority: number): Effect.Effect<void, never, R> =>
-      Effect.gen(function*() {
-        if (tracker !== undefined) {
-          const behind = yield* tracker.check(key)
-          if (Option.isSome(behind)) {
-            yield* Effect.logDebug(
-              `${name}: ${key}: the ${behind.value.groupResource} cache is at ${behind.value.readResourceVersion}, ` +
-                `older than this key's own write at ${behind.value.writtenResourceVersion}: later`
-            )
-            yield* Metric.increment(stale)
-            return yield* queue.addRateLimited(key, { priority })
-          }
-        }
+    // The hot path of every key: plain closures and metrics updated in place (`unsafeUpdate`), one span
+    // without a stack trace; the queue's `runWorker` owns get/done. (An Effect.gen per key and a span with
+    // its stack trace cost more than the queue and the reconcile together: bench/controllerMicro.ts.)
+    const spanOptions = { attributes: { controller: name }, captureStackTrace: false } as const
+
+    const finish = (
+      key: string,
+      priority: number,
+      req: Controller.Request,
+      exit: Exit.Exit<Controller.Result | void, E>
+    ) => {
+      if (Exit.isSuccess(exit)) {
+        const result = exit.value ?? done
+        counted[result._tag].unsafeUpdate(1, [])
+        return requeueBy(key, priority, result)
+      }
+      if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
+      errors.unsafeUpdate(1, [])
+      results.error.unsafeUpdate(1, [])
+      const failure = Cause.failureOption(exit.cause)
+      // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime)
+      const next = Option.isSome(failure) && policy !== undefined ? policy(failure.value, req) : requeue
+      return Effect.zipRight(
+        Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
+          Effect.annotateLogs({ controller: name, key })
+        ),
+        requeueBy(key, priority, next)
+      )
+    }
+
+    const run = (key: string, priority: number): Effect.Effect<void, never, R> =>
+      Effect.suspend(() => {
         const req = request(key)
         const writes: Consistency.WritesService = {
           record: (gr, rv) => tracker === undefined ? Effect.void : tracker.wrote(key, gr, rv)
         }
-        active++
-        yield* Metric.set(activeGauge, active)
+        activeGauge.unsafeUpdate(++active, [])
         const started = clock.unsafeCurrentTimeMillis()
-        const exit = yield* options.reconcile(req).pipe(
-          Effect.provideService(Consistency.Writes, writes),
-          Effect.annotateLogs({ controller: name, key }),
-          Effect.withSpan("Controller.reconcile", { attributes: { controller: name, key } }),
-          Effect.exit
+        return Effect.flatMap(
+          Effect.exit(
+            options.reconcile(req).pipe(
+              Effect.provideService(Consistency.Writes, writes),
+              Effect.annotateLogs({ controller: name, key }),
+              Effect.withSpan("Controller.reconcile", spanOptions)
+            )
+          ),
+          (exit) => {
+            activeGauge.unsafeUpdate(--active, [])
+            duration.unsafeUpdate((clock.unsafeCurrentTimeMillis() - started) / 1000, [])
+            return finish(key, priority, req, exit)
+          }
         )
-        active--
-        yield* Metric.set(activeGauge, active)
-        yield* Metric.update(duration, (clock.unsafeCurrentTimeMillis() - started) / 1000)
-        if (Exit.isSuccess(exit)) {
-          const result = exit.value ?? done
-          yield* Metric.increment(counted[result._tag])
-          return yield* requeueBy(key, priority, result)
-        }
-        if (Cause.isInterruptedOnly(exit.cause)) return
-        yield* Metric.increment(errors)
-        yield* Metric.increment(results.error)
-        const failure = Cause.failureOption(exit.cause)
-        yield* Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
-          Effect.annotateLogs({ controller: name, key })
-        )
-        // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime)
-        const next = Option.isSome(failure) && policy !== undefined ? policy(failure.value, req) : requeue
-        return yield* requeueBy(key, priority, next)
-      }).pipe(Effect.ensuring(queue.done(key)))
+      })
 
-    const worker: Effect.Effect<void, never, R> = Effect.gen(function*() {
-      while (!stopping) {
-        const item = yield* Effect.option(queue.getWithPriority)
-        if (Option.isNone(item)) return
-        if (stopping) return yield* queue.done(item.value.key)
-        yield* reconcileOne(item.value.key, item.value.priority)
-      }
-    })
+    const reconcileOne = (key: string, priority: number): Effect.Effect<void, never, R> => {
+      // shutting down: the keys still queued are handed out, and let go
+      if (stopping) return Effect.void
+      if (tracker === undefined) return run(key, priority)
+      return Effect.flatMap(tracker.check(key), (behind) => {
+        if (Option.isNone(behind)) return run(key, priority)
+        stale.unsafeUpdate(1, [])
+        return Effect.zipRight(
+          Effect.logDebug(
+            `${name}: ${key}: the ${behind.value.groupResource} cache is at ${behind.value.readResourceVersion}, ` +
+              `older than this key's own write at ${behind.value.writtenResourceVersion}: later`
+          ),
+          queue.addRateLimited(key, { priority })
+        )
+      })
+    }
+
+    const worker: Effect.Effect<void, never, R> = queue.runWorker(reconcileOne)
 
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
     const workers: Array<Fiber.RuntimeFiber<void>> = []
