@@ -445,15 +445,16 @@ export const make = <A, E, R>(
     const run = (key: string, priority: number): Effect.Effect<void, never, R> =>
       Effect.suspend(() => {
         const req = request(key)
-        const writes: Consistency.WritesService = {
-          record: (gr, rv) => tracker === undefined ? Effect.void : tracker.wrote(key, gr, rv)
-        }
         activeGauge.unsafeUpdate(++active, [])
         const started = clock.unsafeCurrentTimeMillis()
+        const reconcile = options.reconcile(req)
+        // the reconcile's writes are recorded only when read-your-own-writes is on
+        const recorded = tracker === undefined
+          ? reconcile
+          : Effect.provideService(reconcile, Consistency.Writes, { record: (gr, rv) => tracker.wrote(key, gr, rv) })
         return Effect.flatMap(
           Effect.exit(
-            options.reconcile(req).pipe(
-              Effect.provideService(Consistency.Writes, writes),
+            recorded.pipe(
               Effect.annotateLogs({ controller: name, key }),
               Effect.withSpan("Controller.reconcile", spanOptions)
             )
