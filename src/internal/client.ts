@@ -398,24 +398,51 @@ export const make = (
       )
     }
 
-    const create = <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
-      const namespace = namespaceOf(resource, options?.namespace, object)
-      const prefix = describeObject("create", resource, namespace, metadataOf(object)?.name)
-      const invalid = checkSegments(prefix, undefined, namespace, false)
+    /**
+     * A write of one object (create, update, patch, apply, and their status forms): the checks client-go
+     * makes before sending (a name in the path is required and must be path-safe; a create's is only
+     * described), then the request, the object of its answer, and its resourceVersion recorded in the
+     * reconcile's `Writes` (not a dry run's). `request` is built when the write runs.
+     */
+    const writeObject = <A>(
+      resource: Resource<A>,
+      target: {
+        readonly verb: string
+        readonly namespace: string | undefined
+        readonly name: string | undefined
+        readonly nameInPath: boolean
+        readonly dryRun: boolean | undefined
+      },
+      request: () => Pick<Spec<A>, "method" | "path" | "params" | "body">
+    ): Effect.Effect<A, ApiError> => {
+      const prefix = describeObject(target.verb, resource, target.namespace, target.name)
+      const invalid = target.nameInPath
+        ? checkSegments(prefix, target.name, target.namespace, true)
+        : checkSegments(prefix, undefined, target.namespace, false)
       if (invalid !== undefined) return Effect.fail(invalid)
       return recorded(
         resource,
-        options?.dryRun,
-        Effect.suspend(() =>
-          send({
-            method: "POST",
-            path: collectionPath(resource, namespace),
-            params: writeParams(options),
-            body: json(withTypeMeta(resource, object)),
-            prefix,
-            decode: decodeObject(prefix, resource)
-          })
-        )
+        target.dryRun,
+        Effect.suspend(() => send({ ...request(), prefix, decode: decodeObject(prefix, resource) }))
+      )
+    }
+
+    /** The path of an object, or of its status subresource. */
+    const writePath = (resource: Resource<unknown>, namespace: string | undefined, name: string, status: boolean) =>
+      objectPath(resource, namespace, name) + (status ? "/status" : "")
+
+    const create = <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
+      const namespace = namespaceOf(resource, options?.namespace, object)
+      const name = metadataOf(object)?.name
+      return writeObject(
+        resource,
+        { verb: "create", namespace, name, nameInPath: false, dryRun: options?.dryRun },
+        () => ({
+          method: "POST",
+          path: collectionPath(resource, namespace),
+          params: writeParams(options),
+          body: json(withTypeMeta(resource, object))
+        })
       )
     }
 
@@ -424,22 +451,15 @@ export const make = (
       <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
         const namespace = namespaceOf(resource, options?.namespace, object)
         const name = metadataOf(object)?.name
-        const prefix = describeObject(status ? "update status of" : "update", resource, namespace, name)
-        const invalid = checkSegments(prefix, name, namespace, true)
-        if (invalid !== undefined) return Effect.fail(invalid)
-        return recorded(
+        return writeObject(
           resource,
-          options?.dryRun,
-          Effect.suspend(() =>
-            send({
-              method: "PUT",
-              path: objectPath(resource, namespace, name!) + (status ? "/status" : ""),
-              params: writeParams(options),
-              body: json(withTypeMeta(resource, object)),
-              prefix,
-              decode: decodeObject(prefix, resource)
-            })
-          )
+          { verb: status ? "update status of" : "update", namespace, name, nameInPath: true, dryRun: options?.dryRun },
+          () => ({
+            method: "PUT",
+            path: writePath(resource, namespace, name!, status),
+            params: writeParams(options),
+            body: json(withTypeMeta(resource, object))
+          })
         )
       }
 
@@ -451,22 +471,15 @@ export const make = (
       options?: Client.WriteOptions
     ): Effect.Effect<A, ApiError> => {
       const namespace = namespaceOf(resource, options?.namespace)
-      const prefix = describeObject(status ? "patch status of" : "patch", resource, namespace, name)
-      const invalid = checkSegments(prefix, name, namespace, true)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      return recorded(
+      return writeObject(
         resource,
-        options?.dryRun,
-        Effect.suspend(() =>
-          send({
-            method: "PATCH",
-            path: objectPath(resource, namespace, name) + (status ? "/status" : ""),
-            params: writeParams(options),
-            body: json(patch._tag === "JsonPatch" ? patch.operations : patch.patch, contentTypes[patch._tag]),
-            prefix,
-            decode: decodeObject(prefix, resource)
-          })
-        )
+        { verb: status ? "patch status of" : "patch", namespace, name, nameInPath: true, dryRun: options?.dryRun },
+        () => ({
+          method: "PATCH",
+          path: writePath(resource, namespace, name, status),
+          params: writeParams(options),
+          body: json(patch._tag === "JsonPatch" ? patch.operations : patch.patch, contentTypes[patch._tag])
+        })
       )
     }
 
@@ -479,29 +492,24 @@ export const make = (
       const namespace = namespaceOf(resource, options?.namespace, object)
       const metadata = metadataOf(object)
       const name = metadata?.name
-      const prefix = describeObject(status ? "apply status of" : "apply", resource, namespace, name)
-      const invalid = checkSegments(prefix, name, namespace, true)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      const params = writeParams({ ...options, fieldManager: nonEmpty(options?.fieldManager) ?? managerDefault })
-      if (options?.force === true) params.push(["force", "true"])
-      return recorded(
+      return writeObject(
         resource,
-        options?.dryRun,
-        Effect.suspend(() => {
+        { verb: status ? "apply status of" : "apply", namespace, name, nameInPath: true, dryRun: options?.dryRun },
+        () => {
+          const params = writeParams({ ...options, fieldManager: nonEmpty(options?.fieldManager) ?? managerDefault })
+          if (options?.force === true) params.push(["force", "true"])
           const body = withTypeMeta(resource, object)
           if (metadata !== undefined && "managedFields" in metadata) {
             const { managedFields: _, ...rest } = metadata
             body.metadata = rest
           }
-          return send({
+          return {
             method: "PATCH",
-            path: objectPath(resource, namespace, name!) + (status ? "/status" : ""),
+            path: writePath(resource, namespace, name!, status),
             params,
-            body: json(body, contentTypes.Apply),
-            prefix,
-            decode: decodeObject(prefix, resource)
-          })
-        })
+            body: json(body, contentTypes.Apply)
+          }
+        }
       )
     }
 
@@ -577,15 +585,7 @@ export const defaultRetry: Schedule.Schedule<[Duration.Duration, number]> = Sche
 )
 
 /** @internal */
-export const retryOnConflict: {
-  <Out = unknown, R2 = never>(
-    schedule?: Schedule.Schedule<Out, unknown, R2>
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | R2>
-  <A, E, R, Out = unknown, R2 = never>(
-    self: Effect.Effect<A, E, R>,
-    schedule?: Schedule.Schedule<Out, unknown, R2>
-  ): Effect.Effect<A, E, R | R2>
-} = dual(
+export const retryOnConflict: typeof Client.retryOnConflict = dual(
   (args) => Effect.isEffect(args[0]),
   <A, E, R, Out, R2>(
     self: Effect.Effect<A, E, R>,
