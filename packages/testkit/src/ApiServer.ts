@@ -63,7 +63,7 @@ import {
   patchObject,
   writeContext
 } from "./internal/apiServerHttp.js"
-import type { Entry, JsonObject, ResourceStore } from "./internal/apiServerStore.js"
+import type { Entry, ResourceStore } from "./internal/apiServerStore.js"
 import {
   badRequest,
   maxJsonDepth as storeMaxJsonDepth,
@@ -72,6 +72,7 @@ import {
   resourceNotFound,
   Store
 } from "./internal/apiServerStore.js"
+import type { JsonObject } from "./internal/json.js"
 
 // -------------------------------------------------------------------------------------------------
 // faults

@@ -14,31 +14,10 @@
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Either from "effect/Either"
-
-/** @internal */
-export type JsonObject = { [key: string]: unknown }
-
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+import type { JsonObject } from "./json.js"
+import { isObject, jsonEqual } from "./json.js"
 
 const isEmptyObject = (u: unknown): boolean => isObject(u) && Object.keys(u).length === 0
-
-const deepEqual = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false
-    return true
-  }
-  if (Array.isArray(b)) return false
-  const ka = Object.keys(a)
-  if (ka.length !== Object.keys(b).length) return false
-  for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k)) return false
-    if (!deepEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false
-  }
-  return true
-}
 
 /** `metav1.Time`: RFC 3339, whole seconds, UTC. @internal */
 export const formatTime = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
@@ -735,7 +714,7 @@ export const compareObjects = (lhs: unknown, rhs: unknown, schema: Schema): Comp
     if (path.length === 0) return
     if (l === undefined) result.added.insert(path)
     else if (r === undefined) result.removed.insert(path)
-    else if (!deepEqual(l, r)) result.modified.insert(path)
+    else if (!jsonEqual(l, r)) result.modified.insert(path)
   }
   const walk = (lhs: unknown, rhs: unknown, fields: Array<string>, path: Array<PathElement>): void => {
     let l = lhs
@@ -781,7 +760,7 @@ export const compareObjects = (lhs: unknown, rhs: unknown, schema: Schema): Comp
         if (li.length <= 1 && ri.length <= 1) {
           walk(li[0], ri[0], fields, path)
         } else if (li.length >= 2 && ri.length >= 2) {
-          if (!deepEqual(li, ri)) result.modified.insert(path)
+          if (!jsonEqual(li, ri)) result.modified.insert(path)
         } else if (li.length >= 2) {
           if (ri.length > 0) walk(undefined, ri[0], fields, path)
           result.removed.insert(path)
@@ -1113,7 +1092,7 @@ export const recordUpdate = (
     const decoded = decodeManagedFields(liveRaw)
     return typeof decoded === "string" ? new Map() as Managers : decoded
   }
-  if (writer.subresource !== undefined || requested === undefined || deepEqual(requested, liveRaw)) {
+  if (writer.subresource !== undefined || requested === undefined || jsonEqual(requested, liveRaw)) {
     managers = decodedLive()
   } else if (isReset(requested)) {
     managers = new Map()
@@ -1349,7 +1328,7 @@ const applyOnce = (
   }
   const self = managers.get(id)!
   const stripped = self.fields.difference(systemFields)
-  const objectChanged = !deepEqual(base, merged)
+  const objectChanged = !jsonEqual(base, merged)
   if (stripped.isEmpty()) managers.delete(id)
   else managers.set(id, { ...self, fields: stripped, time: objectChanged ? formatTime(options.now) : self.time })
   capUpdateManagers(managers)

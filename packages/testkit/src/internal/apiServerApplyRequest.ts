@@ -10,7 +10,7 @@ import * as Either from "effect/Either"
 import { CORE_SCHEMA, load } from "js-yaml"
 import type { ResetFields } from "./apiServerApply.js"
 import { applyConfig, conflictStatus } from "./apiServerApply.js"
-import type { Entry, JsonObject, ResourceStore, Store, WriteContext } from "./apiServerStore.js"
+import type { Entry, ResourceStore, Store, WriteContext } from "./apiServerStore.js"
 import {
   badRequest,
   conflict,
@@ -21,8 +21,8 @@ import {
   notFound,
   objectKey
 } from "./apiServerStore.js"
-
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+import type { JsonObject } from "./json.js"
+import { isObject } from "./json.js"
 
 const tooDeep = badRequest(
   `the body of the request was in an unknown format: objects and arrays are nested more than ${maxJsonDepth} levels deep`

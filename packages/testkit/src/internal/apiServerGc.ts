@@ -21,16 +21,10 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type {
-  Entry,
-  EventType,
-  JsonObject,
-  PropagationPolicy,
-  ResourceStore,
-  Store,
-  WriteContext
-} from "./apiServerStore.js"
+import type { Entry, EventType, PropagationPolicy, ResourceStore, Store, WriteContext } from "./apiServerStore.js"
 import { finalizersOf, foregroundFinalizer, namespaceFinalizer, objectKey, orphanFinalizer } from "./apiServerStore.js"
+import type { JsonObject } from "./json.js"
+import { isObject } from "./json.js"
 
 /** One write of a controller, for the audit log. @internal */
 export interface ControllerWrite {
@@ -69,8 +63,6 @@ interface Dependent {
   readonly store: ResourceStore
   readonly key: string
 }
-
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const ownerRefsOf = (entry: Entry): ReadonlyArray<OwnerRef> => {
   const refs = entry.metadata.ownerReferences

@@ -33,7 +33,6 @@ import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./ap
 import type {
   DeleteOptions,
   Entry,
-  JsonObject,
   Preconditions,
   PropagationPolicy,
   ResourceStore,
@@ -59,6 +58,7 @@ import {
   resourceTraits
 } from "./apiServerStore.js"
 import { pull, Watcher } from "./apiServerWatch.js"
+import type { JsonObject } from "./json.js"
 
 // -------------------------------------------------------------------------------------------------
 // state

@@ -5,11 +5,10 @@
  *
  * @internal
  */
+import type { JsonObject } from "./json.js"
+import { isObject, jsonEqual } from "./json.js"
 
 type Json = unknown
-type JsonObject = { [key: string]: unknown }
-
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /**
  * RFC 7386.
@@ -139,19 +138,6 @@ const decodePointer = (pointer: string): Array<string> => {
 }
 
 const clone = (value: Json): Json => value === undefined ? undefined : JSON.parse(JSON.stringify(value))
-
-/** RFC 6902's equality for `test`: same type and value; objects by their members, in any order. */
-const jsonEqual = (a: Json, b: Json): boolean => {
-  if (a === b) return true
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
-  if (Array.isArray(b)) return false
-  const x = a as JsonObject
-  const y = b as JsonObject
-  const keys = Object.keys(x)
-  if (keys.length !== Object.keys(y).length) return false
-  return keys.every((k) => Object.prototype.hasOwnProperty.call(y, k) && jsonEqual(x[k], y[k]))
-}
 
 const parentOf = (doc: Json, tokens: ReadonlyArray<string>, op: string): Json => {
   let current = doc

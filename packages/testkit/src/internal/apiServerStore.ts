@@ -21,11 +21,10 @@ import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Either from "effect/Either"
 import type { Writer } from "./apiServerApply.js"
-import { recordUpdate } from "./apiServerApply.js"
+import { formatTime, recordUpdate } from "./apiServerApply.js"
 import type { Watcher } from "./apiServerWatch.js"
-
-/** @internal */
-export type JsonObject = { [key: string]: unknown }
+import type { JsonObject } from "./json.js"
+import { isObject, jsonEqual } from "./json.js"
 
 /** @internal */
 export type EventType = ApiStore.EventType
@@ -458,10 +457,6 @@ export interface WriteContext {
   readonly suffix: () => string
 }
 
-const timestamp = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
-
-const isObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
-
 /** @internal */
 export interface Counters {
   eventsSent: number
@@ -793,7 +788,7 @@ export class Store extends ApiStore.Store<Entry> {
       uid: ctx.uid(),
       resourceVersion: "",
       ...(store.traits.tracksGeneration ? { generation: 1 } : {}),
-      creationTimestamp: timestamp(ctx.now)
+      creationTimestamp: formatTime(ctx.now)
     }
     metadata.name = name
     delete metadata.deletionTimestamp
@@ -1016,7 +1011,7 @@ export class Store extends ApiStore.Store<Entry> {
       const specFinalizers = finalizersOf(isObject(existing.obj.spec) ? existing.obj.spec.finalizers : undefined)
       if (old.deletionTimestamp === undefined) {
         // the first DELETE of a namespace marks it Terminating: the namespace controller empties it
-        metadata.deletionTimestamp = timestamp(ctx.now)
+        metadata.deletionTimestamp = formatTime(ctx.now)
         obj.status = { ...(isObject(existing.obj.status) ? existing.obj.status : {}), phase: "Terminating" }
         return Either.right(this.modify(store, existing, obj))
       }
@@ -1024,7 +1019,7 @@ export class Store extends ApiStore.Store<Entry> {
     }
     if (finalizers.length > 0) {
       if (old.deletionTimestamp === undefined) {
-        metadata.deletionTimestamp = timestamp(ctx.now)
+        metadata.deletionTimestamp = formatTime(ctx.now)
         if (typeof old.generation === "number" && old.generation > 0) metadata.generation = old.generation + 1
       }
       metadata.deletionGracePeriodSeconds = 0
@@ -1226,23 +1221,4 @@ export const jsonValueTooDeep = (value: unknown, max: number): boolean => {
     }
   }
   return false
-}
-
-/** Structural equality of JSON values (key order ignored). @internal */
-export const jsonEqual = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false
-    return true
-  }
-  if (Array.isArray(b)) return false
-  const ka = Object.keys(a)
-  if (ka.length !== Object.keys(b).length) return false
-  for (const k of ka) {
-    if (!Object.prototype.hasOwnProperty.call(b, k)) return false
-    if (!jsonEqual((a as JsonObject)[k], (b as JsonObject)[k])) return false
-  }
-  return true
 }

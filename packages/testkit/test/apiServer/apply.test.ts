@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { ApplyOptions, JsonObject, Writer } from "../../src/internal/apiServerApply.js"
+import type { ApplyOptions, Writer } from "../../src/internal/apiServerApply.js"
 import {
   applyConfig,
   compareObjects,
@@ -22,6 +22,7 @@ import {
   schemaFor,
   writeOptions
 } from "../../src/internal/apiServerApply.js"
+import type { JsonObject } from "../../src/internal/json.js"
 import { assertStatus, call, events, openWatch, send, sleep, start } from "./fixtures.js"
 
 const T0 = Date.UTC(2025, 0, 1, 0, 0, 0)
