@@ -344,6 +344,15 @@ export const objectKey: (namespace: string, name: string) => string = internal.o
 export const compareKeys: (a: string, b: string) => number = internal.compareKeys
 
 /**
+ * The first index of `keys` (sorted by `compareKeys`, as `Collection.keys` returns them) whose key is not
+ * below `key`: where the keys of a namespace begin, with `key` its `namespace/` prefix.
+ *
+ * @since 0.2.0
+ * @category keys
+ */
+export const lowerBound: (keys: ReadonlyArray<string>, key: string) => number = internal.lowerBound
+
+/**
  * @since 0.1.0
  * @category keys
  */

@@ -16,6 +16,7 @@
  *
  * @internal
  */
+import * as ApiStore from "effect-informers/ApiStore"
 import type { Status } from "effect-informers/Wire"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -91,18 +92,6 @@ const hasFinalizer = (entry: Entry, finalizer: string): boolean =>
 const idOf = (store: ResourceStore, key: string): string => `${store.groupResource} ${key}`
 
 const codeOf = (result: Either.Either<Entry, Status>): number => Either.isRight(result) ? 200 : result.left.code ?? 500
-
-/** The first index of `keys` (sorted) not below `key`. */
-const lowerBound = (keys: ReadonlyArray<string>, key: string): number => {
-  let lo = 0
-  let hi = keys.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (keys[mid] < key) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
 
 /** @internal */
 export class Controllers {
@@ -389,7 +378,7 @@ export class Controllers {
     for (const rs of this.store.stores.values()) {
       if (!rs.resource.namespaced) continue
       const keys = rs.keys()
-      for (let i = lowerBound(keys, prefix); i < keys.length && keys[i].startsWith(prefix); i++) {
+      for (let i = ApiStore.lowerBound(keys, prefix); i < keys.length && keys[i].startsWith(prefix); i++) {
         const key = keys[i]
         const entry = rs.entries.get(key)
         if (entry === undefined) continue
