@@ -49,7 +49,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { Socket } from "node:net"
-import type { AuditSink } from "./internal/apiServerAudit.js"
+import type { AuditEvent as InternalAuditEvent, AuditSink } from "./internal/apiServerAudit.js"
 import { fileSink } from "./internal/apiServerAudit.js"
 import { Controllers } from "./internal/apiServerGc.js"
 import type { ArmedFault, ServerState } from "./internal/apiServerHttp.js"
@@ -63,7 +63,7 @@ import {
   patchObject,
   writeContext
 } from "./internal/apiServerHttp.js"
-import type { Entry, ResourceStore } from "./internal/apiServerStore.js"
+import type { Entry, PropagationPolicy as InternalPropagationPolicy, ResourceStore } from "./internal/apiServerStore.js"
 import {
   badRequest,
   maxJsonDepth as storeMaxJsonDepth,
@@ -473,27 +473,7 @@ export interface GarbageCollectionOptions {
  * @since 0.2.0
  * @category models
  */
-export interface AuditEvent {
-  /** When the answer was sent, ISO 8601 (UTC, milliseconds). */
-  readonly time: string
-  /** The Kubernetes verb: `create`, `update`, `patch`, `delete` or `deletecollection`. */
-  readonly verb: string
-  /** The API group, `""` for the core group. */
-  readonly group: string
-  readonly version: string
-  /** The resource, plural: `pods`, `deployments`... */
-  readonly resource: string
-  /** `status` (or `finalize`) for a write of a subresource. */
-  readonly subresource?: string | undefined
-  readonly namespace?: string | undefined
-  /** The object's name; for a create, the name given or generated (absent when the create failed without one). */
-  readonly name?: string | undefined
-  /** The user, when known: the `Impersonate-User` of the request, or a controller's service account. */
-  readonly user?: string | undefined
-  readonly userAgent?: string | undefined
-  /** The HTTP status of the answer. */
-  readonly code: number
-}
+export type AuditEvent = InternalAuditEvent
 
 /**
  * The propagation policy of a deletion (`DeleteOptions.propagationPolicy`): `Background` deletes the
@@ -505,7 +485,7 @@ export interface AuditEvent {
  * @since 0.2.0
  * @category models
  */
-export type PropagationPolicy = "Foreground" | "Background" | "Orphan"
+export type PropagationPolicy = InternalPropagationPolicy
 
 /**
  * Options of the programmatic `delete`: preconditions and the propagation policy.

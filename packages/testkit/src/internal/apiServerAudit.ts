@@ -12,23 +12,26 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 
 /**
- * One audit record.
+ * One record of the audit log (the public `ApiServer.AuditEvent`).
  *
  * @internal
  */
-export interface AuditRecord {
-  /** When the answer was sent, ISO 8601 with milliseconds. */
+export interface AuditEvent {
+  /** When the answer was sent, ISO 8601 (UTC, milliseconds). */
   readonly time: string
   /** The Kubernetes verb: `create`, `update`, `patch`, `delete` or `deletecollection`. */
   readonly verb: string
   /** The API group, `""` for the core group. */
   readonly group: string
   readonly version: string
+  /** The resource, plural: `pods`, `deployments`... */
   readonly resource: string
+  /** `status` (or `finalize`) for a write of a subresource. */
   readonly subresource?: string | undefined
   readonly namespace?: string | undefined
-  /** The object's name (for a create, the name given or generated). */
+  /** The object's name; for a create, the name given or generated (absent when the create failed without one). */
   readonly name?: string | undefined
+  /** The user, when known: the `Impersonate-User` of the request, or a controller's service account. */
   readonly user?: string | undefined
   readonly userAgent?: string | undefined
   /** The HTTP status of the answer. */
@@ -36,7 +39,7 @@ export interface AuditRecord {
 }
 
 /** @internal */
-export type AuditSink = (record: AuditRecord) => void
+export type AuditSink = (record: AuditEvent) => void
 
 /** Buffered bytes that trigger a write before the period is up. */
 const FLUSH_BYTES = 64 * 1024
@@ -94,7 +97,7 @@ export const fileSink = (path: string, period: Duration.Duration): Effect.Effect
         yield* Effect.uninterruptible(write)
       }
     }).pipe(Effect.interruptible, Effect.forkScoped)
-    return (record: AuditRecord) => {
+    return (record: AuditEvent) => {
       const line = JSON.stringify(record) + "\n"
       lines.push(line)
       bytes += line.length
