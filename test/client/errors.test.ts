@@ -9,15 +9,8 @@ import * as Option from "effect/Option"
 import type * as ApiError from "../../src/ApiError.js"
 import * as Client from "../../src/Client.js"
 import * as Resource from "../../src/Resource.js"
+import { widgets } from "../fixtures/index.js"
 import { clientLayer, configMap, failure, status, withApiServer, withStub } from "./fixtures.js"
-
-const widgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "widgets",
-  kind: "Widget",
-  namespaced: true
-})
 
 describe("Client errors", () => {
   it.scopedLive("404 NotFound: get, update, patch, delete of a missing object", () =>

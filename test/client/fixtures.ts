@@ -14,6 +14,7 @@ import type { ApiError } from "../../src/ApiError.js"
 import * as Client from "../../src/Client.js"
 import * as HttpListerWatcher from "../../src/HttpListerWatcher.js"
 import * as KubeConfig from "../../src/KubeConfig.js"
+import * as Wire from "../../src/Wire.js"
 
 export const TOKEN = "tok-client-5e1d9a0c77f2-SECRET"
 
@@ -129,16 +130,8 @@ export const withStub = <A, E>(
 // kube-apiserver's answers
 // -------------------------------------------------------------------------------------------------
 
-export const status = (code: number, reason: string, message: string, details?: Record<string, unknown>) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message,
-  reason,
-  ...(details === undefined ? {} : { details }),
-  code
-})
+/** A Failure `Status` as kube-apiserver shapes its errors: the library's `Wire.failureStatus`. */
+export const status = Wire.failureStatus
 
 export const configMap = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: "v1",
