@@ -10,9 +10,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ApiServer from "../../src/ApiServer.js"
 import { waitFor } from "../fixtures.js"
-import { call, send, start } from "./fixtures.js"
-
-const merge = "application/merge-patch+json"
+import { call, merge, send, start } from "./fixtures.js"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-informers-audit-"))),

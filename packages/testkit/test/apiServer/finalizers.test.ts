@@ -4,9 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { waitFor } from "../fixtures.js"
-import { assertStatus, call, events, openWatch, send, sleep, start } from "./fixtures.js"
-
-const merge = "application/merge-patch+json"
+import { assertStatus, call, events, merge, openWatch, send, sleep, start } from "./fixtures.js"
 
 describe("ApiServer finalizers", () => {
   it.scopedLive("a delete with finalizers sets deletionTimestamp; removing the last one (PUT) deletes the object", () =>

@@ -1,5 +1,6 @@
 /**
- * The ApiServer suite's fixtures: pods, HTTP calls and Status checks, open watches, and a started server.
+ * The ApiServer suite's fixtures: pods, two custom resources, HTTP calls and Status checks, open watches,
+ * and a started server.
  */
 import { assert } from "@effect/vitest"
 import type { KubeObject } from "effect-informers/KubeObject"
@@ -54,6 +55,9 @@ export const call = (url: string, init?: RequestInit): Effect.Effect<Reply> =>
     }
     return { status: response.status, headers: response.headers, text, json }
   })
+
+/** The content type of a JSON merge patch. */
+export const merge = "application/merge-patch+json"
 
 export const send = (url: string, method: string, body: unknown, contentType = "application/json") =>
   call(url, { method, headers: { "content-type": contentType }, body: JSON.stringify(body) })
@@ -126,6 +130,23 @@ export const openWatch = (url: string) =>
 export const events = (w: OpenWatch): Array<any> => w.lines.map((line) => JSON.parse(line))
 
 export const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+
+/** Two namespaced custom resources of example.com/v1: widgets (kind Widget) and gadgets (kind Gadget). */
+export const widgets = Resource.make({
+  group: "example.com",
+  version: "v1",
+  resource: "widgets",
+  kind: "Widget",
+  namespaced: true
+})
+
+export const gadgets = Resource.make({
+  group: "example.com",
+  version: "v1",
+  resource: "gadgets",
+  kind: "Gadget",
+  namespaced: true
+})
 
 /** Pods typed as the test's plain objects. */
 export const pods = Resource.pods as unknown as Resource.Resource<Obj>

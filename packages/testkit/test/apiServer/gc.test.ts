@@ -5,9 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type { Reply } from "./fixtures.js"
-import { assertStatus, call, events, openWatch, send, sleep, start } from "./fixtures.js"
-
-const merge = "application/merge-patch+json"
+import { assertStatus, call, events, merge, openWatch, send, sleep, start } from "./fixtures.js"
 
 const gc = { garbageCollection: { delay: "10 millis" } } as const
 

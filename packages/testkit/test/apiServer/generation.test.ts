@@ -2,30 +2,11 @@
  * ApiServer: `metadata.generation` (reference §5.4) and no-op writes, over HTTP.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import { waitFor } from "../fixtures.js"
-import { call, events, openWatch, send, sleep, start } from "./fixtures.js"
-
-const merge = "application/merge-patch+json"
+import { call, events, gadgets, merge, openWatch, send, sleep, start, widgets } from "./fixtures.js"
 
 const patch = (url: string, body: unknown) => send(url, "PATCH", body, merge)
-
-const widgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "widgets",
-  kind: "Widget",
-  namespaced: true
-})
-
-const gadgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "gadgets",
-  kind: "Gadget",
-  namespaced: true
-})
 
 describe("ApiServer generation", () => {
   it.scopedLive("built-ins: 1 at creation, +1 on spec changes (Deployments: annotations too), never on status", () =>

@@ -5,9 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import { waitFor } from "../fixtures.js"
-import { assertStatus, call, events, openWatch, send, start } from "./fixtures.js"
-
-const merge = "application/merge-patch+json"
+import { assertStatus, call, events, gadgets, merge, openWatch, send, start, widgets } from "./fixtures.js"
 
 const deployment = (name: string) => ({
   apiVersion: "apps/v1",
@@ -15,22 +13,6 @@ const deployment = (name: string) => ({
   metadata: { name, labels: { app: name } },
   spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } } } },
   status: { replicas: 7 }
-})
-
-const widgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "widgets",
-  kind: "Widget",
-  namespaced: true
-})
-
-const gadgets = Resource.make({
-  group: "example.com",
-  version: "v1",
-  resource: "gadgets",
-  kind: "Gadget",
-  namespaced: true
 })
 
 describe("ApiServer status subresource", () => {
