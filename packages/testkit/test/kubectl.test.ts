@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import type { ExecFileException } from "node:child_process"
 import { execFile, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -73,35 +74,34 @@ const clusterWith = (options: ApiServer.Options) =>
 
 const cluster = clusterWith({})
 
-/** Runs kubectl to completion; fails with its stderr. */
+/** Runs kubectl to completion: the error it ended with (a non-zero exit, a timeout), stdout and stderr. */
+const exec = (c: Cluster, args: ReadonlyArray<string>) =>
+  Effect.async<{ readonly error: ExecFileException | null; readonly stdout: string; readonly stderr: string }>(
+    (resume) => {
+      const child = execFile(
+        kubectl as string,
+        [...c.args, ...args],
+        { timeout: 20_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: "" } },
+        (error, stdout, stderr) => resume(Effect.succeed({ error, stdout, stderr }))
+      )
+      return Effect.sync(() => child.kill())
+    }
+  )
+
+/** Runs kubectl to completion; its stdout, or a defect with its stderr. */
 const run = (c: Cluster, ...args: Array<string>) =>
-  Effect.async<string, Error>((resume) => {
-    const child = execFile(
-      kubectl as string,
-      [...c.args, ...args],
-      { timeout: 20_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: "" } },
-      (error, stdout, stderr) => {
-        if (error) resume(Effect.fail(new Error(`kubectl ${args.join(" ")} failed: ${stderr || error.message}`)))
-        else resume(Effect.succeed(stdout))
-      }
-    )
-    return Effect.sync(() => child.kill())
-  }).pipe(Effect.orDie)
+  Effect.flatMap(exec(c, args), ({ error, stderr, stdout }) =>
+    error
+      ? Effect.die(new Error(`kubectl ${args.join(" ")} failed: ${stderr || error.message}`))
+      : Effect.succeed(stdout))
 
 /** Runs kubectl expecting it to fail; its stderr. */
 const runFailing = (c: Cluster, ...args: Array<string>) =>
-  Effect.async<string, Error>((resume) => {
-    const child = execFile(
-      kubectl as string,
-      [...c.args, ...args],
-      { timeout: 20_000, env: { ...process.env, KUBECONFIG: "" } },
-      (error, stdout, stderr) => {
-        if (error) resume(Effect.succeed(stderr))
-        else resume(Effect.fail(new Error(`kubectl ${args.join(" ")} succeeded: ${stdout}`)))
-      }
-    )
-    return Effect.sync(() => child.kill())
-  }).pipe(Effect.orDie)
+  Effect.flatMap(
+    exec(c, args),
+    ({ error, stderr, stdout }) =>
+      error ? Effect.succeed(stderr) : Effect.die(new Error(`kubectl ${args.join(" ")} succeeded: ${stdout}`))
+  )
 
 /** Polls an Effect every 20 ms until it holds; dies after `timeoutMs`. */
 const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMs = 10_000) =>
@@ -115,18 +115,11 @@ const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMs = 10_
 
 /** Runs kubectl to completion; its exit code, stdout and stderr whatever they are. */
 const attempt = (c: Cluster, ...args: Array<string>) =>
-  Effect.async<{ readonly code: number; readonly stdout: string; readonly stderr: string }>((resume) => {
-    const child = execFile(
-      kubectl as string,
-      [...c.args, ...args],
-      { timeout: 20_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, KUBECONFIG: "" } },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-        resume(Effect.succeed({ code, stdout, stderr }))
-      }
-    )
-    return Effect.sync(() => child.kill())
-  })
+  Effect.map(exec(c, args), ({ error, stderr, stdout }) => ({
+    code: error === null ? 0 : typeof error.code === "number" ? error.code : 1,
+    stdout,
+    stderr
+  }))
 
 /** Writes `lines` to `name` in the cluster's directory; returns the path. */
 const manifest = (c: Cluster, name: string, lines: ReadonlyArray<string>): string => {
@@ -134,6 +127,32 @@ const manifest = (c: Cluster, name: string, lines: ReadonlyArray<string>): strin
   fs.writeFileSync(file, [...lines, ""].join("\n"))
   return file
 }
+
+/** A ConfigMap's manifest, written to `name` in the cluster's directory: the metadata given, then `data` lines. */
+const configMapManifest = (
+  c: Cluster,
+  name: string,
+  metadata: {
+    readonly name: string
+    readonly namespace?: string
+    readonly resourceVersion?: string
+    readonly labels?: { readonly [key: string]: string }
+  },
+  data: ReadonlyArray<string>
+): string =>
+  manifest(c, name, [
+    "apiVersion: v1",
+    "kind: ConfigMap",
+    "metadata:",
+    `  name: ${metadata.name}`,
+    ...(metadata.namespace === undefined ? [] : [`  namespace: ${metadata.namespace}`]),
+    ...(metadata.resourceVersion === undefined ? [] : [`  resourceVersion: "${metadata.resourceVersion}"`]),
+    ...(metadata.labels === undefined
+      ? []
+      : ["  labels:", ...Object.entries(metadata.labels).map(([key, value]) => `    ${key}: ${value}`)]),
+    "data:",
+    ...data.map((line) => `  ${line}`)
+  ])
 
 /** The managers of an object, as `kubectl get -o json --show-managed-fields` prints them. */
 const managers = (c: Cluster, ...target: Array<string>) =>
@@ -199,23 +218,18 @@ describe("kubectl against the embedded API server", () => {
   it.scopedLive("create -f FILE creates the object (with kubectl's validation on) and delete removes it", () =>
     Effect.gen(function*() {
       const c = yield* cluster
-      const file = path.join(c.dir, "pod.yaml")
-      fs.writeFileSync(
-        file,
-        [
-          "apiVersion: v1",
-          "kind: Pod",
-          "metadata:",
-          "  name: from-kubectl",
-          "  labels:",
-          "    app: demo",
-          "spec:",
-          "  containers:",
-          "  - name: web",
-          "    image: nginx:1.27",
-          ""
-        ].join("\n")
-      )
+      const file = manifest(c, "pod.yaml", [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata:",
+        "  name: from-kubectl",
+        "  labels:",
+        "    app: demo",
+        "spec:",
+        "  containers:",
+        "  - name: web",
+        "    image: nginx:1.27"
+      ])
       const created = yield* run(c, "create", "-f", file)
       assert.match(created, /pod\/from-kubectl created/)
       const stored = yield* c.server.get(Resource.pods, { name: "from-kubectl", namespace: "default" })
@@ -231,16 +245,7 @@ describe("kubectl against the embedded API server", () => {
     Effect.gen(function*() {
       const c = yield* cluster
       const configMap = (data: ReadonlyArray<string>) =>
-        manifest(c, "cm.yaml", [
-          "apiVersion: v1",
-          "kind: ConfigMap",
-          "metadata:",
-          "  name: settings",
-          "  labels:",
-          "    app: demo",
-          "data:",
-          ...data.map((line) => `  ${line}`)
-        ])
+        configMapManifest(c, "cm.yaml", { name: "settings", labels: { app: "demo" } }, data)
       const ref = { name: "settings", namespace: "default" }
       const created = yield* run(c, "apply", "--server-side", "-f", configMap(["color: blue", "size: \"3\""]))
       assert.match(created, /configmap\/settings serverside-applied/)
@@ -256,14 +261,7 @@ describe("kubectl against the embedded API server", () => {
       assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "green", size: "3" })
 
       // another manager applying another value for a field kubectl owns: a conflict naming both
-      const other = manifest(c, "other.yaml", [
-        "apiVersion: v1",
-        "kind: ConfigMap",
-        "metadata:",
-        "  name: settings",
-        "data:",
-        "  color: red"
-      ])
+      const other = configMapManifest(c, "other.yaml", { name: "settings" }, ["color: red"])
       const conflict = yield* attempt(c, "apply", "--server-side", "--field-manager=ops", "-f", other)
       assert.notStrictEqual(conflict.code, 0)
       assert.include(conflict.stderr, "Apply failed with 1 conflict: conflict with \"kubectl\": .data.color")
@@ -288,14 +286,7 @@ describe("kubectl against the embedded API server", () => {
         "apply",
         "--server-side",
         "-f",
-        manifest(c, "cm.yaml", [
-          "apiVersion: v1",
-          "kind: ConfigMap",
-          "metadata:",
-          "  name: settings",
-          "data:",
-          "  color: red"
-        ])
+        configMapManifest(c, "cm.yaml", { name: "settings" }, ["color: red"])
       )
       assert.isUndefined((yield* c.server.get(Resource.configMaps, ref)).metadata!.labels)
     }))
@@ -438,15 +429,7 @@ describe("kubectl against the embedded API server", () => {
   it.scopedLive("client-side apply (strategic merge patch, last-applied annotation) still works, then moves to server-side", () =>
     Effect.gen(function*() {
       const c = yield* cluster
-      const configMap = (data: ReadonlyArray<string>) =>
-        manifest(c, "csa.yaml", [
-          "apiVersion: v1",
-          "kind: ConfigMap",
-          "metadata:",
-          "  name: legacy",
-          "data:",
-          ...data.map((line) => `  ${line}`)
-        ])
+      const configMap = (data: ReadonlyArray<string>) => configMapManifest(c, "csa.yaml", { name: "legacy" }, data)
       const ref = { name: "legacy", namespace: "default" }
       assert.match(yield* run(c, "apply", "-f", configMap(["a: \"1\"", "b: \"2\""])), /configmap\/legacy created/)
       assert.match(yield* run(c, "apply", "-f", configMap(["a: \"3\""])), /configmap\/legacy configured/)
@@ -506,16 +489,11 @@ describe("kubectl against the embedded API server", () => {
         data: { mode: "a" }
       })
       yield* c.server.patch(Resource.configMaps, { name: "settings", namespace: "default" }, { data: { mode: "b" } })
-      const file = manifest(c, "settings.yaml", [
-        "apiVersion: v1",
-        "kind: ConfigMap",
-        "metadata:",
-        "  name: settings",
-        "  namespace: default",
-        `  resourceVersion: "${created.metadata!.resourceVersion}"`,
-        "data:",
-        "  mode: c"
-      ])
+      const file = configMapManifest(c, "settings.yaml", {
+        name: "settings",
+        namespace: "default",
+        resourceVersion: created.metadata!.resourceVersion!
+      }, ["mode: c"])
       const stderr = yield* runFailing(c, "replace", "-f", file)
       assert.match(stderr, /Error from server \(Conflict\)/)
       assert.include(
@@ -525,16 +503,11 @@ describe("kubectl against the embedded API server", () => {
       const stored = yield* c.server.get(Resource.configMaps, { name: "settings", namespace: "default" })
       assert.strictEqual(stored.data!.mode, "b")
       // the current resourceVersion replaces it
-      const current = manifest(c, "current.yaml", [
-        "apiVersion: v1",
-        "kind: ConfigMap",
-        "metadata:",
-        "  name: settings",
-        "  namespace: default",
-        `  resourceVersion: "${stored.metadata!.resourceVersion}"`,
-        "data:",
-        "  mode: c"
-      ])
+      const current = configMapManifest(c, "current.yaml", {
+        name: "settings",
+        namespace: "default",
+        resourceVersion: stored.metadata!.resourceVersion!
+      }, ["mode: c"])
       assert.match(yield* run(c, "replace", "-f", current), /configmap\/settings replaced/)
     }))
 
@@ -607,14 +580,7 @@ describe("kubectl against the embedded API server", () => {
     Effect.gen(function*() {
       const records: Array<ApiServer.AuditEvent> = []
       const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
-      const file = manifest(c, "cm.yaml", [
-        "apiVersion: v1",
-        "kind: ConfigMap",
-        "metadata:",
-        "  name: audited",
-        "data:",
-        "  a: b"
-      ])
+      const file = configMapManifest(c, "cm.yaml", { name: "audited" }, ["a: b"])
       yield* run(c, "create", "-f", file)
       yield* run(c, "label", "configmap", "audited", "tier=web", "--as", "jane")
       yield* run(c, "get", "configmap", "audited")
