@@ -1,6 +1,8 @@
 /**
- * WorkQueue test helpers: a fresh queue per test (with its internal counts), draining, metric reads.
+ * WorkQueue test helpers: a fresh queue per test (with its internal counts), draining, metric reads and
+ * checks.
  */
+import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
@@ -68,4 +70,17 @@ export const readMetrics = (name: string) =>
       unfinished: unfinished.value,
       longest: longest.value
     }
+  })
+
+/** Asserts the queue's depth, adds and retries: those `expected` names, at once. */
+export const assertMetrics = (
+  name: string,
+  expected: { readonly depth?: number; readonly adds?: number; readonly retries?: number }
+): Effect.Effect<void> =>
+  Effect.map(readMetrics(name), (metrics) => {
+    const actual: { depth?: number; adds?: number; retries?: number } = {}
+    for (const key of ["depth", "adds", "retries"] as const) {
+      if (expected[key] !== undefined) actual[key] = metrics[key]
+    }
+    assert.deepStrictEqual(actual, expected)
   })

@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import * as RateLimiter from "../../src/RateLimiter.js"
 import * as WorkQueue from "../../src/WorkQueue.js"
-import { drain, isBlocked, makeQueue, readMetrics, uniqueName } from "./fixtures.js"
+import { assertMetrics, drain, isBlocked, makeQueue, uniqueName } from "./fixtures.js"
 
 /** A queue with metrics under a name no other test uses. */
 const named = (options: WorkQueue.Options<string> = {}) =>
@@ -29,9 +29,7 @@ describe("priorityqueue_test", () => {
       const { name, queue } = yield* named()
       yield* queue.add("foo")
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 0 })
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 0)
-      assert.strictEqual(m.adds, 1)
+      yield* assertMetrics(name, { depth: 0, adds: 1 })
     }))
 
   it.scoped("returns items in order", () =>
@@ -41,9 +39,7 @@ describe("priorityqueue_test", () => {
       yield* queue.add("bar")
       assert.strictEqual(yield* queue.get, "foo")
       assert.strictEqual(yield* queue.get, "bar")
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 0)
-      assert.strictEqual(m.adds, 2)
+      yield* assertMetrics(name, { depth: 0, adds: 2 })
     }))
 
   it.scoped("doesn't return an item that is currently locked (depth 1: foo added again while processing; adds 3)", () =>
@@ -54,9 +50,7 @@ describe("priorityqueue_test", () => {
       yield* queue.add("foo")
       yield* queue.add("bar")
       assert.strictEqual(yield* queue.get, "bar")
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 1)
-      assert.strictEqual(m.adds, 3)
+      yield* assertMetrics(name, { depth: 1, adds: 3 })
     }))
 
   it.scoped(
@@ -73,9 +67,7 @@ describe("priorityqueue_test", () => {
         yield* queue.done("foo")
         assert.strictEqual(yield* queue.get, "baz")
         assert.strictEqual(yield* queue.get, "foo")
-        const m = yield* readMetrics(name)
-        assert.strictEqual(m.depth, 0)
-        assert.strictEqual(m.adds, 4)
+        yield* assertMetrics(name, { depth: 0, adds: 4 })
       })
   )
 
@@ -85,9 +77,7 @@ describe("priorityqueue_test", () => {
       yield* queue.add("foo")
       yield* queue.add("foo")
       assert.strictEqual(yield* queue.len, 1)
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 1)
-      assert.strictEqual(m.adds, 1)
+      yield* assertMetrics(name, { depth: 1, adds: 1 })
     }))
 
   it.scoped("enqueues a locked item (Len 0 while it is locked, 1 after Done: client-go's Len)", () =>
@@ -101,30 +91,26 @@ describe("priorityqueue_test", () => {
       yield* queue.done("foo")
       assert.strictEqual(yield* queue.len, 1)
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 0 })
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 0)
-      assert.strictEqual(m.adds, 2)
+      yield* assertMetrics(name, { depth: 0, adds: 2 })
     }))
 
-  it.scoped("retains the highest priority", () =>
-    Effect.gen(function*() {
-      const { name, queue } = yield* named()
-      yield* queue.add("foo", { priority: 1 })
-      yield* queue.add("foo", { priority: 2 })
-      assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 2 })
-      assert.strictEqual(yield* queue.len, 0)
-      assert.strictEqual((yield* readMetrics(name)).adds, 1)
-    }))
-
-  it.scoped("will not decrease the priority", () =>
-    Effect.gen(function*() {
-      const { name, queue } = yield* named()
-      yield* queue.add("foo", { priority: 2 })
-      yield* queue.add("foo", { priority: 1 })
-      assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 2 })
-      assert.strictEqual(yield* queue.len, 0)
-      assert.strictEqual((yield* readMetrics(name)).adds, 1)
-    }))
+  // foo added at one priority, then at another: handed out once, at the higher
+  for (
+    const [title, first, second] of [
+      ["retains the highest priority", 1, 2],
+      ["will not decrease the priority", 2, 1]
+    ] as const
+  ) {
+    it.scoped(title, () =>
+      Effect.gen(function*() {
+        const { name, queue } = yield* named()
+        yield* queue.add("foo", { priority: first })
+        yield* queue.add("foo", { priority: second })
+        assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 2 })
+        assert.strictEqual(yield* queue.len, 0)
+        yield* assertMetrics(name, { adds: 1 })
+      }))
+  }
 
   it.scoped("gets pushed to the front if the priority increases", () =>
     Effect.gen(function*() {
@@ -133,9 +119,7 @@ describe("priorityqueue_test", () => {
       yield* queue.add("baz", { priority: 1 })
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "baz", priority: 1 })
       assert.strictEqual(yield* queue.len, 2)
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 2)
-      assert.strictEqual(m.adds, 3)
+      yield* assertMetrics(name, { depth: 2, adds: 3 })
     }))
 
   it.scoped("retains the lowest after duration", () =>
@@ -145,9 +129,7 @@ describe("priorityqueue_test", () => {
       yield* queue.add("foo", { after: "1 hour" })
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 0 })
       assert.strictEqual(yield* queue.len, 0)
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 0)
-      assert.strictEqual(m.adds, 1)
+      yield* assertMetrics(name, { depth: 0, adds: 1 })
     }))
 
   it.scoped("doesn't include non-ready items in Len()", () =>
@@ -158,7 +140,7 @@ describe("priorityqueue_test", () => {
       yield* queue.add("bar", { after: "1 minute" })
       yield* queue.add("bal")
       assert.strictEqual(yield* queue.len, 2)
-      assert.strictEqual((yield* readMetrics(name)).depth, 2)
+      yield* assertMetrics(name, { depth: 2 })
     }))
 
   it.scoped(
@@ -199,14 +181,13 @@ describe("priorityqueue_test", () => {
       const { name, queue } = yield* named()
       yield* queue.add("foo", { after: "1 hour" })
       assert.strictEqual(yield* queue.len, 0)
-      assert.strictEqual((yield* readMetrics(name)).depth, 0)
+      yield* assertMetrics(name, { depth: 0 })
       yield* queue.add("foo")
       assert.strictEqual(yield* queue.len, 1)
-      assert.strictEqual((yield* readMetrics(name)).depth, 1)
+      yield* assertMetrics(name, { depth: 1 })
       assert.strictEqual(yield* queue.get, "foo")
       assert.strictEqual(yield* queue.len, 0)
-      assert.strictEqual((yield* readMetrics(name)).depth, 0)
-      assert.strictEqual((yield* readMetrics(name)).adds, 1)
+      yield* assertMetrics(name, { depth: 0, adds: 1 })
     }))
 
   it.scoped("updates metrics correctly when an item with after is re-added with higher priority and no after", () =>
@@ -216,10 +197,10 @@ describe("priorityqueue_test", () => {
       assert.strictEqual(yield* queue.len, 0)
       yield* queue.add("foo", { priority: 1 })
       assert.strictEqual(yield* queue.len, 1)
-      assert.strictEqual((yield* readMetrics(name)).depth, 1)
+      yield* assertMetrics(name, { depth: 1 })
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "foo", priority: 1 })
       assert.strictEqual(yield* queue.len, 0)
-      assert.strictEqual((yield* readMetrics(name)).depth, 0)
+      yield* assertMetrics(name, { depth: 0 })
     }))
 
   it.scoped("follows FIFO order in the new priority queue when item priority changes", () =>
@@ -251,10 +232,7 @@ describe("priorityqueue_test", () => {
               assert.deepStrictEqual(yield* queue.getWithPriority, { key: `${label}-${i}`, priority })
             }
           }
-          const m = yield* readMetrics(name)
-          assert.strictEqual(m.depth, 0)
-          assert.strictEqual(m.adds, 5000)
-          assert.strictEqual(m.retries, after > 0 ? 5000 : 0)
+          yield* assertMetrics(name, { depth: 0, adds: 5000, retries: after > 0 ? 5000 : 0 })
         })
     )
   }
@@ -268,10 +246,7 @@ describe("priorityqueue_test", () => {
       assert.isTrue(yield* isBlocked(getter))
       yield* TestClock.adjust("1 millis")
       assert.deepStrictEqual(yield* Fiber.join(getter), { key: "foo", priority: 0 })
-      const m = yield* readMetrics(name)
-      assert.strictEqual(m.depth, 0)
-      assert.strictEqual(m.adds, 1)
-      assert.strictEqual(m.retries, 1)
+      yield* assertMetrics(name, { depth: 0, adds: 1, retries: 1 })
     }))
 
   it.scoped(
@@ -304,7 +279,7 @@ describe("priorityqueue_test", () => {
       assert.isTrue(yield* isBlocked(getter))
       yield* queue.add("foo")
       assert.strictEqual(yield* Fiber.join(getter), "foo")
-      assert.strictEqual((yield* readMetrics(name)).adds, 1)
+      yield* assertMetrics(name, { adds: 1 })
     }))
 
   it.scoped("TestMultipleItemsWithAfterAreReturnedInCorrectOrder: bar@200ms, foo@1s -> bar then foo", () =>
@@ -339,12 +314,12 @@ describe("priorityqueue_test", () => {
           yield* queue.add("bar", { after: "500 millis" })
           yield* queue.add("bal")
           assert.strictEqual(yield* queue.len, 2)
-          assert.strictEqual((yield* readMetrics(name)).depth, 2)
+          yield* assertMetrics(name, { depth: 2 })
           yield* TestClock.adjust("1 second")
           assert.strictEqual(yield* queue.len, 4)
-          assert.strictEqual((yield* readMetrics(name)).depth, 4)
+          yield* assertMetrics(name, { depth: 4 })
           assert.strictEqual((yield* drain(queue)).length, 4)
-          assert.strictEqual((yield* readMetrics(name)).depth, 0)
+          yield* assertMetrics(name, { depth: 0 })
         }
       })
   )
@@ -359,11 +334,9 @@ describe("priorityqueue_test", () => {
         assert.strictEqual(yield* queue.len, 1)
         yield* queue.add("foo")
         assert.strictEqual(yield* queue.len, 1)
-        assert.deepStrictEqual((yield* readMetrics(name)).depth, 1)
+        yield* assertMetrics(name, { depth: 1 })
         assert.strictEqual(yield* queue.get, "foo")
-        const m = yield* readMetrics(name)
-        assert.strictEqual(m.depth, 0)
-        assert.strictEqual(m.adds, 1)
+        yield* assertMetrics(name, { depth: 0, adds: 1 })
       })
   )
 
@@ -384,7 +357,7 @@ describe("priorityqueue_test", () => {
         assert.isTrue(yield* isBlocked(getter))
         yield* TestClock.adjust("1 millis")
         assert.deepStrictEqual(yield* Fiber.join(getter), ["foo", "bar"])
-        assert.strictEqual((yield* readMetrics(name)).retries, 9)
+        yield* assertMetrics(name, { retries: 9 })
       })
   )
 
