@@ -110,6 +110,15 @@ const waitFor = (cli: Running, what: string, condition: () => boolean, timeout: 
     }
   })
 
+/** Waits (at most 60 s) for `serve` to say where it serves the Kubernetes API; that URL. */
+const servedUrl = (serve: Running) => {
+  const served = /serving the Kubernetes API on (http:\/\/\S+)/
+  return Effect.map(
+    waitFor(serve, "the URL", () => served.test(serve.stdout()), "60 seconds"),
+    () => served.exec(serve.stdout())![1]
+  )
+}
+
 const assertNoStackTrace = (stderr: string) => {
   assert.notMatch(stderr, /^\s+at /m, `stack trace on stderr:\n${stderr}`)
   assert.notInclude(stderr, "node:internal", `stack trace on stderr:\n${stderr}`)
@@ -343,13 +352,7 @@ describe("Cli - effect-informers as a child process", () => {
           "--inject",
           "error:count=1,status=503,on=list"
         ])
-        yield* waitFor(
-          serve,
-          "the URL",
-          () => /serving the Kubernetes API on http:\/\/\S+/.test(serve.stdout()),
-          "60 seconds"
-        )
-        const url = /serving the Kubernetes API on (http:\/\/\S+)/.exec(serve.stdout())![1]
+        const url = yield* servedUrl(serve)
         // --inject: the first LIST gets the injected 503, the next one the pods
         const injected = yield* getJson(`${url}/api/v1/pods`)
         assert.strictEqual(injected.status, 503)
@@ -525,13 +528,7 @@ describe("Cli - effect-informers as a child process", () => {
         )
         const file = path.join(dir, "audit.log")
         const serve = yield* start(["serve", "--port", "0", "--audit-log", file])
-        yield* waitFor(
-          serve,
-          "the URL",
-          () => /serving the Kubernetes API on http:\/\/\S+/.test(serve.stdout()),
-          "60 seconds"
-        )
-        const url = /serving the Kubernetes API on (http:\/\/\S+)/.exec(serve.stdout())![1]
+        const url = yield* servedUrl(serve)
         const manifest = path.join(dir, "cm.yaml")
         fs.writeFileSync(manifest, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: audited\ndata:\n  a: b\n")
         const kubectl = (...args: Array<string>) =>
