@@ -311,6 +311,19 @@ describe("kubectl against the embedded API server", () => {
           "      containers:",
           ...containers.flatMap((lines) => lines.map((line, i) => `${i === 0 ? "      - " : "        "}${line}`))
         ])
+      /** The tuner's configuration: only the web container, its lines as given. */
+      const tuner = (file: string, container: ReadonlyArray<string>) =>
+        manifest(c, file, [
+          "apiVersion: apps/v1",
+          "kind: Deployment",
+          "metadata:",
+          "  name: web",
+          "spec:",
+          "  template:",
+          "    spec:",
+          "      containers:",
+          ...container
+        ])
       const ref = { name: "web", namespace: "default" }
       const web = ["name: web", "image: nginx:1.27", "ports:", "- containerPort: 80"]
       const sidecar = ["name: sidecar", "image: busybox:1"]
@@ -320,19 +333,7 @@ describe("kubectl against the embedded API server", () => {
       assert.deepStrictEqual(created.spec!.template.spec!.containers.map((x) => x.name), ["web", "sidecar"])
 
       // another manager sets the web container's environment: merged into that container, by name
-      const env = manifest(c, "env.yaml", [
-        "apiVersion: apps/v1",
-        "kind: Deployment",
-        "metadata:",
-        "  name: web",
-        "spec:",
-        "  template:",
-        "    spec:",
-        "      containers:",
-        "      - name: web",
-        "        env:",
-        "        - {name: MODE, value: fast}"
-      ])
+      const env = tuner("env.yaml", ["      - name: web", "        env:", "        - {name: MODE, value: fast}"])
       yield* run(c, "apply", "--server-side", "--field-manager=tuner", "-f", env)
       const tuned = yield* c.server.get(Resource.deployments, ref)
       assert.deepStrictEqual(tuned.spec!.template.spec!.containers[0], {
@@ -361,17 +362,7 @@ describe("kubectl against the embedded API server", () => {
         "--server-side",
         "--field-manager=tuner",
         "-f",
-        manifest(c, "image.yaml", [
-          "apiVersion: apps/v1",
-          "kind: Deployment",
-          "metadata:",
-          "  name: web",
-          "spec:",
-          "  template:",
-          "    spec:",
-          "      containers:",
-          "      - {name: web, image: nginx:1.28}"
-        ])
+        tuner("image.yaml", ["      - {name: web, image: nginx:1.28}"])
       )
       assert.notStrictEqual(image.code, 0)
       assert.include(
