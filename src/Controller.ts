@@ -294,6 +294,17 @@ export interface Options<A, E, R> {
   readonly cacheSyncTimeout?: Duration.DurationInput | undefined
   /** How long reconciles in progress may run on at shutdown. Defaults to 30 s. */
   readonly shutdownTimeout?: Duration.DurationInput | undefined
+  /**
+   * Reconcile only while leading (`LeaderElection`'s service, or anything with its `whileLeading`). The
+   * sources sync and the queue fills on every replica (warm standby); the workers start when this replica
+   * becomes leader, each term in a scope of its own. When a term ends, keys are no longer taken and the
+   * reconciles in progress may finish within `stepDownTimeout` (2 s, inside client-go's 5 s margin between
+   * the renew deadline and the lease duration), then are interrupted.
+   */
+  readonly leaderElection?: {
+    readonly whileLeading: <A, E2, R2>(work: Effect.Effect<A, E2, R2>) => Effect.Effect<never, E2, Exclude<R2, Scope.Scope>>
+    readonly stepDownTimeout?: Duration.DurationInput | undefined
+  } | undefined
 }
 
 /**

@@ -14,7 +14,7 @@ import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Option from "effect/Option"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Consistency from "../Consistency.js"
 import type * as Controller from "../Controller.js"
 import { fastMetaNamespaceKey } from "../Indexer.js"
@@ -237,6 +237,8 @@ export const staleSkips = Metric.counter("effect_informers_reconcile_stale_skips
 
 const defaultCacheSyncTimeout = Duration.minutes(2)
 const defaultShutdownTimeout = Duration.seconds(30)
+/** Inside client-go's margin between the renew deadline (10 s) and the lease duration (15 s). */
+const defaultStepDownTimeout = Duration.seconds(2)
 
 /** @internal */
 export const make = <A, E, R>(
@@ -446,6 +448,12 @@ export const make = <A, E, R>(
       Effect.suspend(() => {
         const req = request(key)
         activeGauge.unsafeUpdate(++active, [])
+        let running = true
+        const ended = () => {
+          if (!running) return
+          running = false
+          activeGauge.unsafeUpdate(--active, [])
+        }
         const started = clock.unsafeCurrentTimeMillis()
         const reconcile = options.reconcile(req)
         // the reconcile's writes are recorded only when read-your-own-writes is on
@@ -460,16 +468,14 @@ export const make = <A, E, R>(
             )
           ),
           (exit) => {
-            activeGauge.unsafeUpdate(--active, [])
+            ended()
             duration.unsafeUpdate((clock.unsafeCurrentTimeMillis() - started) / 1000, [])
             return finish(key, priority, req, exit)
           }
-        )
+        ).pipe(Effect.onInterrupt(() => Effect.sync(ended)))
       })
 
     const reconcileOne = (key: string, priority: number): Effect.Effect<void, never, R> => {
-      // shutting down: the keys still queued are handed out, and let go
-      if (stopping) return Effect.void
       if (tracker === undefined) return run(key, priority)
       return Effect.flatMap(tracker.check(key), (behind) => {
         if (Option.isNone(behind)) return run(key, priority)
@@ -484,32 +490,70 @@ export const make = <A, E, R>(
       })
     }
 
-    const worker: Effect.Effect<void, never, R> = queue.runWorker(reconcileOne)
-
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
-    const workers: Array<Fiber.RuntimeFiber<void>> = []
-    for (let i = 0; i < concurrency; i++) workers.push(yield* Effect.forkIn(worker, scope))
 
-    // Added last, so it runs first when the scope closes: stop taking work, let the reconciles in progress
-    // finish within the deadline, interrupt the rest; then the handlers are removed and the queue closed.
-    const shutdownTimeout = Duration.decode(options.shutdownTimeout ?? defaultShutdownTimeout)
-    yield* Effect.addFinalizer(() =>
+    /**
+     * Starts the workers in `into`, with a finalizer there that stops them: keys handed out from then on go
+     * back to the queue, the reconciles in progress may finish within `deadline`, the rest are interrupted.
+     * `closing` shuts the queue too (the controller's end, not a leadership term's).
+     */
+    const startWorkers = (into: Scope.Scope, deadline: Duration.Duration, closing: boolean) =>
       Effect.gen(function*() {
-        stopping = true
-        yield* queue.shutdown
-        // (a finalizer is uninterruptible: the wait must be made interruptible for the timeout to end it)
-        const finished = yield* Effect.interruptible(Fiber.awaitAll(workers)).pipe(
-          Effect.timeout(shutdownTimeout),
-          Effect.option
-        )
-        if (Option.isNone(finished)) {
-          yield* Effect.logWarning(
-            `${name}: ${active} reconciles still running after ${Duration.format(shutdownTimeout)}: interrupted`
-          )
-          yield* Fiber.interruptAll(workers)
+        const term = { stopping: false, inFlight: 0, idle: undefined as (() => void) | undefined }
+        const settled = () => {
+          if (--term.inFlight === 0 && term.stopping) term.idle?.()
         }
+        const worker = queue.runWorker((key, priority) => {
+          // stepping down: the key goes back to the queue for the next term (queued again at done)
+          if (term.stopping || stopping) return closing ? Effect.void : queue.add(key, { priority })
+          term.inFlight++
+          return Effect.ensuring(reconcileOne(key, priority), Effect.sync(settled))
+        })
+        const fibers: Array<Fiber.RuntimeFiber<void>> = []
+        for (let i = 0; i < concurrency; i++) fibers.push(yield* Effect.forkIn(worker, into))
+        yield* Scope.addFinalizer(
+          into,
+          Effect.gen(function*() {
+            term.stopping = true
+            if (closing) {
+              stopping = true
+              yield* queue.shutdown
+            }
+            const idle = term.inFlight === 0
+              ? Effect.void
+              : Effect.async<void>((resume) => {
+                term.idle = () => resume(Effect.void)
+              })
+            // (a finalizer is uninterruptible: the wait must be made interruptible for the timeout to end it)
+            const finished = yield* Effect.interruptible(idle).pipe(Effect.timeout(deadline), Effect.option)
+            if (Option.isNone(finished)) {
+              yield* Effect.logWarning(
+                `${name}: ${term.inFlight} reconciles still running after ${Duration.format(deadline)}: interrupted`
+              )
+            }
+            yield* Fiber.interruptAll(fibers)
+          })
+        )
       })
-    )
+
+    // Started last, so that their finalizer runs first when the scope closes: stop taking work, let the
+    // reconciles in progress finish within the deadline, interrupt the rest; then the handlers are removed
+    // and the queue closed.
+    const shutdownTimeout = Duration.decode(options.shutdownTimeout ?? defaultShutdownTimeout)
+    const election = options.leaderElection
+    if (election === undefined) {
+      yield* startWorkers(scope, shutdownTimeout, true)
+    } else {
+      // Warm standby: the handlers run and the queue fills on every replica; the workers only while this
+      // one leads, each term in a scope of its own, stopped within `stepDownTimeout` when the term ends.
+      const stepDown = Duration.decode(election.stepDownTimeout ?? defaultStepDownTimeout)
+      const term = Effect.flatMap(Effect.scope, (termScope) => startWorkers(termScope, stepDown, false)).pipe(
+        Effect.zipRight(Effect.logInfo(`${name}: leading: reconciling`)),
+        Effect.zipRight(Effect.never)
+      )
+      yield* Effect.forkIn(election.whileLeading(term), scope)
+      yield* Scope.addFinalizer(scope, Effect.sync(() => void (stopping = true)))
+    }
 
     return {
       name,
