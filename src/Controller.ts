@@ -302,7 +302,9 @@ export interface Options<A, E, R> {
    * the renew deadline and the lease duration), then are interrupted.
    */
   readonly leaderElection?: {
-    readonly whileLeading: <A, E2, R2>(work: Effect.Effect<A, E2, R2>) => Effect.Effect<never, E2, Exclude<R2, Scope.Scope>>
+    readonly whileLeading: <A, E2, R2>(
+      work: Effect.Effect<A, E2, R2>
+    ) => Effect.Effect<never, E2, Exclude<R2, Scope.Scope>>
     readonly stepDownTimeout?: Duration.DurationInput | undefined
   } | undefined
 }
