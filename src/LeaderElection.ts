@@ -413,7 +413,8 @@ export const releasedRecord: (current: LeaderElectionRecord, stamp: Stamp) => Le
   policy.releasedRecord
 
 /**
- * The pause of a candidate between two attempts: `retryPeriod · (1 + random · jitterFactor)`.
+ * The pause of a candidate between two attempts: `retryPeriod · (1 + random · jitterFactor)`, in whole
+ * milliseconds.
  *
  * @since 0.2.0
  * @category policies
@@ -422,12 +423,13 @@ export const jitteredDelay: (retryPeriodMillis: number, jitterFactor: number, ra
   policy.jitteredDelay
 
 /**
- * The longest one attempt may take (milliseconds): client-go's lock client timeout, max(1 s, renewDeadline / 2).
+ * The longest one request to the lock may take (milliseconds): client-go's lock client timeout,
+ * max(1 s, renewDeadline / 2). A leader's attempt is also cut at its renew deadline.
  *
  * @since 0.2.0
  * @category policies
  */
-export const attemptTimeout: (timing: Timing) => number = policy.attemptTimeout
+export const requestTimeout: (timing: Timing) => number = policy.requestTimeout
 
 /**
  * What a leader does when it wakes: `Renew` within `timeout` milliseconds, or `StepDown`.
@@ -447,7 +449,7 @@ export const LeaderStep: typeof policy.LeaderStep = policy.LeaderStep
 
 /**
  * The leader's step at `now`, its last successful write sent at `renewedAt`: renew within what is left of
- * `renewedAt + renewDeadline` (at most `attemptTimeout`), or step down when nothing is left. The deadline
+ * `renewedAt + renewDeadline`, or step down when nothing is left. The deadline
  * counts from when the write was sent, not answered: the other replicas may have seen it from then on.
  *
  * @since 0.2.0
@@ -469,7 +471,8 @@ export const leaderSleep: (now: number, renewedAt: number, timing: Timing) => nu
 
 /**
  * Why a leader stopped leading: its renewals failed for `renewDeadline`, a renewal found another holder,
- * or the service's scope closed.
+ * the elector's loop died of a defect (it stops the work at once, then campaigns again), or the service's
+ * scope closed.
  *
  * @since 0.2.0
  * @category state machine
@@ -501,8 +504,8 @@ export const State: typeof policy.State = policy.State
 
 /**
  * What moves the state machine: an unsuccessful attempt (`Observed`, with the valid holder seen),
- * `Acquired`, `Renewed`, `RenewFailed`, `DeadlineReached`, `LeaseLost`, `WorkStopped`, `ShutdownStarted`,
- * `Released`.
+ * `Acquired`, `Renewed`, `RenewFailed`, `DeadlineReached`, `LeaseLost`, `Failed` (a defect of the loop),
+ * `WorkStopped`, `ShutdownStarted`, `Released`.
  *
  * @since 0.2.0
  * @category state machine
@@ -524,8 +527,9 @@ export const Event: typeof policy.Event = policy.Event
  * |---|---|---|
  * | `Acquiring`, `Following` | `Observed` (holder / none) | `Following` / `Acquiring` |
  * | `Acquiring`, `Following` | `Acquired` | `Leading` |
+ * | `Acquiring`, `Following` | `Failed` | `Acquiring` |
  * | `Acquiring`, `Following` | `ShutdownStarted` | `Releasing` |
- * | `Leading` | `DeadlineReached`, `LeaseLost`, `ShutdownStarted` | `SteppingDown` (the reason) |
+ * | `Leading` | `DeadlineReached`, `LeaseLost`, `Failed`, `ShutdownStarted` | `SteppingDown` (the reason) |
  * | `SteppingDown` | `WorkStopped` | `Acquiring`; `Releasing` when the reason is `Shutdown` |
  * | `SteppingDown` | `ShutdownStarted` | `SteppingDown` (`Shutdown`) |
  * | `Releasing` | `Released` | `Stopped` |
@@ -830,7 +834,7 @@ export const renewFailuresMetric: Metric.Metric.Counter<number> = internal.renew
 export const slowPathMetric: Metric.Metric.Counter<number> = internal.slowPathCounter
 
 /**
- * Times this replica stopped leading (tags `name`, `reason`: `RenewDeadline`, `LeaseLost`, `Shutdown`).
+ * Times this replica stopped leading (tags `name`, `reason`: `RenewDeadline`, `LeaseLost`, `Failure`, `Shutdown`).
  *
  * @since 0.2.0
  * @category metrics

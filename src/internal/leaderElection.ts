@@ -22,7 +22,6 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Event, Observation, State, Timing, TimingOptions, VersionedRecord } from "./leaderElectionPolicy.js"
 import {
-  attemptTimeout,
   decide,
   Event as Events,
   fastRenewal,
@@ -34,12 +33,14 @@ import {
   leaderStep,
   observe,
   releasedRecord,
+  requestTimeout,
   State as States,
   transition,
   validateTiming,
   validHolder
 } from "./leaderElectionPolicy.js"
-import type { LeaseLock, LockError } from "./leaseLock.js"
+import type { LeaseLock } from "./leaseLock.js"
+import { LockError } from "./leaseLock.js"
 
 // -------------------------------------------------------------------------------------------------
 // metrics
@@ -129,13 +130,31 @@ type Attempt =
   | { readonly _tag: "Held"; readonly leader: string }
   | { readonly _tag: "Failed"; readonly error: LockError | undefined }
 
-const microNow = Effect.map(Clock.currentTimeNanos, formatMicroTime)
+// `unsafeCurrentTimeNanos`: TestClock's `currentTimeNanos` throws at an instant that is not whole nanoseconds
+const microNow = Effect.clockWith((clock) => Effect.sync(() => formatMicroTime(clock.unsafeCurrentTimeNanos())))
 
 /** @internal */
 export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Scope.Scope> =>
   Effect.gen(function*() {
     const config = yield* validate(options)
-    const { identity, lock } = config
+    const { identity } = config
+    // every request is bounded, as client-go bounds its lock client's (max(1 s, renewDeadline / 2))
+    const requestMillis = requestTimeout(config)
+    const bounded = <A>(verb: string, request: Effect.Effect<A, LockError>) =>
+      Effect.timeoutFail(request, {
+        duration: Duration.millis(requestMillis),
+        onTimeout: () =>
+          new LockError({
+            reason: "Failed",
+            message: `${verb} ${config.lock.describe}: no answer within ${requestMillis} ms`
+          })
+      })
+    const lock: LeaseLock = {
+      describe: config.lock.describe,
+      get: bounded("get", config.lock.get),
+      create: (record) => bounded("create", config.lock.create(record)),
+      update: (record, resourceVersion) => bounded("update", config.lock.update(record, resourceVersion))
+    }
     const leaseSeconds = Duration.toSeconds(config.leaseDuration)
     const retryMillis = Duration.toMillis(config.retryPeriod)
     const isLeaderMetric = Metric.tagged(isLeaderGauge, "name", config.name)
@@ -201,6 +220,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       return { _tag: "Success", sentAt } as const
     })
 
+    /** An attempt of the leader: cut at the renew deadline. */
     const timedAttempt = (timeout: number) =>
       attempt.pipe(
         Effect.timeoutTo({
@@ -211,12 +231,12 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       )
 
     const describeFailure = (a: Attempt) =>
-      a._tag === "Failed" ? (a.error === undefined ? "timed out" : a.error.message) : a._tag
+      a._tag === "Failed" ? (a.error === undefined ? "no success before the renew deadline" : a.error.message) : a._tag
 
     /** Attempts until one succeeds; returns when the successful attempt was sent. */
     const campaign: Effect.Effect<number> = Effect.gen(function*() {
       while (true) {
-        const result = yield* timedAttempt(attemptTimeout(config))
+        const result = yield* attempt
         if (result._tag === "Success") return result.sentAt
         if (result._tag === "Failed") {
           yield* Effect.logDebug(`could not acquire lease ${lock.describe}: ${describeFailure(result)}`)
@@ -313,6 +333,8 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
         if (result.left.reason !== "Conflict") return yield* result.left
       }
     }).pipe(
+      // a finalizer runs uninterruptibly: let the timeout cut a request that hangs
+      Effect.interruptible,
       Effect.timeout(config.renewDeadline),
       Effect.catchAll((error) => Effect.logWarning(`failed to release lease ${lock.describe}: ${error.message}`))
     )
@@ -329,13 +351,27 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       yield* Deferred.succeed(stopped, undefined)
     })
 
+    /** After a defect of the loop (a bug, a lock that throws): stop the work at once, as a lost lease. */
+    const recover = (cause: Cause.Cause<unknown>) =>
+      Effect.gen(function*() {
+        yield* Effect.logError("leader election failed; stepping down and campaigning again", cause)
+        const wasLeading = current !== undefined
+        yield* emit(Events.Failed())
+        if (wasLeading) {
+          yield* Metric.set(isLeaderMetric, 0)
+          yield* Metric.increment(Metric.tagged(stepDowns, "reason", "Failure"))
+        }
+        yield* closeTerm
+        yield* emit(Events.WorkStopped())
+        yield* Effect.sleep(config.retryPeriod)
+      })
+
     yield* Effect.addFinalizer(() => shutdown)
     yield* Effect.gen(function*() {
       while (true) yield* lead(yield* campaign)
     }).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError("leader election stopped", cause)
-      ),
+      Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : recover(cause)),
+      Effect.forever,
       Effect.annotateLogs({ package: "effect-informers", module: "LeaderElection", election: config.name }),
       Effect.forkScoped,
       Effect.interruptible
@@ -350,7 +386,9 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
           Effect.catchAllCause((cause) =>
             Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.failCause(failed, cause)
           ),
-          Effect.asVoid
+          Effect.asVoid,
+          // started from the uninterruptible registration too: the term's end must be able to stop it
+          Effect.interruptible
         )
         const worker: Worker = {
           startedTerm: 0,

@@ -322,16 +322,21 @@ export const releasedRecord = (current: LeaderElectionRecord, stamp: Stamp): Lea
 // the waits
 // -------------------------------------------------------------------------------------------------
 
-/** The pause between two acquire attempts: `retryPeriod · (1 + random · jitterFactor)`, `random` in [0, 1). @internal */
+/**
+ * The pause between two acquire attempts: `retryPeriod · (1 + random · jitterFactor)`, `random` in [0, 1),
+ * in whole milliseconds (rounded).
+ *
+ * @internal
+ */
 export const jitteredDelay = (retryPeriodMillis: number, jitterFactor: number, random: number): number =>
-  retryPeriodMillis * (1 + random * jitterFactor)
+  Math.round(retryPeriodMillis * (1 + random * jitterFactor))
 
-/** The longest one attempt may take before it counts as failed: client-go's lock client timeout, max(1 s, renewDeadline / 2). @internal */
-export const attemptTimeout = (timing: Timing): number => Math.max(1000, Duration.toMillis(timing.renewDeadline) / 2)
+/** The longest one request to the lock may take: client-go's lock client timeout, max(1 s, renewDeadline / 2). @internal */
+export const requestTimeout = (timing: Timing): number => Math.max(1000, Duration.toMillis(timing.renewDeadline) / 2)
 
 /** @internal */
 export type LeaderStep = Data.TaggedEnum<{
-  /** Renew now, giving up after `timeout` milliseconds. */
+  /** Renew now, giving up after `timeout` milliseconds (what is left before the deadline). */
   Renew: { readonly timeout: number }
   /** The renew deadline ran out: stop the work and step down. */
   StepDown: {}
@@ -342,14 +347,13 @@ export const LeaderStep = Data.taggedEnum<LeaderStep>()
 
 /**
  * What a leader does when it wakes at `now`, the last successful write having been sent at `renewedAt`:
- * renew, within what is left before `renewedAt + renewDeadline` (and the attempt timeout), or step down
- * when nothing is left.
+ * renew, within what is left before `renewedAt + renewDeadline`, or step down when nothing is left.
  *
  * @internal
  */
 export const leaderStep = (now: number, renewedAt: number, timing: Timing): LeaderStep => {
   const left = renewedAt + Duration.toMillis(timing.renewDeadline) - now
-  return left <= 0 ? LeaderStep.StepDown() : LeaderStep.Renew({ timeout: Math.min(left, attemptTimeout(timing)) })
+  return left <= 0 ? LeaderStep.StepDown() : LeaderStep.Renew({ timeout: left })
 }
 
 /** How long a leader sleeps after an attempt ended at `now`: `retryPeriod`, cut at the renew deadline. @internal */
@@ -364,7 +368,7 @@ export const leaderSleep = (now: number, renewedAt: number, timing: Timing): num
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
-export type StepDownReason = "RenewDeadline" | "LeaseLost" | "Shutdown"
+export type StepDownReason = "RenewDeadline" | "LeaseLost" | "Failure" | "Shutdown"
 
 /** @internal */
 export type State = Data.TaggedEnum<{
@@ -387,6 +391,7 @@ export type Event = Data.TaggedEnum<{
   RenewFailed: {}
   DeadlineReached: {}
   LeaseLost: { readonly leader: string }
+  Failed: {}
   WorkStopped: {}
   ShutdownStarted: {}
   Released: {}
@@ -408,6 +413,8 @@ export const transition = (state: State, event: Event): State => {
           })
         case "Acquired":
           return State.Leading({ term: event.term })
+        case "Failed":
+          return State.Acquiring()
         case "ShutdownStarted":
           return State.Releasing()
         default:
@@ -419,6 +426,8 @@ export const transition = (state: State, event: Event): State => {
           return State.SteppingDown({ term: state.term, reason: "RenewDeadline" })
         case "LeaseLost":
           return State.SteppingDown({ term: state.term, reason: "LeaseLost" })
+        case "Failed":
+          return State.SteppingDown({ term: state.term, reason: "Failure" })
         case "ShutdownStarted":
           return State.SteppingDown({ term: state.term, reason: "Shutdown" })
         default:

@@ -270,14 +270,15 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
         )
       })
       if (f.latency <= 0) return run
-      // the server applies the request after the latency whether the client still waits or not
+      // the server applies the request after the latency whether the client still waits or not: the
+      // request is a fiber of the store's scope, the client only waits for its answer
       return Effect.gen(function*() {
         const done = yield* Deferred.make<A, LockError>()
         yield* Effect.sleep(f.latency).pipe(
           Effect.zipRight(Effect.exit(run)),
           Effect.flatMap((exit) => Deferred.done(done, exit)),
-          Effect.uninterruptible,
-          Effect.forkIn(scope)
+          Effect.forkIn(scope),
+          Effect.interruptible
         )
         return yield* Deferred.await(done)
       })

@@ -216,7 +216,8 @@ describe("LeaderElection policies", () => {
       [
         [2000, 1.2, 0, 2000],
         [2000, 1.2, 0.5, 3200],
-        [2000, 1.2, 0.999, 4397.6],
+        [2000, 1.2, 0.999, 4398], // whole milliseconds
+        [2000, 1.2, 2.0833325805232525e-10, 2000],
         [2000, 0, 0.7, 2000]
       ] as const
     )("jitteredDelay(%d, %d, %d) = %d", (retry, jitter, random, expected) => {
@@ -233,12 +234,12 @@ describe("LeaderElection policies", () => {
       const t = Either.getOrThrow(
         LeaderElection.validateTiming({ leaseDuration: "15 seconds", renewDeadline, retryPeriod: "200 millis" })
       )
-      assert.strictEqual(LeaderElection.attemptTimeout(t), expected)
+      assert.strictEqual(LeaderElection.requestTimeout(t), expected)
     })
 
     it.each(
       [
-        [2000, 0, LeaderStep.Renew({ timeout: 5000 })],
+        [2000, 0, LeaderStep.Renew({ timeout: 8000 })],
         [9000, 0, LeaderStep.Renew({ timeout: 1000 })],
         [9999, 0, LeaderStep.Renew({ timeout: 1 })],
         [10_000, 0, LeaderStep.StepDown()],
@@ -404,6 +405,9 @@ describe("LeaderElection policies", () => {
         [leading, Event.DeadlineReached(), State.SteppingDown({ term: 3, reason: "RenewDeadline" })],
         [leading, Event.LeaseLost({ leader: "bing" }), State.SteppingDown({ term: 3, reason: "LeaseLost" })],
         [leading, Event.ShutdownStarted(), State.SteppingDown({ term: 3, reason: "Shutdown" })],
+        [leading, Event.Failed(), State.SteppingDown({ term: 3, reason: "Failure" })],
+        [State.Following({ leader: "bing" }), Event.Failed(), State.Acquiring()],
+        [State.SteppingDown({ term: 3, reason: "Failure" }), Event.WorkStopped(), State.Acquiring()],
         [State.SteppingDown({ term: 3, reason: "RenewDeadline" }), Event.WorkStopped(), State.Acquiring()],
         [State.SteppingDown({ term: 3, reason: "LeaseLost" }), Event.WorkStopped(), State.Acquiring()],
         [State.SteppingDown({ term: 3, reason: "Shutdown" }), Event.WorkStopped(), State.Releasing()],
@@ -439,6 +443,7 @@ describe("LeaderElection policies", () => {
         Event.RenewFailed(),
         Event.DeadlineReached(),
         Event.LeaseLost({ leader: "bing" }),
+        Event.Failed(),
         Event.WorkStopped(),
         Event.ShutdownStarted(),
         Event.Released()

@@ -75,7 +75,8 @@ describe("LeaderElection: renewing", () => {
       yield* Effect.forkScoped(service.whileLeading(markedWork(timeline, "baz")))
       yield* advance(3000)
       yield* leases.partition("baz", "hang")
-      // the attempt at 4 s times out at 9 s (max(1 s, renewDeadline / 2)), the one at 11 s at the deadline
+      // the attempt at 4 s: its update gets no answer within 5 s (max(1 s, renewDeadline / 2)), then its read
+      // hangs until the attempt is cut at the deadline
       yield* advance(8999)
       assert.isTrue(yield* service.isLeader)
       yield* advance(1)
