@@ -106,6 +106,14 @@ export * as Layer from "./Layer.js"
 export * as Informers from "./Layer.js"
 
 /**
+ * Leader election over a Lease, as client-go's: one replica at a time runs the work, stopped before its
+ * lease can be taken; the Lease released on shutdown.
+ *
+ * @since 0.2.0
+ */
+export * as LeaderElection from "./LeaderElection.js"
+
+/**
  * @since 0.1.0
  */
 export * as Lister from "./Lister.js"

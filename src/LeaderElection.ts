@@ -1,0 +1,842 @@
+/**
+ * Leader election over a `coordination.k8s.io/v1` Lease, as client-go's `tools/leaderelection`: one
+ * replica at a time leads, and only the leader's work runs.
+ *
+ * - Timings are client-go's: a lease of `leaseDuration` (15 s), renewed every `retryPeriod` (2 s) by the
+ *   leader, which gives up after `renewDeadline` (10 s) without a successful renewal; candidates try every
+ *   `retryPeriod · (1 + random · jitterFactor)` (2 to 4.4 s). They are validated as client-go validates them.
+ * - Rules are client-go's: a candidate takes only a released Lease (no holder) or one that expired, judged by
+ *   its own Clock: the time at which it saw the record last change, plus the record's `leaseDurationSeconds`.
+ *   Timestamps inside the record are never compared with local time. Every write carries the resourceVersion
+ *   read (optimistic concurrency): of two candidates, one wins, the other gets a conflict. `leaseTransitions`
+ *   counts changes of holder; `acquireTime` and `renewTime` are MicroTime strings (RFC 3339, microseconds).
+ * - Leading is a scope: `whileLeading(work)` runs `work` each time this replica becomes leader, in a scope
+ *   that is closed (the work interrupted, its finalizers run) as soon as renewals have failed for
+ *   `renewDeadline`, or a renewal finds another holder. Since `renewDeadline < leaseDuration`, that is
+ *   before any other replica may take the lease. The replica then campaigns again: losing the lease never
+ *   ends the process.
+ * - Closing the service's scope stops the work, then releases the Lease (holder cleared, as client-go's
+ *   `ReleaseOnCancel` writes it): a graceful shutdown hands over at the next attempt of a candidate. A replica
+ *   killed without releasing is replaced once its lease expired for the others (`leaseDuration` after they
+ *   saw its last renewal).
+ * - Observable: `state` and `changes` (the state machine: `Acquiring`, `Following`, `Leading`,
+ *   `SteppingDown`, `Releasing`, `Stopped`), `holder`, `isLeader`, and metrics tagged with the election's
+ *   `name`: `effect_informers_leader_election_is_leader` (client-go's `leader_election_master_status`),
+ *   `..._transitions_total`, `..._renew_failures_total`, `..._slowpath_total`, `..._step_downs_total`.
+ * - Time is read from the `Clock` and the jitter from `Random` only, so `TestClock` drives every timing.
+ *   The Lease is reached through a `LeaseLock`: `clientLock` over the `Client`, or `makeMemoryLeases`
+ *   (in memory, with partitions, latency and errors, for tests).
+ *
+ * What is guaranteed, and what is not, is in docs/REPLICAS.md: there is no fencing, so a write already sent
+ * when leadership ends can land after the next leader started; guard writes with resourceVersion
+ * preconditions.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Client, LeaderElection } from "effect-informers"
+ *
+ * const reconcileForever = Effect.gen(function*() {
+ *   yield* Effect.log("leading: reconciling")
+ *   yield* Effect.addFinalizer(() => Effect.log("no longer leading"))
+ *   return yield* Effect.never
+ * })
+ *
+ * const main = Effect.gen(function*() {
+ *   const election = yield* LeaderElection.LeaderElection
+ *   // runs reconcileForever each time this replica leads, interrupted when it stops leading
+ *   return yield* election.whileLeading(reconcileForever)
+ * }).pipe(
+ *   Effect.provide(LeaderElection.layerClient({
+ *     namespace: "default",
+ *     leaseName: "my-controller",
+ *     identity: "my-controller-7d9f-x2x4z"
+ *   })),
+ *   Effect.provide(Client.layerLive({ userAgent: "my-controller/1.0" }))
+ * )
+ * ```
+ *
+ * @since 0.2.0
+ */
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type { Client } from "./Client.js"
+import * as internal from "./internal/leaderElection.js"
+import * as policy from "./internal/leaderElectionPolicy.js"
+import * as locks from "./internal/leaseLock.js"
+
+// -------------------------------------------------------------------------------------------------
+// the record
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * What a Lease's spec says about the election, as client-go's `LeaderElectionRecord`: the holder (`""`
+ * when none), the duration it advertises, when it acquired and last renewed (MicroTime strings, never
+ * compared with local time), the count of holder changes, and the coordinated-election fields, kept as
+ * they are.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface LeaderElectionRecord extends policy.LeaderElectionRecord {}
+
+/**
+ * A record and the resourceVersion of the Lease it was read from or written to: the precondition of the
+ * next write.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface VersionedRecord extends policy.VersionedRecord {}
+
+/**
+ * What a replica knows of the Lease: the record it last read and `observedAt`, its own Clock's time
+ * (milliseconds) when it first saw the record as it is now.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Observation extends policy.Observation {}
+
+/**
+ * A Lease's `spec` as read from the wire.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface LeaseSpec extends policy.LeaseSpec {}
+
+/**
+ * A Lease's `spec` as written: every field of the record, `strategy` and `preferredHolder` only when set.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface WrittenLeaseSpec extends policy.WrittenLeaseSpec {}
+
+/**
+ * The record of a Lease's spec (absent fields: no holder, duration 0, no transitions).
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const recordFromSpec: (spec: LeaseSpec | undefined) => LeaderElectionRecord = policy.recordFromSpec
+
+/**
+ * The spec of a record: `recordFromSpec(recordToSpec(r))` is `r`, and `recordToSpec(recordFromSpec(s))`
+ * is `s` for a spec with every field set.
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const recordToSpec: (record: LeaderElectionRecord) => WrittenLeaseSpec = policy.recordToSpec
+
+/**
+ * Whether two records are the same (every field): a replica judges expiry from the time the record last
+ * changed.
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const sameRecord: (a: LeaderElectionRecord, b: LeaderElectionRecord) => boolean = policy.sameRecord
+
+/**
+ * A `metav1.MicroTime` on the wire: RFC 3339 in UTC with six fractional digits, from nanoseconds since the
+ * epoch (`Clock.currentTimeNanos`).
+ *
+ * @example
+ * ```ts
+ * import { LeaderElection } from "effect-informers"
+ *
+ * console.log(LeaderElection.formatMicroTime(1_700_000_000_123_456_789n)) // "2023-11-14T22:13:20.123456Z"
+ * ```
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const formatMicroTime: (epochNanos: bigint) => string = policy.formatMicroTime
+
+// -------------------------------------------------------------------------------------------------
+// configuration
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * client-go's `LeaseDuration` of core components: 15 seconds.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultLeaseDuration: Duration.Duration = policy.defaultLeaseDuration
+
+/**
+ * client-go's `RenewDeadline` of core components: 10 seconds.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultRenewDeadline: Duration.Duration = policy.defaultRenewDeadline
+
+/**
+ * client-go's `RetryPeriod` of core components: 2 seconds.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultRetryPeriod: Duration.Duration = policy.defaultRetryPeriod
+
+/**
+ * client-go's `JitterFactor`: 1.2.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultJitterFactor: number = policy.defaultJitterFactor
+
+/**
+ * Options that fail validation; `message` is client-go's where client-go checks the same thing.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const InvalidConfig: typeof policy.InvalidConfig = policy.InvalidConfig
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type InvalidConfig = policy.InvalidConfig
+
+/**
+ * The timings, each defaulting to client-go's:
+ * - `leaseDuration`: how long candidates wait, from the time they saw the record last change, before
+ *   taking the lease; written in the Lease as `leaseDurationSeconds`, so a whole number of seconds;
+ * - `renewDeadline`: how long the leader keeps trying to renew before it stops its work and steps down;
+ * - `retryPeriod`: the pause between two attempts (of the leader to renew, of candidates to acquire);
+ * - `jitterFactor`: candidates wait `retryPeriod · (1 + random · jitterFactor)`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TimingOptions extends policy.TimingOptions {}
+
+/**
+ * Validated timings.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Timing extends policy.Timing {}
+
+/**
+ * Validates timings as client-go does, in its order and with its messages: "leaseDuration must be greater
+ * than renewDeadline", "renewDeadline must be greater than retryPeriod*JitterFactor", then each must be
+ * greater than zero; then this library's: a finite non-negative jitter factor, a lease duration of whole
+ * seconds, a finite retry period.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { LeaderElection } from "effect-informers"
+ *
+ * const checked = LeaderElection.validateTiming({ leaseDuration: "10 seconds", renewDeadline: "10 seconds" })
+ * if (Either.isLeft(checked)) console.log(checked.left.message) // "leaseDuration must be greater than renewDeadline"
+ * ```
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const validateTiming: (options: TimingOptions) => Either.Either<Timing, InvalidConfig> = policy.validateTiming
+
+/**
+ * The options of an elector:
+ * - `lock`: the Lease (`clientLock`, or a lock of `makeMemoryLeases`);
+ * - `identity`: this replica's name, unique among the candidates (a pod name, with a random suffix when
+ *   one pod may run the process twice); it is written as `holderIdentity`;
+ * - `name`: the election's name in metrics and logs, default the lock's `describe` (`namespace/name`);
+ * - `releaseOnCancel`: release the Lease when the service's scope closes (default `true`); with `false`,
+ *   the others wait for the lease to expire (what a killed process leaves behind).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Options extends TimingOptions {
+  readonly lock: LeaseLock
+  readonly identity: string
+  readonly name?: string | undefined
+  readonly releaseOnCancel?: boolean | undefined
+}
+
+/**
+ * Validated options.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Config extends Timing {
+  readonly lock: LeaseLock
+  readonly identity: string
+  readonly name: string
+  readonly releaseOnCancel: boolean
+}
+
+/**
+ * Validates options: the timings (`validateTiming`), then the identity ("Lock identity is empty").
+ *
+ * @since 0.2.0
+ * @category configuration
+ */
+export const validate: (options: Options) => Either.Either<Config, InvalidConfig> = internal.validate
+
+// -------------------------------------------------------------------------------------------------
+// the policies
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Whether the lease expired for the replica that made `observation`: `observedAt` plus the record's own
+ * `leaseDurationSeconds` is not after `now`. Expiry is never judged from the record's `renewTime`.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const isExpired: (observation: Observation, now: number) => boolean = policy.isExpired
+
+/**
+ * The holder of a lease that is held and has not expired for this replica (`None`: free, released or
+ * expired; or never observed).
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const validHolder: (observation: Option.Option<Observation>, now: number) => Option.Option<string> =
+  policy.validHolder
+
+/**
+ * The observation after reading `fetched` at `now`: `observedAt` moves only when the record changed.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const observe: (previous: Option.Option<Observation>, fetched: VersionedRecord, now: number) => Observation =
+  policy.observe
+
+/**
+ * What a replica writes after reading the Lease: `Wait` (another holder, not expired), `Take` (free or
+ * expired: this replica becomes the holder, one more transition, acquired now) or `Renew` (this replica
+ * holds it: acquire time and transitions kept).
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export type Decision = policy.Decision
+
+/**
+ * Constructors and matchers of `Decision`.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const Decision: typeof policy.Decision = policy.Decision
+
+/**
+ * A time in both forms: the Clock's milliseconds and the MicroTime written in the record.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Stamp extends policy.Stamp {}
+
+/**
+ * client-go's decision in `tryAcquireOrRenew`, once the Lease was read and observed.
+ *
+ * @example
+ * ```ts
+ * import { Option } from "effect"
+ * import { LeaderElection } from "effect-informers"
+ *
+ * const held = LeaderElection.observe(Option.none(), {
+ *   record: { holderIdentity: "bing", leaseDurationSeconds: 3, leaseTransitions: 0 },
+ *   resourceVersion: "7"
+ * }, 0)
+ * const stamp = (now: number) => ({ now, time: LeaderElection.formatMicroTime(BigInt(now) * 1_000_000n) })
+ * console.log(LeaderElection.decide("baz", held, 15, stamp(1000))._tag) // "Wait"
+ * console.log(LeaderElection.decide("baz", held, 15, stamp(3000))._tag) // "Take"
+ * ```
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const decide: (
+  identity: string,
+  observation: Observation,
+  leaseDurationSeconds: number,
+  stamp: Stamp
+) => Decision = policy.decide
+
+/**
+ * The record of a fast renewal (no read first), when this replica observed itself holding a lease that
+ * has not expired.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const fastRenewal: (
+  identity: string,
+  observation: Option.Option<Observation>,
+  leaseDurationSeconds: number,
+  stamp: Stamp
+) => Option.Option<LeaderElectionRecord> = policy.fastRenewal
+
+/**
+ * The record created when there is no Lease: this replica holds it, no transition yet.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const initialRecord: (identity: string, leaseDurationSeconds: number, stamp: Stamp) => LeaderElectionRecord =
+  policy.initialRecord
+
+/**
+ * The record a release writes, as client-go's `ReleaseOnCancel`: no holder, `leaseDurationSeconds` 1,
+ * acquire and renew times now, transitions kept.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const releasedRecord: (current: LeaderElectionRecord, stamp: Stamp) => LeaderElectionRecord =
+  policy.releasedRecord
+
+/**
+ * The pause of a candidate between two attempts: `retryPeriod · (1 + random · jitterFactor)`, in whole
+ * milliseconds.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const jitteredDelay: (retryPeriodMillis: number, jitterFactor: number, random: number) => number =
+  policy.jitteredDelay
+
+/**
+ * The longest one request to the lock may take (milliseconds): client-go's lock client timeout,
+ * max(1 s, renewDeadline / 2). A leader's attempt is also cut at its renew deadline.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const requestTimeout: (timing: Timing) => number = policy.requestTimeout
+
+/**
+ * What a leader does when it wakes: `Renew` within `timeout` milliseconds, or `StepDown`.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export type LeaderStep = policy.LeaderStep
+
+/**
+ * Constructors and matchers of `LeaderStep`.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const LeaderStep: typeof policy.LeaderStep = policy.LeaderStep
+
+/**
+ * The leader's step at `now`, its last successful write sent at `renewedAt`: renew within what is left of
+ * `renewedAt + renewDeadline`, or step down when nothing is left. The deadline
+ * counts from when the write was sent, not answered: the other replicas may have seen it from then on.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const leaderStep: (now: number, renewedAt: number, timing: Timing) => LeaderStep = policy.leaderStep
+
+/**
+ * How long a leader sleeps after an attempt ended at `now`: `retryPeriod`, cut at the renew deadline.
+ *
+ * @since 0.2.0
+ * @category policies
+ */
+export const leaderSleep: (now: number, renewedAt: number, timing: Timing) => number = policy.leaderSleep
+
+// -------------------------------------------------------------------------------------------------
+// the state machine
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Why a leader stopped leading: its renewals failed for `renewDeadline`, a renewal found another holder,
+ * the elector's loop died of a defect (it stops the work at once, then campaigns again), or the service's
+ * scope closed.
+ *
+ * @since 0.2.0
+ * @category state machine
+ */
+export type StepDownReason = policy.StepDownReason
+
+/**
+ * Where an elector is:
+ * - `Acquiring`: campaigning, and no other replica holds a lease that has not expired, as far as this one
+ *   saw (never read, free, released, expired, or unreadable): its next attempt may succeed;
+ * - `Following`: campaigning, `leader` holds the lease;
+ * - `Leading`: the work of `term` (1, 2, ... for this replica) runs;
+ * - `SteppingDown`: the work of `term` is being stopped (interrupted, finalizers running);
+ * - `Releasing`: the service's scope closed, the work stopped: the Lease is being released;
+ * - `Stopped`: done.
+ *
+ * @since 0.2.0
+ * @category state machine
+ */
+export type State = policy.State
+
+/**
+ * Constructors and matchers of `State`.
+ *
+ * @since 0.2.0
+ * @category state machine
+ */
+export const State: typeof policy.State = policy.State
+
+/**
+ * What moves the state machine: an unsuccessful attempt (`Observed`, with the valid holder seen),
+ * `Acquired`, `Renewed`, `RenewFailed`, `DeadlineReached`, `LeaseLost`, `Failed` (a defect of the loop),
+ * `WorkStopped`, `ShutdownStarted`, `Released`.
+ *
+ * @since 0.2.0
+ * @category state machine
+ */
+export type Event = policy.Event
+
+/**
+ * Constructors and matchers of `Event`.
+ *
+ * @since 0.2.0
+ * @category state machine
+ */
+export const Event: typeof policy.Event = policy.Event
+
+/**
+ * The state machine: the next state after an event; an event that does not apply leaves the state as it is.
+ *
+ * | from | event | to |
+ * |---|---|---|
+ * | `Acquiring`, `Following` | `Observed` (holder / none) | `Following` / `Acquiring` |
+ * | `Acquiring`, `Following` | `Acquired` | `Leading` |
+ * | `Acquiring`, `Following` | `Failed` | `Acquiring` |
+ * | `Acquiring`, `Following` | `ShutdownStarted` | `Releasing` |
+ * | `Leading` | `DeadlineReached`, `LeaseLost`, `Failed`, `ShutdownStarted` | `SteppingDown` (the reason) |
+ * | `SteppingDown` | `WorkStopped` | `Acquiring`; `Releasing` when the reason is `Shutdown` |
+ * | `SteppingDown` | `ShutdownStarted` | `SteppingDown` (`Shutdown`) |
+ * | `Releasing` | `Released` | `Stopped` |
+ *
+ * @example
+ * ```ts
+ * import { LeaderElection } from "effect-informers"
+ *
+ * const { Event, State, transition } = LeaderElection
+ * const next = transition(State.Leading({ term: 1 }), Event.DeadlineReached())
+ * console.log(next) // { _tag: "SteppingDown", term: 1, reason: "RenewDeadline" }
+ * ```
+ *
+ * @since 0.2.0
+ * @category state machine
+ */
+export const transition: (state: State, event: Event) => State = policy.transition
+
+// -------------------------------------------------------------------------------------------------
+// locks
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Why a lock operation failed: `NotFound` (an update of a Lease that is gone), `AlreadyExists` (a create
+ * that lost a race), `Conflict` (a stale resourceVersion: another replica wrote first), `Failed` (anything
+ * else: transport, permissions, a timeout, a partition).
+ *
+ * @since 0.2.0
+ * @category locks
+ */
+export type LockErrorReason = locks.LockErrorReason
+
+/**
+ * A lock operation failed; `cause` is the `ApiError` for the Client lock.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const LockError: typeof locks.LockError = locks.LockError
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type LockError = locks.LockError
+
+/**
+ * The Lease an election runs over, as client-go's `resourcelock.Interface` without the identity (the
+ * elector's): `get` (`None` when there is no Lease), `create`, and `update` with the resourceVersion read
+ * as a precondition (`Conflict` when stale). `describe` names it (`namespace/name`).
+ *
+ * @since 0.2.0
+ * @category locks
+ */
+export interface LeaseLock extends locks.LeaseLock {}
+
+/**
+ * Options of `clientLock`: the Lease's namespace and name, and labels written on it (merged into its
+ * labels on every update, as client-go's lock labels).
+ *
+ * @since 0.2.0
+ * @category locks
+ */
+export interface ClientLockOptions extends locks.ClientLockOptions {}
+
+/**
+ * A lock over a `coordination.k8s.io/v1` Lease through the `Client`. As client-go's Lease lock, it keeps
+ * the Lease it last read or wrote: an update replaces the spec of that object (its other metadata kept)
+ * with the resourceVersion as precondition.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LeaderElection } from "effect-informers"
+ *
+ * const elector = Effect.gen(function*() {
+ *   const lock = yield* LeaderElection.clientLock({ namespace: "kube-system", name: "my-controller" })
+ *   return yield* LeaderElection.make({ lock, identity: "replica-a", leaseDuration: "30 seconds", renewDeadline: "20 seconds" })
+ * })
+ * ```
+ *
+ * @since 0.2.0
+ * @category locks
+ */
+export const clientLock: (options: ClientLockOptions) => Effect.Effect<LeaseLock, never, Client> = locks.clientLock
+
+/**
+ * A Lease of the in-memory store: its name, labels, record and resourceVersion.
+ *
+ * @since 0.2.0
+ * @category locks
+ */
+export interface LeaseEntry extends locks.LeaseEntry {}
+
+/**
+ * The verbs of the in-memory store.
+ *
+ * @since 0.2.0
+ * @category testing
+ */
+export type Verb = locks.Verb
+
+/**
+ * How a partitioned client of the in-memory store fails: `fail` (at once: nothing reaches the store),
+ * `hang` (no answer, ever: the attempt's timeout ends it), `drop-responses` (requests are applied, their
+ * answers lost: the client sees `Failed` although its write landed).
+ *
+ * @since 0.2.0
+ * @category testing
+ */
+export type PartitionMode = locks.PartitionMode
+
+/**
+ * One operation of the in-memory store, in the order they took effect.
+ *
+ * @since 0.2.0
+ * @category testing
+ */
+export interface Operation extends locks.Operation {}
+
+/**
+ * Options of an in-memory lock: the `client` it calls as (faults are per client) and its labels.
+ *
+ * @since 0.2.0
+ * @category testing
+ */
+export interface MemoryLockOptions extends locks.MemoryLockOptions {}
+
+/**
+ * Leases in memory, for tests (under `TestClock`): `lock(name, { client })` gives each replica its own
+ * lock on a shared Lease; `partition`, `setLatency` (a request is applied after the latency even when its
+ * client stopped waiting: a write in flight), `failNext` (scripted errors), `write` (another writer),
+ * `remove`, `read` and `operations` (what each client did, when).
+ *
+ * @since 0.2.0
+ * @category testing
+ */
+export interface MemoryLeases extends locks.MemoryLeases {}
+
+/**
+ * A new in-memory store; requests in flight belong to the scope.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LeaderElection } from "effect-informers"
+ *
+ * const twoCandidates = Effect.gen(function*() {
+ *   const leases = yield* LeaderElection.makeMemoryLeases
+ *   const a = yield* LeaderElection.make({ lock: leases.lock("leader", { client: "a" }), identity: "a" })
+ *   const b = yield* LeaderElection.make({ lock: leases.lock("leader", { client: "b" }), identity: "b" })
+ *   yield* leases.partition("a", "hang")
+ *   return [a, b]
+ * })
+ * ```
+ *
+ * @since 0.2.0
+ * @category testing
+ */
+export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> = locks.makeMemoryLeases
+
+// -------------------------------------------------------------------------------------------------
+// the service
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * @since 0.2.0
+ */
+export declare namespace LeaderElection {
+  /**
+   * A running elector.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface Service {
+    readonly identity: string
+    /** The election's name in metrics and logs. */
+    readonly name: string
+    readonly state: Effect.Effect<State>
+    /** The current state, then each change. */
+    readonly changes: Stream.Stream<State>
+    /** The holder in the record this replica last read or wrote (client-go's `GetLeader`), `None` when none. */
+    readonly holder: Effect.Effect<Option.Option<string>>
+    /** Whether the state is `Leading`. */
+    readonly isLeader: Effect.Effect<boolean>
+    /**
+     * Runs `work` each time this replica becomes leader, in a scope of the term (its `Scope` requirement),
+     * interrupted and closed when the term ends; `work` starts at once when it is registered during a term.
+     * A `work` that completes waits for the next term; one that fails ends `whileLeading` with its failure
+     * (leadership goes on: retry, or end the process). Never completes; interrupted when the elector
+     * stops; interrupting it stops its work.
+     */
+    readonly whileLeading: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<never, E, Exclude<R, Scope.Scope>>
+  }
+}
+
+/**
+ * The LeaderElection service tag.
+ *
+ * @since 0.2.0
+ * @category tags
+ */
+export class LeaderElection extends Context.Tag("effect-informers/LeaderElection")<
+  LeaderElection,
+  LeaderElection.Service
+>() {}
+
+/**
+ * Starts an elector: it campaigns at once and until its scope closes. Closing the scope stops the work
+ * of a term in progress, then releases the Lease (unless `releaseOnCancel` is `false`). Fails with
+ * `InvalidConfig` when the options are invalid.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { LeaderElection } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const leases = yield* LeaderElection.makeMemoryLeases
+ *   const election = yield* LeaderElection.make({ lock: leases.lock("leader"), identity: "replica-a" })
+ *   yield* Effect.fork(election.whileLeading(Effect.log("leading")))
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make: (options: Options) => Effect.Effect<LeaderElection.Service, InvalidConfig, Scope.Scope> =
+  internal.make
+
+/**
+ * Provides `LeaderElection` with `make`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<LeaderElection, InvalidConfig> =>
+  Layer.scoped(LeaderElection, make(options))
+
+/**
+ * Options of `layerClient`: those of `make`, with the Lease named instead of a lock.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ClientOptions extends Omit<Options, "lock"> {
+  readonly namespace: string
+  readonly leaseName: string
+  readonly labels?: { readonly [key: string]: string } | undefined
+}
+
+/**
+ * Provides `LeaderElection` over the Lease `namespace/leaseName`, through the `Client`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection, InvalidConfig, Client> => {
+  const { labels, leaseName, namespace, ...rest } = options
+  return Layer.scoped(
+    LeaderElection,
+    Effect.flatMap(locks.clientLock({ namespace, name: leaseName, labels }), (lock) => make({ ...rest, lock }))
+  )
+}
+
+// -------------------------------------------------------------------------------------------------
+// metrics
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * 1 while this replica leads the election (tag `name`), 0 otherwise: client-go's
+ * `leader_election_master_status`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const isLeaderMetric: Metric.Metric.Gauge<number> = internal.isLeaderGauge
+
+/**
+ * Times this replica became leader (tag `name`).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const transitionsMetric: Metric.Metric.Counter<number> = internal.transitionsCounter
+
+/**
+ * Failed renewal attempts of the leader (tag `name`).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const renewFailuresMetric: Metric.Metric.Counter<number> = internal.renewFailuresCounter
+
+/**
+ * Renewals that read the Lease first (tag `name`): client-go's `leader_election_slowpath_total`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const slowPathMetric: Metric.Metric.Counter<number> = internal.slowPathCounter
+
+/**
+ * Times this replica stopped leading (tags `name`, `reason`: `RenewDeadline`, `LeaseLost`, `Failure`, `Shutdown`).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const stepDownsMetric: Metric.Metric.Counter<number> = internal.stepDownsCounter
