@@ -19,6 +19,7 @@ import * as InformerFactory from "effect-informers/InformerFactory"
 import type { KubeConfig, KubeConfigError } from "effect-informers/KubeConfig"
 import * as KubeObject from "effect-informers/KubeObject"
 import * as Informers from "effect-informers/Layer"
+import * as LeaderElection from "effect-informers/LeaderElection"
 import * as Resource from "effect-informers/Resource"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -600,6 +601,25 @@ const replicate = Command.make("replicate", {
   concurrency: Options.integer("concurrency").pipe(
     Options.withDefault(4),
     Options.withDescription("reconciles at once")
+  ),
+  leaderElect: Options.boolean("leader-elect").pipe(
+    Options.withDescription("reconcile only while holding the Lease effect-informers-replicate (followers stay warm)")
+  ),
+  leaseNamespace: Options.text("lease-namespace").pipe(
+    Options.withDefault("default"),
+    Options.withDescription("the namespace of the election's Lease")
+  ),
+  leaseDuration: duration("lease-duration").pipe(
+    Options.optional,
+    Options.withDescription("how long a Lease lasts without renewal (client-go's default: 15s)")
+  ),
+  renewDeadline: duration("renew-deadline").pipe(
+    Options.optional,
+    Options.withDescription("how long a leader retries renewing before it steps down (default: 10s)")
+  ),
+  retryPeriod: duration("retry-period").pipe(
+    Options.optional,
+    Options.withDescription("the wait between attempts to acquire or renew (default: 2s)")
   )
 }, (options) =>
   Effect.gen(function*() {
@@ -613,7 +633,31 @@ const replicate = Command.make("replicate", {
       context: Option.getOrUndefined(options.context)
     })
     const context = yield* Layer.build(layer).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
-    yield* Replicate.make({ concurrency: options.concurrency }).pipe(
+    const election = options.leaderElect
+      ? Context.get(
+        yield* Layer.build(Replicate.leaderElectionLayer({
+          identity: options.identity,
+          namespace: options.leaseNamespace,
+          leaseDuration: Option.getOrUndefined(options.leaseDuration),
+          renewDeadline: Option.getOrUndefined(options.renewDeadline),
+          retryPeriod: Option.getOrUndefined(options.retryPeriod)
+        })).pipe(
+          Effect.provide(context),
+          Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
+        ),
+        LeaderElection.LeaderElection
+      )
+      : undefined
+    if (election !== undefined) {
+      // one line per change of leadership, on stderr
+      yield* election.changes.pipe(
+        Stream.map((state) => state._tag),
+        Stream.changes,
+        Stream.runForEach((state) => Console.error(`replicate: ${options.identity}: ${state}`)),
+        Effect.forkScoped
+      )
+    }
+    yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election }).pipe(
       Effect.provide(context),
       Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
     )

@@ -24,8 +24,10 @@ import * as Controller from "effect-informers/Controller"
 import * as HttpListerWatcher from "effect-informers/HttpListerWatcher"
 import type { LabelSelectorParseError } from "effect-informers/LabelSelector"
 import * as Informers from "effect-informers/Layer"
+import * as LeaderElection from "effect-informers/LeaderElection"
 import type * as Resource from "effect-informers/Resource"
 import { configMaps } from "effect-informers/Resource"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -103,7 +105,11 @@ const cacheWasBehind = (error: ApiError.ApiError | LabelSelectorParseError): boo
  * @since 0.2.0
  * @category controllers
  */
-export const make = (options: { readonly concurrency?: number | undefined } = {}) =>
+export const make = (options: {
+  readonly concurrency?: number | undefined
+  /** Reconcile only while this replica holds the election's Lease (followers keep their caches warm). */
+  readonly leaderElection?: LeaderElection.LeaderElection.Service | undefined
+} = {}) =>
   Effect.gen(function*() {
     const client = yield* Client.Client
     const cms = yield* Informers.ConfigMaps
@@ -176,6 +182,7 @@ export const make = (options: { readonly concurrency?: number | undefined } = {}
         { source: nss, map: () => sources() }
       ],
       concurrency: options.concurrency ?? 4,
+      ...(options.leaderElection === undefined ? {} : { leaderElection: options.leaderElection }),
       reconcile
     })
   })
@@ -228,3 +235,37 @@ export const layer = (options: ConnectOptions) => {
   )
   return Layer.mergeAll(informers, Client.layer({ userAgent: agent })).pipe(Layer.provide(transport))
 }
+
+/**
+ * The Lease the replicas of `replicate --leader-elect` elect over, in namespace `default` unless
+ * `--lease-namespace` says otherwise.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const leaseName = "effect-informers-replicate"
+
+/**
+ * Leader election for the replicator over the Lease `leaseName` in `namespace`, with this replica's
+ * identity; client-go's timings unless given.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const leaderElectionLayer = (options: {
+  readonly identity: string
+  readonly namespace?: string | undefined
+  readonly leaseDuration?: Duration.DurationInput | undefined
+  readonly renewDeadline?: Duration.DurationInput | undefined
+  readonly retryPeriod?: Duration.DurationInput | undefined
+}) =>
+  LeaderElection.layerClient({
+    identity: options.identity,
+    name: "replicate",
+    namespace: options.namespace ?? "default",
+    leaseName,
+    releaseOnCancel: true,
+    ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }),
+    ...(options.renewDeadline === undefined ? {} : { renewDeadline: options.renewDeadline }),
+    ...(options.retryPeriod === undefined ? {} : { retryPeriod: options.retryPeriod })
+  })
