@@ -299,7 +299,9 @@ export interface Options<A, E, R> {
    * sources sync and the queue fills on every replica (warm standby); the workers start when this replica
    * becomes leader, each term in a scope of its own. When a term ends, keys are no longer taken and the
    * reconciles in progress may finish within `stepDownTimeout` (2 s, inside client-go's 5 s margin between
-   * the renew deadline and the lease duration), then are interrupted.
+   * the renew deadline and the lease duration), then are interrupted. The controller's own end is a term's
+   * end too: with leader election, `stepDownTimeout` bounds the reconciles in progress at shutdown, not
+   * `shutdownTimeout` (a leader must stop within its lease's margin whatever the cause).
    */
   readonly leaderElection?: {
     readonly whileLeading: <A, E2, R2>(

@@ -9,6 +9,7 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
@@ -244,6 +245,20 @@ const defaultStepDownTimeout = Duration.seconds(2)
 export const make = <A, E, R>(
   options: Controller.Options<A, E, R>
 ): Effect.Effect<Controller.Controller, ControllerError, Scope.Scope | R> =>
+  // built in a scope of its own, closed at once when the controller cannot start (its handlers removed,
+  // its queue closed), else with the caller's
+  Effect.flatMap(Effect.scope, (outer) =>
+    Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (own) =>
+      makeIn(options).pipe(
+        Scope.extend(own),
+        Effect.onExit((exit) =>
+          Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void
+        )
+      )))
+
+const makeIn = <A, E, R>(
+  options: Controller.Options<A, E, R>
+): Effect.Effect<Controller.Controller, ControllerError, Scope.Scope | R> =>
   Effect.gen(function*() {
     const name = options.name
     const scope = yield* Effect.scope
@@ -430,12 +445,25 @@ export const make = <A, E, R>(
         counted[result._tag].unsafeUpdate(1, [])
         return requeueBy(key, priority, result)
       }
-      if (Cause.isInterruptedOnly(exit.cause)) return Effect.void
+      // (a reconcile that ended interrupted by itself, e.g. joining a fiber someone interrupted, is a failure
+      // like any other: requeued. The worker's own interruption never reaches this point.)
       errors.unsafeUpdate(1, [])
       results.error.unsafeUpdate(1, [])
       const failure = Cause.failureOption(exit.cause)
-      // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime)
-      const next = Option.isSome(failure) && policy !== undefined ? policy(failure.value, req) : requeue
+      // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime),
+      // and so is a failure when the policy itself throws
+      let next: Controller.Result = requeue
+      if (Option.isSome(failure) && policy !== undefined) {
+        try {
+          next = policy(failure.value, req)
+        } catch (e) {
+          next = requeue
+          return Effect.zipRight(
+            Effect.logError(`${name}: the error policy threw for ${key}: requeued`, Cause.die(e)),
+            requeueBy(key, priority, next)
+          )
+        }
+      }
       return Effect.zipRight(
         Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
           Effect.annotateLogs({ controller: name, key })
@@ -455,7 +483,8 @@ export const make = <A, E, R>(
           activeGauge.unsafeUpdate(--active, [])
         }
         const started = clock.unsafeCurrentTimeMillis()
-        const reconcile = options.reconcile(req)
+        // a reconcile that throws while building its Effect is a defect of this round, not of the worker
+        const reconcile = Effect.suspend(() => options.reconcile(req))
         // the reconcile's writes are recorded only when read-your-own-writes is on
         const recorded = tracker === undefined
           ? reconcile
@@ -504,8 +533,9 @@ export const make = <A, E, R>(
           if (--term.inFlight === 0 && term.stopping) term.idle?.()
         }
         const worker = queue.runWorker((key, priority) => {
-          // stepping down: the key goes back to the queue for the next term (queued again at done)
-          if (term.stopping || stopping) return closing ? Effect.void : queue.add(key, { priority })
+          // Stepping down: a key handed out now is held without work until the workers are interrupted, which
+          // queues it again for the next term (the queue is not shut down); at the controller's end, let go.
+          if (term.stopping || stopping) return closing ? Effect.void : Effect.never
           term.inFlight++
           return Effect.ensuring(reconcileOne(key, priority), Effect.sync(settled))
         })

@@ -240,3 +240,80 @@ describe("Controller: reconcile", () => {
       assert.include(error.message, "stuck")
     }))
 })
+
+describe("Controller: faults of the reconcile itself", () => {
+  it.scoped("a reconcile that throws while building its Effect is a defect of that round: requeued, the worker lives on", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "boom"), obj("a", "x")])
+      const r = recorder()
+      const controller = yield* Controller.make({
+        name: "throwing",
+        for: cms,
+        reconcile: (request) => {
+          if (request.name === "boom" && r.count(request.key) === 0) {
+            r.seen.push(request.key)
+            throw new Error("thrown while building")
+          }
+          return r.around(request, () => Effect.void)
+        }
+      })
+      yield* eventually(() => r.count("a/x") === 1 && r.count("a/boom") === 1, "both keys")
+      yield* TestClock.adjust("1 second")
+      yield* eventually(() => r.count("a/boom") === 2, "boom again, after its backoff")
+      assert.strictEqual(yield* controller.active, 0)
+    }))
+
+  it.scoped("an errorPolicy that throws requeues the key", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "p")])
+      const r = recorder()
+      yield* Controller.make({
+        name: "throwing-policy",
+        for: cms,
+        errorPolicy: () => {
+          throw new Error("policy bug")
+        },
+        reconcile: (request) => r.around(request, () => r.count(request.key) === 1 ? Effect.fail("x") : Effect.void)
+      })
+      yield* eventually(() => r.count("a/p") === 1, "first")
+      yield* TestClock.adjust("1 second")
+      yield* eventually(() => r.count("a/p") === 2, "requeued")
+    }))
+
+  it.scoped("a reconcile that ends interrupted by itself is requeued, not dropped", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "i")])
+      const r = recorder()
+      yield* Controller.make({
+        name: "self-interrupted",
+        for: cms,
+        reconcile: (request) => r.around(request, () => r.count(request.key) === 1 ? Effect.interrupt : Effect.void)
+      })
+      yield* eventually(() => r.count("a/i") === 1, "first")
+      yield* TestClock.adjust("1 second")
+      yield* eventually(() => r.count("a/i") === 2, "requeued")
+    }))
+
+  it.scoped("a controller that cannot start removes its handlers at once", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "1")])
+      const fake = yield* FakeListerWatcher.make<Obj>({ resource: configMaps })
+      const unstarted = yield* SharedInformer.make(fake, { name: "never-started-2" })
+      const r = recorder()
+      const attempt = yield* Effect.fork(
+        Controller.make({
+          name: "failing-start",
+          for: cms,
+          watches: [{ source: { resource: configMaps, informer: unstarted }, map: () => [] }],
+          cacheSyncTimeout: "1 second",
+          reconcile: (request) => r.around(request, () => Effect.void)
+        }).pipe(Effect.flip)
+      )
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual((yield* Fiber.join(attempt)).reason, "CacheSyncTimeout")
+      // no handler of the failed controller is left on the running informer
+      yield* cms.fake.add(obj("a", "2"))
+      for (let i = 0; i < 30; i++) yield* settle
+      assert.deepStrictEqual(r.seen, [])
+    }))
+})
