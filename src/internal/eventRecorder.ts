@@ -59,6 +59,18 @@ const microTime = (millis: number): string => new Date(millis).toISOString().rep
 
 const maxNote = 1024
 
+const encoder = new TextEncoder()
+
+/** `text` cut to at most `max` UTF-8 bytes (the API server counts bytes), on a character boundary. */
+const cutToBytes = (text: string, max: number): string => {
+  if (text.length * 3 <= max || encoder.encode(text).length <= max) return text
+  let cut = text.slice(0, max)
+  while (encoder.encode(cut).length > max) cut = cut.slice(0, -1)
+  // never half a surrogate pair
+  const last = cut.charCodeAt(cut.length - 1)
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut
+}
+
 /** @internal */
 export const make = (
   options: EventRecorder.Options
@@ -81,6 +93,7 @@ export const make = (
       for (const resume of waiting) resume()
     }
     const series = new Map<string, Series>()
+    let sequence = 0
     const buckets = new Map<string, TokenBucket>()
     const droppedBy = (reason: string) => Metric.tagged(dropped, "reason", reason)
     const full = droppedBy("full")
@@ -121,12 +134,24 @@ export const make = (
             known.name,
             mergePatch({ series: { count: known.count, lastObservedTime: microTime(p.at) } }),
             { namespace: known.namespace }
-          ))
+          )).pipe(
+            // the Event is gone (its TTL, or deleted): a new one, as client-go does
+            Effect.catchIf(
+              (e) => e._tag === "StatusError" && e.reason === "NotFound",
+              () =>
+                Effect.suspend(() => {
+                  series.delete(key)
+                  return write(p)
+                })
+            )
+          )
         }
         if (!bucket.tryTake(p.at)) return Metric.increment(spam)
         const namespace = p.regarding.namespace ?? "default"
-        const name = `${p.regarding.name}.${(p.at * 1e6 + (series.size % 1e6)).toString(16)}`
-        const note = p.event.note === undefined ? undefined : p.event.note.slice(0, maxNote)
+        // client-go: the name and the time in nanoseconds, in hex; a counter keeps names of one millisecond
+        // apart (exact, in BigInt: the float would round it away)
+        const name = `${p.regarding.name}.${(BigInt(p.at) * 1_000_000n + BigInt(sequence++ % 1_000_000)).toString(16)}`
+        const note = p.event.note === undefined ? undefined : cutToBytes(p.event.note, maxNote)
         return Effect.map(
           client.create(eventsV1, {
             apiVersion: "events.k8s.io/v1",
@@ -168,17 +193,24 @@ export const make = (
         if (++writes % 256 === 0) sweep(clock.unsafeCurrentTimeMillis())
       }
     })))
-    // at shutdown, write what waits (bounded), then stop
+    // At shutdown (this finalizer runs before the writer's is interrupted): record nothing more, and let the
+    // writer write what waits, for 5 seconds at most.
+    let closing = false
+    const flush = Effect.async<void>((resume) => {
+      if (outstanding === 0) return resume(Effect.void)
+      flushes.push(() => resume(Effect.void))
+    })
     yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        const rest = yield* Queue.takeAll(queue)
-        for (const item of rest) yield* handle(item)
-      }).pipe(Effect.timeout("5 seconds"), Effect.ignore, Effect.interruptible)
+      Effect.suspend(() => {
+        closing = true
+        return flush
+      }).pipe(Effect.interruptible, Effect.timeout("5 seconds"), Effect.ignore)
     )
 
     return {
       record: (resource, object, event) =>
         Effect.suspend(() => {
+          if (closing) return Effect.void
           const pending: Pending = {
             regarding: referenceOf(resource, object),
             related: event.related === undefined
@@ -194,9 +226,6 @@ export const make = (
             return Metric.increment(full)
           })
         }),
-      flush: Effect.async<void>((resume) => {
-        if (outstanding === 0) return resume(Effect.void)
-        flushes.push(() => resume(Effect.void))
-      })
+      flush
     }
   })

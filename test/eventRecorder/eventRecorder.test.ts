@@ -130,3 +130,52 @@ describe("EventRecorder", () => {
       })
     ))
 })
+
+describe("EventRecorder: names, notes and shutdown", () => {
+  it.scoped("events about one object in the same millisecond get names of their own", () =>
+    withApiServer((_, client) =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(Date.parse("2026-12-01T10:00:00.123Z"))
+        const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
+        for (let i = 0; i < 5; i++) {
+          yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: `R${i}`, action: "A" })
+        }
+        yield* recorder.flush
+        const names = (yield* client.listAll(Resource.eventsV1, { namespace: "default" })).items.map((e) =>
+          e.metadata?.name
+        )
+        assert.strictEqual(new Set(names).size, 5)
+      })
+    ))
+
+  it.scoped("a note is cut to 1 KiB of UTF-8, on a character boundary", () =>
+    withApiServer((_, client) =>
+      Effect.gen(function*() {
+        const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
+        yield* recorder.record(Resource.pods, pod, {
+          type: "Normal",
+          reason: "Long",
+          action: "A",
+          note: "é".repeat(2000)
+        })
+        yield* recorder.flush
+        const [event] = (yield* client.listAll(Resource.eventsV1, { namespace: "default" })).items
+        assert.isAtMost(new TextEncoder().encode(event!.note!).length, 1024)
+        assert.strictEqual(event!.note!, "é".repeat(512))
+      })
+    ))
+
+  it.scoped("closing the recorder's scope writes what is queued", () =>
+    withApiServer((_, client) =>
+      Effect.gen(function*() {
+        yield* Effect.scoped(Effect.gen(function*() {
+          const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
+          for (let i = 0; i < 20; i++) {
+            yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: `Close${i}`, action: "A" })
+          }
+        }))
+        const written = (yield* client.listAll(Resource.eventsV1, { namespace: "default" })).items
+        assert.strictEqual(written.length, 20)
+      })
+    ))
+})
