@@ -633,6 +633,14 @@ const replicate = Command.make("replicate", {
       context: Option.getOrUndefined(options.context)
     })
     const context = yield* Layer.build(layer).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
+    if (options.leaderElect) {
+      // campaign once the caches are synced (as controller-runtime's manager does): a new leader can
+      // reconcile at once
+      yield* Effect.all([
+        Context.get(context, Informers.ConfigMaps).informer.synced,
+        Context.get(context, Informers.Namespaces).informer.synced
+      ]).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
+    }
     const election = options.leaderElect
       ? Context.get(
         yield* Layer.build(Replicate.leaderElectionLayer({

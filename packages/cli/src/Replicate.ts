@@ -68,6 +68,8 @@ const sourceOfCopy = (cm: ConfigMap): string | undefined => {
   return dot <= 0 ? undefined : `${from!.slice(0, dot)}/${from!.slice(dot + 1)}`
 }
 
+const maxLabelValue = 63
+
 const isSource = (cm: ConfigMap): boolean => labelsOf(cm)[sourceLabel] === "true" && sourceOfCopy(cm) === undefined
 
 const isTarget = (ns: Namespace): boolean =>
@@ -126,6 +128,18 @@ export const make = (options: {
       Effect.gen(function*() {
         const namespace = request.namespace ?? ""
         const from = `${namespace}.${request.name}`
+        // a label value has at most 63 characters: such a source cannot be labelled as the rules say
+        if (from.length > maxLabelValue) {
+          const source = yield* Effect.option(cms.lister.byNamespace(namespace).get(request.name))
+          if (Option.isSome(source) && isSource(source.value) && !warned.has(request.key)) {
+            warned.add(request.key)
+            yield* Effect.logWarning(
+              `${request.key} cannot be replicated: ${copyLabel}=${from} would exceed the ${maxLabelValue} ` +
+                `characters of a label value`
+            )
+          }
+          return Controller.done
+        }
         const source = Option.filter(
           yield* Effect.option(cms.lister.byNamespace(namespace).get(request.name)),
           isSource
@@ -157,10 +171,15 @@ export const make = (options: {
         for (const copy of yield* cms.lister.list(`${copyLabel}=${from}`)) {
           const where = copy.metadata?.namespace ?? ""
           if (targets.includes(where) || sourceOfCopy(copy) !== request.key) continue
-          const uid = copy.metadata?.uid
+          // the copy as the cache saw it, and no later version: a ConfigMap changed since (someone took it
+          // over by removing our label, say) is a Conflict, and the next reconcile sees it as it is
+          const { resourceVersion, uid } = copy.metadata ?? {}
           yield* client.delete(configMaps, copy.metadata!.name!, {
             namespace: where,
-            ...(uid === undefined ? {} : { preconditions: { uid } })
+            preconditions: {
+              ...(uid === undefined ? {} : { uid }),
+              ...(resourceVersion === undefined ? {} : { resourceVersion })
+            }
           })
         }
         return Controller.done
@@ -174,8 +193,10 @@ export const make = (options: {
         {
           source: cms,
           map: (cm) => {
+            // a copy's name may be wanted by another source too (it waited while this copy was there)
             const from = sourceOfCopy(cm)
-            return from !== undefined ? [from] : sources(cm.metadata?.name ?? "")
+            const named = sources(cm.metadata?.name ?? "")
+            return from === undefined ? named : Effect.map(named, (keys) => [from, ...keys])
           }
         },
         // a namespace, to every source

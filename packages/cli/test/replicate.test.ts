@@ -52,6 +52,8 @@ const expectedCopies = (namespaces: ReadonlyArray<Namespace>, cms: ReadonlyArray
         cm.metadata?.namespace === target && cm.metadata?.name === source.metadata!.name
       )
       const from = `${source.metadata!.namespace}.${source.metadata!.name}`
+      // the label value would be over 63 characters: not replicated (and reported)
+      if (from.length > 63) continue
       // a ConfigMap of that name that is not this source's copy stays as it is
       if (existing !== undefined && existing.metadata?.labels?.[Replicate.copyLabel] !== from) continue
       out.push(`${target}/${source.metadata!.name} <- ${from}: ${JSON.stringify(source.data ?? {})}`)
@@ -351,5 +353,47 @@ describe("Replicate: the command", () => {
         for (const e of copyWrites) assert.include(e.userAgent, "(replica-1)")
       }).pipe(Effect.scoped),
     120_000
+  )
+})
+
+describe("Replicate: edge cases", () => {
+  it.live(
+    "two sources of one name: when the first's copy goes, the second's takes its place",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ApiServer.make()
+        for (const ns of [namespace("a"), namespace("b"), namespace("c", true)]) {
+          yield* server.create(Resource.namespaces, ns)
+        }
+        yield* server.create(Resource.configMaps, configMap("a", "cfg", { from: "a" }, true))
+        yield* replicator(server)
+        yield* converged(server)
+        yield* server.create(Resource.configMaps, configMap("b", "cfg", { from: "b" }, true))
+        yield* converged(server)
+        // a's source is unlabelled: its copy goes, and b's copy is made in its place
+        yield* server.patch(Resource.configMaps, { namespace: "a", name: "cfg" }, { metadata: { labels: null } })
+        assert.deepStrictEqual(yield* converged(server), [`c/cfg <- b.cfg: {"from":"b"}`])
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "a source whose namespace.name exceeds a label value's 63 characters is reported once and left",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ApiServer.make()
+        for (const ns of [namespace("monitoring"), namespace("t", true)]) yield* server.create(Resource.namespaces, ns)
+        const long = "prometheus-kube-prometheus-stack-prometheus-rulefiles-0-and-more"
+        yield* server.create(Resource.configMaps, configMap("monitoring", long, { a: "1" }, true))
+        yield* server.create(Resource.configMaps, configMap("monitoring", "short", { a: "1" }, true))
+        const before = logs.length
+        yield* replicator(server)
+        assert.deepStrictEqual(yield* converged(server), [`t/short <- monitoring.short: {"a":"1"}`])
+        yield* Effect.sleep("300 millis")
+        const reported = logs.slice(before).filter((line) => line.includes(`${long} cannot be replicated`))
+        assert.strictEqual(reported.length, 1)
+        assert.isFalse(logs.slice(before).some((line) => line.includes("reconcile of") && line.includes(long)))
+      }).pipe(Effect.scoped),
+    60_000
   )
 })
