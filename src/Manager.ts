@@ -33,8 +33,9 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Runtime from "effect/Runtime"
-import type * as Scope from "effect/Scope"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
+import * as FiberSet from "effect/FiberSet"
+import * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import type * as Controller from "./Controller.js"
@@ -83,13 +84,17 @@ export interface Manager {
  */
 export class ProbeServerError extends Data.TaggedError("ProbeServerError")<{ readonly message: string }> {}
 
+/** A check that does not answer within this long fails. */
+const checkTimeout = "5 seconds"
+
 const runChecks = (checks: ReadonlyArray<Check>) =>
   Effect.forEach(
     checks,
     (c) =>
-      Effect.map(
-        Effect.orElseSucceed(Effect.catchAllDefect(c.check, () => Effect.succeed(false)), () => false),
-        (ok) => ({ name: c.name, ok })
+      c.check.pipe(
+        Effect.catchAllDefect(() => Effect.succeed(false)),
+        Effect.timeoutTo({ duration: checkTimeout, onTimeout: () => false, onSuccess: (ok) => ok }),
+        Effect.map((ok) => ({ name: c.name, ok }))
       ),
     { concurrency: "unbounded" }
   )
@@ -105,7 +110,6 @@ export const make = <R>(
   options: Options<R>
 ): Effect.Effect<Manager, Controller.ControllerError | ProbeServerError, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const started = new Set<string>()
     let pending = options.controllers.length
     const readyChecks: ReadonlyArray<Check> = [
       { name: "controllers", check: Effect.sync(() => pending === 0) },
@@ -119,7 +123,8 @@ export const make = <R>(
 
     let probesUrl: string | undefined
     if (options.probes !== undefined) {
-      const runtime = yield* Effect.runtime<never>()
+      // the checks run as fibers of the manager's scope (interrupted when it closes), each bounded
+      const runCheck = yield* FiberSet.makeRuntimePromise<never>()
       const answer = (
         res: Http.ServerResponse,
         checks: ReadonlyArray<{ readonly name: string; readonly ok: boolean }>,
@@ -146,10 +151,10 @@ export const make = <R>(
           res.end("not found\n")
           return
         }
-        Runtime.runPromiseExit(runtime)(runChecks(checks)).then((exit) => {
-          if (exit._tag === "Success") answer(res, exit.value, url.searchParams.has("verbose"))
-          else answer(res, [{ name: "checks", ok: false }], false)
-        })
+        runCheck(runChecks(checks)).then(
+          (results) => answer(res, results, url.searchParams.has("verbose")),
+          () => answer(res, [{ name: "checks", ok: false }], false)
+        )
       })
       const host = options.probes.host ?? "0.0.0.0"
       const port = yield* Effect.acquireRelease(
@@ -177,12 +182,12 @@ export const make = <R>(
       probesUrl = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`
     }
 
+    // each controller in a scope of its own, all closed together (each drains within its own deadline)
+    const parent = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
     const controllers = yield* Effect.forEach(options.controllers, (make) =>
-      Effect.tap(make, (controller) =>
-        Effect.sync(() => {
-          started.add(controller.name)
-          pending--
-        })), { concurrency: "unbounded" })
+      Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (own) =>
+        Effect.tap(Scope.extend(make, own), () =>
+          Effect.sync(() => void pending--))), { concurrency: "unbounded" })
 
     return { controllers, probesUrl, readiness }
   })

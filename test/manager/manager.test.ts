@@ -2,7 +2,7 @@
  * Manager: controllers started together, and the probes a Deployment points at.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope, TestClock } from "effect"
 import * as Controller from "../../src/Controller.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import * as Manager from "../../src/Manager.js"
@@ -69,5 +69,33 @@ describe("Manager", () => {
         fetch(`${first.probesUrl}/healthz`).then(() => "answered", () => "closed")
       )
       assert.strictEqual(after, "closed")
+    }))
+})
+
+describe("Manager: shutdown", () => {
+  it.scoped("closing the scope stops every controller, each letting its reconcile in progress finish", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("ns", "a")])
+      const scope = yield* Scope.make()
+      let running = 0
+      const slow = (name: string) =>
+        Controller.make({
+          name,
+          for: cms,
+          reconcile: () =>
+            Effect.acquireUseRelease(
+              Effect.sync(() => running++),
+              () => Effect.sleep("2 seconds"),
+              () => Effect.sync(() => running--)
+            )
+        })
+      yield* Manager.make({ controllers: [slow("one"), slow("two"), slow("three")] }).pipe(Scope.extend(scope))
+      for (let i = 0; i < 50 && running < 3; i++) yield* TestClock.adjust(0)
+      assert.strictEqual(running, 3)
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      for (let i = 0; i < 20; i++) yield* TestClock.adjust(0)
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(closing)
+      assert.strictEqual(running, 0, "the three reconciles in progress finished")
     }))
 })
