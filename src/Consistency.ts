@@ -128,7 +128,7 @@ export interface TrackerOptions {
 }
 
 interface Record {
-  readonly since: number
+  since: number
   readonly written: Map<string, string>
 }
 
@@ -172,10 +172,14 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker> =>
       wrote: (key, groupResource, resourceVersion) =>
         Effect.sync(() => {
           if (!options.caches.has(groupResource) || resourceVersion === "") return
+          // the wait counts from the key's last write (a long reconcile's early write gets its full wait)
+          const now = clock.unsafeCurrentTimeMillis()
           let record = records.get(key)
           if (record === undefined) {
-            record = { since: clock.unsafeCurrentTimeMillis(), written: new Map() }
+            record = { since: now, written: new Map() }
             records.set(key, record)
+          } else {
+            record.since = now
           }
           const previous = record.written.get(groupResource)
           if (previous === undefined || !isCaughtUp(previous, resourceVersion)) {
