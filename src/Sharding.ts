@@ -4,7 +4,8 @@
  *
  * - Membership: each replica (a member) holds one `coordination.k8s.io/v1` Lease named after its identity,
  *   labelled `effect-informers.io/shard-group=<group>`, acquired, renewed and released as a leader lease
- *   (it is a `LeaderElection` whose only candidate is the member itself: same timings, same rules).
+ *   (it is a `LeaderElection` whose only candidate is the member itself: same rules; timings 15 s, 5 s,
+ *   2 s by default).
  * - View: every `retryPeriod` a member lists the Leases of its group. The live members are the Leases held
  *   by their own name whose lease has not expired, judged as leader election judges it: by this member's
  *   Clock, from the time it saw the record last change (never from `renewTime`). A Lease that disappears
@@ -15,8 +16,8 @@
  *   and moves the fewest keys: a member that joins takes only keys from others, a member that leaves
  *   gives only its own keys away; every replica computes the same owner from the same members.
  * - Fencing through timing: a member takes keys (`Active`) only while it holds its Lease, after it has seen
- *   itself a member for one whole `leaseDuration` (a newcomer waits until every other member must have
- *   seen it), and while its view is younger than `leaseDuration − renewDeadline` (a member that cannot list
+ *   itself a member for one whole `leaseDuration` in its current term (a newcomer waits until every other
+ *   member must have seen it), and while its view is younger than `viewTimeout` (a member that cannot list
  *   stops). It stops a key as soon as it sees a member that outranks it for that key; it takes the keys of a
  *   member that disappeared only after that member's Lease expired by its own observation, which is after
  *   that member stopped (at its renew deadline). The argument and its clock assumptions (bounded rate skew,
@@ -52,6 +53,7 @@
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -124,13 +126,40 @@ export const ownerOf: (members: Iterable<string>, key: string) => Option.Option<
 export const groupLabel: string = policy.groupLabel
 
 /**
- * How long a view stays valid after the list it came from was sent (milliseconds):
- * `leaseDuration − renewDeadline` (5 s with the defaults). A member whose lists fail that long takes no key.
+ * Sharding's default renew deadline of a membership Lease: 5 seconds, not leader election's 10, so that
+ * `viewTimeout + renewDeadline < leaseDuration` leaves a margin with the default lease of 15 s.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultRenewDeadline: Duration.Duration = policy.defaultRenewDeadline
+
+/**
+ * A member's timings: leader election's for its Lease (`leaseDuration` 15 s, `renewDeadline` 5 s here,
+ * `retryPeriod` 2 s, `jitterFactor` 1.2; the group is listed every `retryPeriod`), and `viewTimeout`: how
+ * long a view stays valid after the list it came from was sent (default `(leaseDuration − renewDeadline) /
+ * 2`, 5 s). A member whose lists fail that long takes no key.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TimingOptions extends policy.ShardingTimingOptions {}
+
+/**
+ * Validated timings.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Timing extends policy.ShardingTiming {}
+
+/**
+ * The view timeout of validated timings, in milliseconds.
  *
  * @since 0.2.0
  * @category configuration
  */
-export const viewTimeout: (timing: LeaderElection.Timing) => number = policy.viewTimeout
+export const viewTimeout: (timing: Timing) => number = policy.viewTimeout
 
 /**
  * The member's identity (its Lease's name) and its group.
@@ -141,16 +170,26 @@ export const viewTimeout: (timing: LeaderElection.Timing) => number = policy.vie
 export interface Names extends policy.Names {}
 
 /**
- * Validates a member's options: leader election's checks of the timings, then `retryPeriod <
- * leaseDuration − renewDeadline` (a view must be refreshed before it times out), the group as a label
- * value, the identity as a Lease name.
+ * Validates a member's options: leader election's checks of the timings (with a renew deadline of 5 s by
+ * default), then "viewTimeout must be greater than retryPeriod", "viewTimeout + renewDeadline must be less
+ * than leaseDuration" (the timing argument of docs/REPLICAS.md), the group as a label value, the identity as
+ * a Lease name.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { Sharding } from "effect-informers"
+ *
+ * const checked = Sharding.validate({ identity: "replica-0", group: "replicator", renewDeadline: "10 seconds" })
+ * // 2.5 s + 10 s < 15 s: valid, with a smaller margin than the defaults'
+ * console.log(Either.isRight(checked)) // true
+ * ```
  *
  * @since 0.2.0
  * @category configuration
  */
-export const validate: (
-  options: LeaderElection.TimingOptions & Names
-) => Either.Either<LeaderElection.Timing, LeaderElection.InvalidConfig> = policy.validate
+export const validate: (options: TimingOptions & Names) => Either.Either<Timing, LeaderElection.InvalidConfig> =
+  policy.validate
 
 // -------------------------------------------------------------------------------------------------
 // the view and the assignment
@@ -246,7 +285,7 @@ export const assignmentAt: (
   election: LeaderElection.State,
   leaving: boolean,
   now: number,
-  timing: LeaderElection.Timing
+  timing: Timing
 ) => Assignment = policy.assignmentAt
 
 /**
@@ -272,8 +311,7 @@ export const isOwned: (assignment: Assignment, key: string) => boolean = policy.
  * @since 0.2.0
  * @category assignment
  */
-export const nextChangeAt: (view: View, now: number, timing: LeaderElection.Timing) => Option.Option<number> =
-  policy.nextChangeAt
+export const nextChangeAt: (view: View, now: number, timing: Timing) => Option.Option<number> = policy.nextChangeAt
 
 /**
  * One change of a member's assignment. The first change a subscriber sees has no `previous`: it is the
@@ -348,14 +386,13 @@ export const memoryBackend: (leases: LeaderElection.MemoryLeases, client?: strin
 // -------------------------------------------------------------------------------------------------
 
 /**
- * A member's options: its backend, identity (its Lease's name: unique in the namespace) and group, and the
- * timings of its Lease (leader election's, client-go's defaults: 15 s, 10 s, 2 s, jitter 1.2; the view is
- * listed every `retryPeriod`).
+ * A member's options: its backend, identity (its Lease's name: unique in the namespace) and group, and its
+ * timings (`TimingOptions`).
  *
  * @since 0.2.0
  * @category models
  */
-export interface Options extends LeaderElection.TimingOptions, Names {
+export interface Options extends TimingOptions, Names {
   readonly backend: Backend
 }
 
@@ -428,7 +465,7 @@ export const layer = (options: Options): Layer.Layer<Sharding, LeaderElection.In
  * @since 0.2.0
  * @category models
  */
-export interface ClientOptions extends LeaderElection.TimingOptions, Names {
+export interface ClientOptions extends TimingOptions, Names {
   readonly namespace: string
 }
 

@@ -20,10 +20,10 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Client } from "../Client.js"
 import * as LeaderElection from "./leaderElection.js"
-import type { InvalidConfig, TimingOptions } from "./leaderElectionPolicy.js"
+import type { InvalidConfig } from "./leaderElectionPolicy.js"
 import type { Labels, LeaseEntry, LeaseLock, LockError, MemoryLeases } from "./leaseLock.js"
 import { clientList, makeClientLock } from "./leaseLock.js"
-import type { Assignment, AssignmentChange } from "./shardingPolicy.js"
+import type { Assignment, AssignmentChange, ShardingTimingOptions } from "./shardingPolicy.js"
 import {
   assignmentAt,
   emptyView,
@@ -94,7 +94,7 @@ export const interruptedCounter = Metric.counter("effect_informers_sharding_inte
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
-export interface Options extends TimingOptions {
+export interface Options extends ShardingTimingOptions {
   readonly backend: Backend
   readonly identity: string
   readonly group: string

@@ -72,14 +72,21 @@ export const ownerOf = (members: Iterable<string>, key: string): Option.Option<s
 /** @internal */
 export const groupLabel = "effect-informers.io/shard-group"
 
-/**
- * How long a member's view stays valid after the list it came from was sent: `leaseDuration −
- * renewDeadline`. The bound comes from the timing argument (docs/REPLICAS.md).
- *
- * @internal
- */
-export const viewTimeout = (timing: Timing): number =>
-  Duration.toMillis(timing.leaseDuration) - Duration.toMillis(timing.renewDeadline)
+/** Sharding's default renew deadline of a membership Lease: 5 s (leader election's is 10 s). @internal */
+export const defaultRenewDeadline: Duration.Duration = Duration.seconds(5)
+
+/** @internal */
+export interface ShardingTimingOptions extends TimingOptions {
+  readonly viewTimeout?: Duration.DurationInput | undefined
+}
+
+/** @internal */
+export interface ShardingTiming extends Timing {
+  readonly viewTimeout: Duration.Duration
+}
+
+/** How long a member's view stays valid after the list it came from was sent, in milliseconds. @internal */
+export const viewTimeout = (timing: ShardingTiming): number => Duration.toMillis(timing.viewTimeout)
 
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
@@ -91,27 +98,39 @@ export interface Names {
 }
 
 /**
- * Leader election's checks of the timings, then: the view must be refreshed within its timeout
- * (`retryPeriod < leaseDuration − renewDeadline`); the group is a label value, the identity a Lease name.
+ * Leader election's checks of the timings (the renew deadline defaulting to 5 s), then the view timeout
+ * (default `(leaseDuration − renewDeadline) / 2`): longer than `retryPeriod` (a view is refreshed before it
+ * times out), and `viewTimeout + renewDeadline < leaseDuration` (the timing argument of docs/REPLICAS.md);
+ * the group is a label value, the identity a Lease name.
  *
  * @internal
  */
-export const validate = (options: TimingOptions & Names): Either.Either<Timing, InvalidConfig> =>
-  Either.flatMap(validateTiming(options), (timing) => {
-    const fail = (message: string) => Either.left(new InvalidConfig({ message }))
-    if (Duration.toMillis(timing.retryPeriod) >= viewTimeout(timing)) {
-      return fail("retryPeriod must be less than leaseDuration - renewDeadline")
+export const validate = (options: ShardingTimingOptions & Names): Either.Either<ShardingTiming, InvalidConfig> =>
+  Either.flatMap(
+    validateTiming({ ...options, renewDeadline: options.renewDeadline ?? defaultRenewDeadline }),
+    (timing) => {
+      const fail = (message: string) => Either.left(new InvalidConfig({ message }))
+      const lease = Duration.toMillis(timing.leaseDuration)
+      const renew = Duration.toMillis(timing.renewDeadline)
+      const view = options.viewTimeout === undefined
+        ? Duration.millis((lease - renew) / 2)
+        : Duration.decode(options.viewTimeout)
+      const viewMillis = Duration.toMillis(view)
+      if (!Number.isFinite(viewMillis) || viewMillis <= Duration.toMillis(timing.retryPeriod)) {
+        return fail("viewTimeout must be greater than retryPeriod")
+      }
+      if (viewMillis + renew >= lease) return fail("viewTimeout + renewDeadline must be less than leaseDuration")
+      if (options.group === "" || options.group.length > 63 || !labelValue.test(options.group)) {
+        return fail(
+          `group must be a label value (63 characters at most, alphanumeric, '-', '_' or '.'): "${options.group}"`
+        )
+      }
+      if (options.identity === "" || options.identity.length > 253 || !subdomain.test(options.identity)) {
+        return fail(`identity must be a Lease name (a lower-case DNS subdomain): "${options.identity}"`)
+      }
+      return Either.right({ ...timing, viewTimeout: view })
     }
-    if (options.group === "" || options.group.length > 63 || !labelValue.test(options.group)) {
-      return fail(
-        `group must be a label value (63 characters at most, alphanumeric, '-', '_' or '.'): "${options.group}"`
-      )
-    }
-    if (options.identity === "" || options.identity.length > 253 || !subdomain.test(options.identity)) {
-      return fail(`identity must be a Lease name (a lower-case DNS subdomain): "${options.identity}"`)
-    }
-    return Either.right(timing)
-  })
+  )
 
 // -------------------------------------------------------------------------------------------------
 // the view
@@ -210,7 +229,7 @@ export const assignmentAt = (
   election: State,
   leaving: boolean,
   now: number,
-  timing: Timing
+  timing: ShardingTiming
 ): Assignment => {
   const members = membersAt(view, now)
   const status: Status = leaving
@@ -237,7 +256,7 @@ export const owns = (assignment: Assignment, key: string): boolean =>
  *
  * @internal
  */
-export const nextChangeAt = (view: View, now: number, timing: Timing): Option.Option<number> => {
+export const nextChangeAt = (view: View, now: number, timing: ShardingTiming): Option.Option<number> => {
   const instants: Array<number> = []
   if (Option.isSome(view.self)) instants.push(view.self.value.since + Duration.toMillis(timing.leaseDuration))
   if (Option.isSome(view.listedAt)) instants.push(view.listedAt.value + viewTimeout(timing))

@@ -106,14 +106,14 @@ describe("Sharding: whileOwned and changes", () => {
       const backend = Sharding.memoryBackend(leases)
       const messages = yield* Effect.forEach(
         [
-          { identity: "a", group: "g", retryPeriod: "5 seconds" } as Omit<Sharding.Options, "backend">,
+          { identity: "a", group: "g", viewTimeout: "2 seconds" } as Omit<Sharding.Options, "backend">,
           { identity: "A_b", group: "g" },
           { identity: "a", group: "not a label value" }
         ],
         (options) => Effect.map(Effect.flip(Sharding.make({ backend, ...options })), (e) => e.message)
       )
       assert.deepStrictEqual(messages, [
-        "retryPeriod must be less than leaseDuration - renewDeadline",
+        "viewTimeout must be greater than retryPeriod",
         "identity must be a Lease name (a lower-case DNS subdomain): \"A_b\"",
         "group must be a label value (63 characters at most, alphanumeric, '-', '_' or '.'): \"not a label value\""
       ])
