@@ -156,6 +156,14 @@ export * as Resource from "./Resource.js"
 export * as SharedInformer from "./SharedInformer.js"
 
 /**
+ * Sharding over Leases: each replica announces itself with a membership Lease, keys go to live members by
+ * rendezvous hashing, and a key's old owner stops before its new owner starts.
+ *
+ * @since 0.2.0
+ */
+export * as Sharding from "./Sharding.js"
+
+/**
  * @since 0.1.0
  */
 export * as Wire from "./Wire.js"

@@ -366,13 +366,14 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
         yield* Effect.sleep(config.retryPeriod)
       })
 
-    yield* Effect.addFinalizer(() => shutdown)
+    const annotations = { package: "effect-informers", module: "LeaderElection", election: config.name }
+    yield* Effect.addFinalizer(() => Effect.annotateLogs(shutdown, annotations))
     yield* Effect.gen(function*() {
       while (true) yield* lead(yield* campaign)
     }).pipe(
       Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : recover(cause)),
       Effect.forever,
-      Effect.annotateLogs({ package: "effect-informers", module: "LeaderElection", election: config.name }),
+      Effect.annotateLogs(annotations),
       Effect.forkScoped,
       Effect.interruptible
     )

@@ -79,79 +79,82 @@ const versioned = (lease: Resource.Lease): VersionedRecord => ({
 
 /** @internal */
 export const clientLock = (options: ClientLockOptions): Effect.Effect<LeaseLock, never, Client> =>
-  Effect.map(Client, (client) => {
-    const { name, namespace } = options
-    const labels = options.labels ?? {}
-    const describe = `${namespace}/${name}`
-    // client-go's lock keeps the Lease it last read or wrote: an update replaces the spec of that object
-    // (its other metadata kept) and merges the lock's labels into its labels.
-    let cached: Resource.Lease | undefined
-    const keep = (lease: Resource.Lease) => {
-      cached = lease
-      return versioned(lease)
-    }
-    return {
-      describe,
-      get: client.get(Resource.leases, name, { namespace }).pipe(
-        Effect.map((lease) => Option.some(keep(lease))),
-        Effect.catchAll((error) =>
-          error._tag === "StatusError" && error.reason === "NotFound"
-            ? Effect.succeed(Option.none())
-            : Effect.fail(lockError(error, `get lease ${describe}`))
-        )
+  Effect.map(Client, (client) => makeClientLock(client, options))
+
+/** @internal */
+export const makeClientLock = (client: Client.Service, options: ClientLockOptions): LeaseLock => {
+  const { name, namespace } = options
+  const labels = options.labels ?? {}
+  const describe = `${namespace}/${name}`
+  // client-go's lock keeps the Lease it last read or wrote: an update replaces the spec of that object
+  // (its other metadata kept) and merges the lock's labels into its labels.
+  let cached: Resource.Lease | undefined
+  const keep = (lease: Resource.Lease) => {
+    cached = lease
+    return versioned(lease)
+  }
+  return {
+    describe,
+    get: client.get(Resource.leases, name, { namespace }).pipe(
+      Effect.map((lease) => Option.some(keep(lease))),
+      Effect.catchAll((error) =>
+        error._tag === "StatusError" && error.reason === "NotFound"
+          ? Effect.succeed(Option.none())
+          : Effect.fail(lockError(error, `get lease ${describe}`))
+      )
+    ),
+    create: (record) =>
+      client.create(Resource.leases, {
+        apiVersion: "coordination.k8s.io/v1",
+        kind: "Lease",
+        metadata: { name, namespace, ...(Object.keys(labels).length > 0 ? { labels } : {}) },
+        spec: recordToSpec(record)
+      }).pipe(
+        Effect.map(keep),
+        Effect.mapError((error) => lockError(error, `create lease ${describe}`))
       ),
-      create: (record) =>
-        client.create(Resource.leases, {
-          apiVersion: "coordination.k8s.io/v1",
-          kind: "Lease",
-          metadata: { name, namespace, ...(Object.keys(labels).length > 0 ? { labels } : {}) },
+    update: (record, resourceVersion) =>
+      Effect.suspend(() => {
+        const base: Resource.Lease = cached !== undefined && cached.metadata?.resourceVersion === resourceVersion
+          ? cached
+          : { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name, namespace } }
+        const merged = { ...base.metadata?.labels, ...labels }
+        return client.update(Resource.leases, {
+          ...base,
+          metadata: {
+            ...base.metadata,
+            name,
+            namespace,
+            resourceVersion,
+            ...(Object.keys(merged).length > 0 ? { labels: merged } : {})
+          },
           spec: recordToSpec(record)
-        }).pipe(
-          Effect.map(keep),
-          Effect.mapError((error) => lockError(error, `create lease ${describe}`))
-        ),
-      update: (record, resourceVersion) =>
-        Effect.suspend(() => {
-          const base: Resource.Lease = cached !== undefined && cached.metadata?.resourceVersion === resourceVersion
-            ? cached
-            : { apiVersion: "coordination.k8s.io/v1", kind: "Lease", metadata: { name, namespace } }
-          const merged = { ...base.metadata?.labels, ...labels }
-          return client.update(Resource.leases, {
-            ...base,
-            metadata: {
-              ...base.metadata,
-              name,
-              namespace,
-              resourceVersion,
-              ...(Object.keys(merged).length > 0 ? { labels: merged } : {})
-            },
-            spec: recordToSpec(record)
-          })
-        }).pipe(
-          Effect.map(keep),
-          Effect.mapError((error) => lockError(error, `update lease ${describe}`))
-        )
-    }
-  })
+        })
+      }).pipe(
+        Effect.map(keep),
+        Effect.mapError((error) => lockError(error, `update lease ${describe}`))
+      )
+  }
+}
 
 /** Every Lease of `namespace` whose labels include `labels`, over the Client. @internal */
 export const clientList = (
+  client: Client.Service,
   namespace: string,
   labels: Labels
-): Effect.Effect<Effect.Effect<ReadonlyArray<LeaseEntry>, LockError>, never, Client> =>
-  Effect.map(Client, (client) => {
-    const labelSelector = Object.entries(labels).map(([key, value]) => `${key}=${value}`).join(",")
-    return client.listAll(Resource.leases, { namespace, labelSelector }).pipe(
-      Effect.map((page) =>
-        page.items.map((lease): LeaseEntry => ({
-          name: lease.metadata?.name ?? "",
-          labels: lease.metadata?.labels ?? {},
-          ...versioned(lease)
-        }))
-      ),
-      Effect.mapError((error) => lockError(error, `list leases ${namespace} ${labelSelector}`))
-    )
-  })
+): Effect.Effect<ReadonlyArray<LeaseEntry>, LockError> => {
+  const labelSelector = Object.entries(labels).map(([key, value]) => `${key}=${value}`).join(",")
+  return client.listAll(Resource.leases, { namespace, labelSelector }).pipe(
+    Effect.map((page) =>
+      page.items.map((lease): LeaseEntry => ({
+        name: lease.metadata?.name ?? "",
+        labels: lease.metadata?.labels ?? {},
+        ...versioned(lease)
+      }))
+    ),
+    Effect.mapError((error) => lockError(error, `list leases ${namespace} ${labelSelector}`))
+  )
+}
 
 // -------------------------------------------------------------------------------------------------
 // in memory

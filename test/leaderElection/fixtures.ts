@@ -78,8 +78,11 @@ export const verbsOf = (leases: LeaderElection.MemoryLeases, client: string) =>
       ops.filter((op) => op.client === client).map((op) => op.outcome === "ok" ? op.verb : `${op.verb}(${op.outcome})`)
   )
 
-/** Lets forked fibers run at the current instant. */
-export const settle = TestClock.adjust(0)
+/**
+ * Lets forked fibers run at the current instant (a fiber forked just before has not started yet: TestClock's
+ * `adjust` alone does not wait for it, a yield does).
+ */
+export const settle = Effect.zipRight(Effect.yieldNow(), TestClock.adjust(0))
 
 /** Advances the TestClock by `millis` (sleeps due meanwhile run in time order), in steps of `step` when a test samples in between. */
 export const advance = (millis: number, step = millis) =>

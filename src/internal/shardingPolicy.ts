@@ -1,0 +1,280 @@
+/**
+ * The pure part of sharding: the rendezvous hash, the timings, a member's view of the membership Leases
+ * (observed as leader election observes a Lease: by the local time of the last change), and the
+ * assignment a view gives at an instant. `Sharding` re-exports each with its documentation.
+ *
+ * @internal
+ */
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import type { Observation, State, Timing, TimingOptions } from "./leaderElectionPolicy.js"
+import { InvalidConfig, isExpired, observe, validateTiming } from "./leaderElectionPolicy.js"
+import type { LeaseEntry } from "./leaseLock.js"
+
+// -------------------------------------------------------------------------------------------------
+// the hash
+// -------------------------------------------------------------------------------------------------
+
+const mask64 = 0xffffffffffffffffn
+const fnvOffset = 0xcbf29ce484222325n
+const fnvPrime = 0x100000001b3n
+const encoder = new TextEncoder()
+
+/** FNV-1a, 64 bits, of the UTF-8 bytes of `text`. @internal */
+export const fnv1a64 = (text: string): bigint => {
+  let hash = fnvOffset
+  for (const byte of encoder.encode(text)) {
+    hash ^= BigInt(byte)
+    hash = (hash * fnvPrime) & mask64
+  }
+  return hash
+}
+
+/** MurmurHash3's 64-bit finaliser: every input bit moves every output bit. @internal */
+export const mix64 = (value: bigint): bigint => {
+  let k = value
+  k ^= k >> 33n
+  k = (k * 0xff51afd7ed558ccdn) & mask64
+  k ^= k >> 33n
+  k = (k * 0xc4ceb9fe1a85ec53n) & mask64
+  k ^= k >> 33n
+  return k
+}
+
+/** The rendezvous score of `member` for `key`: mix64(fnv1a64(member + "\n" + key)). @internal */
+export const score = (member: string, key: string): bigint => mix64(fnv1a64(`${member}\n${key}`))
+
+/**
+ * The owner of `key` among `members` by rendezvous (highest random weight) hashing: the member of the
+ * highest score, the greater identity on a tie. `None` when there is no member.
+ *
+ * @internal
+ */
+export const ownerOf = (members: Iterable<string>, key: string): Option.Option<string> => {
+  let best: string | undefined
+  let bestScore = -1n
+  for (const member of members) {
+    const s = score(member, key)
+    if (s > bestScore || (s === bestScore && best !== undefined && member > best)) {
+      best = member
+      bestScore = s
+    }
+  }
+  return Option.fromNullable(best)
+}
+
+// -------------------------------------------------------------------------------------------------
+// timings and names
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const groupLabel = "effect-informers.io/shard-group"
+
+/** Sharding's default renew deadline of a membership Lease: 5 s (leader election's is 10 s). @internal */
+export const defaultRenewDeadline: Duration.Duration = Duration.seconds(5)
+
+/** @internal */
+export interface ShardingTimingOptions extends TimingOptions {
+  readonly viewTimeout?: Duration.DurationInput | undefined
+}
+
+/** @internal */
+export interface ShardingTiming extends Timing {
+  readonly viewTimeout: Duration.Duration
+}
+
+/** How long a member's view stays valid after the list it came from was sent, in milliseconds. @internal */
+export const viewTimeout = (timing: ShardingTiming): number => Duration.toMillis(timing.viewTimeout)
+
+const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
+const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
+
+/** @internal */
+export interface Names {
+  readonly identity: string
+  readonly group: string
+}
+
+/**
+ * Leader election's checks of the timings (the renew deadline defaulting to 5 s), then the view timeout
+ * (default `(leaseDuration − renewDeadline) / 2`): longer than `retryPeriod` (a view is refreshed before it
+ * times out), and `viewTimeout + renewDeadline < leaseDuration` (the timing argument of docs/REPLICAS.md);
+ * the group is a label value, the identity a Lease name.
+ *
+ * @internal
+ */
+export const validate = (options: ShardingTimingOptions & Names): Either.Either<ShardingTiming, InvalidConfig> =>
+  Either.flatMap(
+    validateTiming({ ...options, renewDeadline: options.renewDeadline ?? defaultRenewDeadline }),
+    (timing) => {
+      const fail = (message: string) => Either.left(new InvalidConfig({ message }))
+      const lease = Duration.toMillis(timing.leaseDuration)
+      const renew = Duration.toMillis(timing.renewDeadline)
+      const view = options.viewTimeout === undefined
+        ? Duration.millis((lease - renew) / 2)
+        : Duration.decode(options.viewTimeout)
+      const viewMillis = Duration.toMillis(view)
+      if (!Number.isFinite(viewMillis) || viewMillis <= Duration.toMillis(timing.retryPeriod)) {
+        return fail("viewTimeout must be greater than retryPeriod")
+      }
+      if (viewMillis + renew >= lease) return fail("viewTimeout + renewDeadline must be less than leaseDuration")
+      if (options.group === "" || options.group.length > 63 || !labelValue.test(options.group)) {
+        return fail(
+          `group must be a label value (63 characters at most, alphanumeric, '-', '_' or '.'): "${options.group}"`
+        )
+      }
+      if (options.identity === "" || options.identity.length > 253 || !subdomain.test(options.identity)) {
+        return fail(`identity must be a Lease name (a lower-case DNS subdomain): "${options.identity}"`)
+      }
+      return Either.right({ ...timing, viewTimeout: view })
+    }
+  )
+
+// -------------------------------------------------------------------------------------------------
+// the view
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export interface View {
+  readonly identity: string
+  /** Every Lease of the group seen and not yet expired, by name; one missing from a list is kept until it expires. */
+  readonly peers: ReadonlyMap<string, Observation>
+  /** When the last successful list was sent. */
+  readonly listedAt: Option.Option<number>
+  /** Since when this member has seen its own Lease held by itself, in the election term it is in. */
+  readonly self: Option.Option<{ readonly term: number; readonly since: number }>
+}
+
+/** @internal */
+export const emptyView = (identity: string): View => ({
+  identity,
+  peers: new Map(),
+  listedAt: Option.none(),
+  self: Option.none()
+})
+
+/** Whether the Lease `name` is a live member for the observer: held by `name` itself, not expired. @internal */
+export const isLiveMember = (name: string, observation: Observation, now: number): boolean =>
+  observation.record.holderIdentity === name && !isExpired(observation, now)
+
+/**
+ * The view after a list sent at `sentAt` answered `entries` at `receivedAt`. Each Lease's time of
+ * observation moves only when its record changed; a Lease missing from the list is kept until it expires
+ * (so a deleted Lease is not taken for a departure); this member counts as seen since the first list, in
+ * its current election term (`term`, `None` when it does not hold its Lease), that showed its own Lease
+ * held by itself.
+ *
+ * @internal
+ */
+export const observeList = (
+  view: View,
+  entries: ReadonlyArray<LeaseEntry>,
+  sentAt: number,
+  receivedAt: number,
+  term: Option.Option<number>
+): View => {
+  const peers = new Map<string, Observation>()
+  for (const entry of entries) {
+    peers.set(entry.name, observe(Option.fromNullable(view.peers.get(entry.name)), entry, receivedAt))
+  }
+  for (const [name, previous] of view.peers) {
+    if (!peers.has(name) && !isExpired(previous, receivedAt)) peers.set(name, previous)
+  }
+  const mine = entries.find((entry) => entry.name === view.identity)
+  const seen = mine !== undefined && mine.record.holderIdentity === view.identity
+  const self = Option.isSome(term) && seen
+    ? Option.isSome(view.self) && view.self.value.term === term.value
+      ? view.self
+      : Option.some({ term: term.value, since: receivedAt })
+    : Option.none()
+  const listedAt = Option.some(
+    Option.match(view.listedAt, { onNone: () => sentAt, onSome: (t) => Math.max(t, sentAt) })
+  )
+  return { identity: view.identity, peers, listedAt, self }
+}
+
+/** The live members of a view at `now`, sorted. @internal */
+export const membersAt = (view: View, now: number): ReadonlyArray<string> =>
+  [...view.peers].filter(([name, o]) => isLiveMember(name, o, now)).map(([name]) => name).sort()
+
+// -------------------------------------------------------------------------------------------------
+// the assignment
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export type Status = "NotMember" | "WarmingUp" | "Stale" | "Active" | "Left"
+
+/** @internal */
+export interface Assignment {
+  readonly identity: string
+  readonly status: Status
+  readonly members: ReadonlyArray<string>
+}
+
+/** @internal */
+export const makeAssignment = (identity: string, status: Status, members: ReadonlyArray<string>): Assignment =>
+  Data.struct({ identity, status, members: Data.array(members.slice()) })
+
+/**
+ * The assignment of a view at `now`: the members, and whether this member takes keys (`Active`): it holds
+ * its Lease (`Leading`), has seen itself a member for a whole lease duration in this term, and its view is
+ * younger than `viewTimeout`.
+ *
+ * @internal
+ */
+export const assignmentAt = (
+  view: View,
+  election: State,
+  leaving: boolean,
+  now: number,
+  timing: ShardingTiming
+): Assignment => {
+  const members = membersAt(view, now)
+  const status: Status = leaving
+    ? "Left"
+    : election._tag !== "Leading"
+    ? "NotMember"
+    : Option.isNone(view.self) || view.self.value.term !== election.term ||
+        now < view.self.value.since + Duration.toMillis(timing.leaseDuration)
+    ? "WarmingUp"
+    : Option.isNone(view.listedAt) || now >= view.listedAt.value + viewTimeout(timing)
+    ? "Stale"
+    : "Active"
+  return makeAssignment(view.identity, status, members)
+}
+
+/** Whether `assignment` gives `key` to its member. @internal */
+export const owns = (assignment: Assignment, key: string): boolean =>
+  assignment.status === "Active" &&
+  Option.contains(ownerOf(assignment.members, key), assignment.identity)
+
+/**
+ * The next instant after `now` at which the assignment of `view` changes by itself (a warm-up ends, the
+ * view times out, a member's Lease expires), if any.
+ *
+ * @internal
+ */
+export const nextChangeAt = (view: View, now: number, timing: ShardingTiming): Option.Option<number> => {
+  const instants: Array<number> = []
+  if (Option.isSome(view.self)) instants.push(view.self.value.since + Duration.toMillis(timing.leaseDuration))
+  if (Option.isSome(view.listedAt)) instants.push(view.listedAt.value + viewTimeout(timing))
+  for (const [, o] of view.peers) instants.push(o.observedAt + o.record.leaseDurationSeconds * 1000)
+  const future = instants.filter((t) => t > now)
+  return future.length === 0 ? Option.none() : Option.some(Math.min(...future))
+}
+
+/** @internal */
+export interface AssignmentChange {
+  readonly previous: Option.Option<Assignment>
+  readonly current: Assignment
+}
+
+/** Whether `key` came to this member with `change` (every owned key, for the first change of a stream). @internal */
+export const gained = (change: AssignmentChange, key: string): boolean =>
+  owns(change.current, key) && !Option.exists(change.previous, (previous) => owns(previous, key))
+
+/** Whether `key` left this member with `change`. @internal */
+export const lost = (change: AssignmentChange, key: string): boolean =>
+  !owns(change.current, key) && Option.exists(change.previous, (previous) => owns(previous, key))
