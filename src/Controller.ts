@@ -61,6 +61,7 @@ import * as internal from "./internal/controller.js"
 import type { KubeObject } from "./KubeObject.js"
 import type * as RateLimiter from "./RateLimiter.js"
 import type { Resource } from "./Resource.js"
+import type * as Sharding from "./Sharding.js"
 import type { SharedInformer } from "./SharedInformer.js"
 import type * as WorkQueue from "./WorkQueue.js"
 
@@ -303,6 +304,12 @@ export interface Options<A, E, R> {
    * end too: with leader election, `stepDownTimeout` bounds the reconciles in progress at shutdown, not
    * `shutdownTimeout` (a leader must stop within its lease's margin whatever the cause).
    */
+  /**
+   * Reconcile only the keys this replica owns (`Sharding`'s service): a key is reconciled inside
+   * `whileOwned` (skipped when another member owns it, interrupted as soon as it leaves), and the keys a
+   * change of the assignment gives this member are queued again. Every replica keeps every cache warm.
+   */
+  readonly sharding?: Sharding.Sharding.Service | undefined
   readonly leaderElection?: {
     readonly whileLeading: <A, E2, R2>(
       work: Effect.Effect<A, E2, R2>

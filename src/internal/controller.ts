@@ -16,6 +16,7 @@ import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Consistency from "../Consistency.js"
 import type * as Controller from "../Controller.js"
 import { fastMetaNamespaceKey } from "../Indexer.js"
@@ -23,6 +24,7 @@ import type { DeletedFinalStateUnknown, KubeObject } from "../KubeObject.js"
 import { unwrapDeleted } from "../KubeObject.js"
 import * as RateLimiter from "../RateLimiter.js"
 import { groupResource } from "../Resource.js"
+import * as Sharding from "../Sharding.js"
 import type { Registration } from "../SharedInformer.js"
 import * as WorkQueue from "../WorkQueue.js"
 
@@ -486,9 +488,13 @@ const makeIn = <A, E, R>(
         // a reconcile that throws while building its Effect is a defect of this round, not of the worker
         const reconcile = Effect.suspend(() => options.reconcile(req))
         // the reconcile's writes are recorded only when read-your-own-writes is on
-        const recorded = tracker === undefined
+        const recorded0 = tracker === undefined
           ? reconcile
           : Effect.provideService(reconcile, Consistency.Writes, { record: (gr, rv) => tracker.wrote(key, gr, rv) })
+        // sharded: only while this member owns the key (not owned: done, the owner reconciles it)
+        const recorded = sharding === undefined
+          ? recorded0
+          : Effect.map(sharding.whileOwned(key, recorded0), Option.getOrElse((): Controller.Result | void => done))
         return Effect.flatMap(
           Effect.exit(
             recorded.pipe(
@@ -520,6 +526,19 @@ const makeIn = <A, E, R>(
     }
 
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
+    const sharding = options.sharding
+    if (sharding !== undefined) {
+      // the keys a change of the assignment gives this member are reconciled again (from the primary's cache)
+      yield* sharding.changes.pipe(
+        Stream.runForEach((change) =>
+          Effect.flatMap(primary.informer.indexer.listKeys, (keys) => {
+            const mine = keys.filter((key) => Sharding.gained(change, key))
+            return mine.length === 0 ? Effect.void : queue.addAll(mine)
+          })
+        ),
+        Effect.forkIn(scope)
+      )
+    }
 
     /**
      * Starts the workers in `into`, with a finalizer there that stops them: keys handed out from then on go
