@@ -21,6 +21,7 @@ import * as KubeObject from "effect-informers/KubeObject"
 import * as Informers from "effect-informers/Layer"
 import * as LeaderElection from "effect-informers/LeaderElection"
 import * as Resource from "effect-informers/Resource"
+import * as Sharding from "effect-informers/Sharding"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -605,6 +606,9 @@ const replicate = Command.make("replicate", {
   leaderElect: Options.boolean("leader-elect").pipe(
     Options.withDescription("reconcile only while holding the Lease effect-informers-replicate (followers stay warm)")
   ),
+  sharded: Options.boolean("sharded").pipe(
+    Options.withDescription("split the sources across replicas by membership Leases named after --identity")
+  ),
   leaseNamespace: Options.text("lease-namespace").pipe(
     Options.withDefault("default"),
     Options.withDescription("the namespace of the election's Lease")
@@ -633,7 +637,8 @@ const replicate = Command.make("replicate", {
       context: Option.getOrUndefined(options.context)
     })
     const context = yield* Layer.build(layer).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
-    if (options.leaderElect) {
+    if (options.leaderElect && options.sharded) return yield* fail("give --leader-elect or --sharded, not both")
+    if (options.leaderElect || options.sharded) {
       // campaign once the caches are synced (as controller-runtime's manager does): a new leader can
       // reconcile at once
       yield* Effect.all([
@@ -665,7 +670,30 @@ const replicate = Command.make("replicate", {
         Effect.forkScoped
       )
     }
-    yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election }).pipe(
+    const sharding = options.sharded
+      ? Context.get(
+        yield* Layer.build(Replicate.shardingLayer({
+          identity: options.identity,
+          namespace: options.leaseNamespace,
+          leaseDuration: Option.getOrUndefined(options.leaseDuration),
+          renewDeadline: Option.getOrUndefined(options.renewDeadline),
+          retryPeriod: Option.getOrUndefined(options.retryPeriod)
+        })).pipe(
+          Effect.provide(context),
+          Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
+        ),
+        Sharding.Sharding
+      )
+      : undefined
+    if (sharding !== undefined) {
+      yield* sharding.changes.pipe(
+        Stream.map((change) => `${change.current.status}, members ${change.current.members.join(",")}`),
+        Stream.changes,
+        Stream.runForEach((line) => Console.error(`replicate: ${options.identity}: ${line}`)),
+        Effect.forkScoped
+      )
+    }
+    yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election, sharding }).pipe(
       Effect.provide(context),
       Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
     )

@@ -27,6 +27,7 @@ import * as Informers from "effect-informers/Layer"
 import * as LeaderElection from "effect-informers/LeaderElection"
 import type * as Resource from "effect-informers/Resource"
 import { configMaps } from "effect-informers/Resource"
+import * as Sharding from "effect-informers/Sharding"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -111,6 +112,8 @@ export const make = (options: {
   readonly concurrency?: number | undefined
   /** Reconcile only while this replica holds the election's Lease (followers keep their caches warm). */
   readonly leaderElection?: LeaderElection.LeaderElection.Service | undefined
+  /** Reconcile only the sources this replica owns in the group's membership (every cache stays warm). */
+  readonly sharding?: Sharding.Sharding.Service | undefined
 } = {}) =>
   Effect.gen(function*() {
     const client = yield* Client.Client
@@ -204,6 +207,7 @@ export const make = (options: {
       ],
       concurrency: options.concurrency ?? 4,
       ...(options.leaderElection === undefined ? {} : { leaderElection: options.leaderElection }),
+      ...(options.sharding === undefined ? {} : { sharding: options.sharding }),
       reconcile
     })
   })
@@ -286,6 +290,31 @@ export const leaderElectionLayer = (options: {
     namespace: options.namespace ?? "default",
     leaseName,
     releaseOnCancel: true,
+    ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }),
+    ...(options.renewDeadline === undefined ? {} : { renewDeadline: options.renewDeadline }),
+    ...(options.retryPeriod === undefined ? {} : { retryPeriod: options.retryPeriod })
+  })
+
+/**
+ * The shard group of `replicate --sharded`: each replica holds one membership Lease named after its
+ * identity, labelled `effect-informers.io/shard-group=effect-informers-replicate`, in `namespace`
+ * (`default` unless `--lease-namespace` says otherwise); sources are assigned to live members by
+ * rendezvous hashing of their `namespace/name`.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const shardingLayer = (options: {
+  readonly identity: string
+  readonly namespace?: string | undefined
+  readonly leaseDuration?: Duration.DurationInput | undefined
+  readonly renewDeadline?: Duration.DurationInput | undefined
+  readonly retryPeriod?: Duration.DurationInput | undefined
+}) =>
+  Sharding.layerClient({
+    identity: options.identity,
+    group: leaseName,
+    namespace: options.namespace ?? "default",
     ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }),
     ...(options.renewDeadline === undefined ? {} : { renewDeadline: options.renewDeadline }),
     ...(options.retryPeriod === undefined ? {} : { retryPeriod: options.retryPeriod })
