@@ -14,6 +14,7 @@ import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
+import type * as Client from "effect-informers/Client"
 import { deletionHandlingMetaNamespaceKey } from "effect-informers/Indexer"
 import * as InformerFactory from "effect-informers/InformerFactory"
 import type { KubeConfig, KubeConfigError } from "effect-informers/KubeConfig"
@@ -646,53 +647,50 @@ const replicate = Command.make("replicate", {
         Context.get(context, Informers.Namespaces).informer.synced
       ]).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
     }
+    const coordination = {
+      identity: options.identity,
+      namespace: options.leaseNamespace,
+      leaseDuration: Option.getOrUndefined(options.leaseDuration),
+      renewDeadline: Option.getOrUndefined(options.renewDeadline),
+      retryPeriod: Option.getOrUndefined(options.retryPeriod)
+    }
+    /** Builds `layer` over the informers' context and reports its state changes, one line each, on stderr. */
+    const coordinate = <I, S>(
+      layer: Layer.Layer<I, unknown, Client.Client>,
+      tag: Context.Tag<I, S>,
+      changes: (service: S) => Stream.Stream<string>
+    ) =>
+      Effect.gen(function*() {
+        const built = yield* Layer.build(layer).pipe(
+          Effect.provide(context),
+          Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
+        )
+        const service = Context.get(built, tag)
+        yield* changes(service).pipe(
+          Stream.changes,
+          Stream.runForEach((line) => Console.error(`replicate: ${options.identity}: ${line}`)),
+          Effect.forkScoped
+        )
+        return service
+      })
     const election = options.leaderElect
-      ? Context.get(
-        yield* Layer.build(Replicate.leaderElectionLayer({
-          identity: options.identity,
-          namespace: options.leaseNamespace,
-          leaseDuration: Option.getOrUndefined(options.leaseDuration),
-          renewDeadline: Option.getOrUndefined(options.renewDeadline),
-          retryPeriod: Option.getOrUndefined(options.retryPeriod)
-        })).pipe(
-          Effect.provide(context),
-          Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
-        ),
-        LeaderElection.LeaderElection
+      ? yield* coordinate(
+        Replicate.leaderElectionLayer(coordination),
+        LeaderElection.LeaderElection,
+        (service) => Stream.map(service.changes, (state) => state._tag)
       )
       : undefined
-    if (election !== undefined) {
-      // one line per change of leadership, on stderr
-      yield* election.changes.pipe(
-        Stream.map((state) => state._tag),
-        Stream.changes,
-        Stream.runForEach((state) => Console.error(`replicate: ${options.identity}: ${state}`)),
-        Effect.forkScoped
-      )
-    }
     const sharding = options.sharded
-      ? Context.get(
-        yield* Layer.build(Replicate.shardingLayer({
-          identity: options.identity,
-          namespace: options.leaseNamespace,
-          leaseDuration: Option.getOrUndefined(options.leaseDuration),
-          renewDeadline: Option.getOrUndefined(options.renewDeadline),
-          retryPeriod: Option.getOrUndefined(options.retryPeriod)
-        })).pipe(
-          Effect.provide(context),
-          Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
-        ),
-        Sharding.Sharding
+      ? yield* coordinate(
+        Replicate.shardingLayer(coordination),
+        Sharding.Sharding,
+        (service) =>
+          Stream.map(
+            service.changes,
+            (change) => `${change.current.status}, members ${change.current.members.join(",")}`
+          )
       )
       : undefined
-    if (sharding !== undefined) {
-      yield* sharding.changes.pipe(
-        Stream.map((change) => `${change.current.status}, members ${change.current.members.join(",")}`),
-        Stream.changes,
-        Stream.runForEach((line) => Console.error(`replicate: ${options.identity}: ${line}`)),
-        Effect.forkScoped
-      )
-    }
     yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election, sharding }).pipe(
       Effect.provide(context),
       Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))

@@ -271,28 +271,40 @@ export const layer = (options: ConnectOptions) => {
 export const leaseName = "effect-informers-replicate"
 
 /**
+ * Who a replica is and its Lease timings (client-go's when absent), for `--leader-elect` and `--sharded`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface CoordinationOptions {
+  readonly identity: string
+  readonly namespace?: string | undefined
+  readonly leaseDuration?: Duration.DurationInput | undefined
+  readonly renewDeadline?: Duration.DurationInput | undefined
+  readonly retryPeriod?: Duration.DurationInput | undefined
+}
+
+const timings = (options: CoordinationOptions) => ({
+  ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }),
+  ...(options.renewDeadline === undefined ? {} : { renewDeadline: options.renewDeadline }),
+  ...(options.retryPeriod === undefined ? {} : { retryPeriod: options.retryPeriod })
+})
+
+/**
  * Leader election for the replicator over the Lease `leaseName` in `namespace`, with this replica's
  * identity; client-go's timings unless given.
  *
  * @since 0.2.0
  * @category layers
  */
-export const leaderElectionLayer = (options: {
-  readonly identity: string
-  readonly namespace?: string | undefined
-  readonly leaseDuration?: Duration.DurationInput | undefined
-  readonly renewDeadline?: Duration.DurationInput | undefined
-  readonly retryPeriod?: Duration.DurationInput | undefined
-}) =>
+export const leaderElectionLayer = (options: CoordinationOptions) =>
   LeaderElection.layerClient({
     identity: options.identity,
     name: "replicate",
     namespace: options.namespace ?? "default",
     leaseName,
     releaseOnCancel: true,
-    ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }),
-    ...(options.renewDeadline === undefined ? {} : { renewDeadline: options.renewDeadline }),
-    ...(options.retryPeriod === undefined ? {} : { retryPeriod: options.retryPeriod })
+    ...timings(options)
   })
 
 /**
@@ -304,18 +316,10 @@ export const leaderElectionLayer = (options: {
  * @since 0.2.0
  * @category layers
  */
-export const shardingLayer = (options: {
-  readonly identity: string
-  readonly namespace?: string | undefined
-  readonly leaseDuration?: Duration.DurationInput | undefined
-  readonly renewDeadline?: Duration.DurationInput | undefined
-  readonly retryPeriod?: Duration.DurationInput | undefined
-}) =>
+export const shardingLayer = (options: CoordinationOptions) =>
   Sharding.layerClient({
     identity: options.identity,
     group: leaseName,
     namespace: options.namespace ?? "default",
-    ...(options.leaseDuration === undefined ? {} : { leaseDuration: options.leaseDuration }),
-    ...(options.renewDeadline === undefined ? {} : { renewDeadline: options.renewDeadline }),
-    ...(options.retryPeriod === undefined ? {} : { retryPeriod: options.retryPeriod })
+    ...timings(options)
   })

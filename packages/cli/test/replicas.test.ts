@@ -8,39 +8,14 @@ import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
-import type { ChildProcess } from "node:child_process"
-import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Replicate from "../src/Replicate.js"
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+import type { Replica } from "./fixtures.js"
+import { replica, until } from "./fixtures.js"
 
 // short leases: 2 s, renew deadline 1.5 s, retry 0.25 s (jittered up to 0.55 s)
 const leaseMillis = 2000
 const retryMillis = 250
 const timing = ["--lease-duration", "2s", "--renew-deadline", "1.5s", "--retry-period", "250ms"]
-
-const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
-
-/** Polls `f` every 25 ms until it returns a value; dies after `within` ms. */
-const until = <A>(what: string, f: () => Effect.Effect<A | undefined, unknown>, within = 20_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + within
-    while (true) {
-      const value = yield* Effect.orElseSucceed(f(), () => undefined)
-      if (value !== undefined) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-      yield* sleep(25)
-    }
-  })
-
-interface Replica {
-  readonly identity: string
-  readonly child: ChildProcess
-  readonly stderr: () => string
-  readonly exited: Promise<number | null>
-}
 
 describe("replicate --leader-elect: three replicas", () => {
   it.live(
@@ -55,35 +30,8 @@ describe("replicate --leader-elect: three replicas", () => {
           })
         }
         const replicas: Array<Replica> = []
-        yield* Effect.addFinalizer(() =>
-          Effect.promise(() =>
-            Promise.all(replicas.map((r) => {
-              if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL")
-              return r.exited
-            }))
-          )
-        )
         for (const identity of ["r1", "r2", "r3"]) {
-          const child = spawn(
-            process.execPath,
-            [
-              "--import",
-              "tsx",
-              "packages/cli/src/bin.ts",
-              "replicate",
-              "--server",
-              server.url,
-              "--identity",
-              identity,
-              "--leader-elect",
-              ...timing
-            ],
-            { cwd: root, stdio: ["ignore", "ignore", "pipe"] }
-          )
-          let stderr = ""
-          child.stderr!.on("data", (chunk) => (stderr += String(chunk)))
-          const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
-          replicas.push({ identity, child, stderr: () => stderr, exited })
+          replicas.push(yield* replica(server.url, identity, ["--leader-elect", ...timing]))
         }
 
         const holder = () =>

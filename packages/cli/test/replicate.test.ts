@@ -11,14 +11,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import type * as Scope from "effect/Scope"
-import { execFile, spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Replicate from "../src/Replicate.js"
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+import { replica } from "./fixtures.js"
 
 type ConfigMap = Resource.ConfigMap
 type Namespace = Resource.Namespace
@@ -236,34 +234,8 @@ describe("Replicate: the command", () => {
         }
         yield* server.create(Resource.configMaps, configMap("t2", "alpha", { mine: "keep me" }))
 
-        const child = yield* Effect.acquireRelease(
-          Effect.sync(() =>
-            spawn(
-              process.execPath,
-              [
-                "--import",
-                "tsx",
-                "packages/cli/src/bin.ts",
-                "replicate",
-                "--server",
-                server.url,
-                "--identity",
-                "replica-1"
-              ],
-              { cwd: root, stdio: ["ignore", "pipe", "pipe"] }
-            )
-          ),
-          (c) =>
-            Effect.async<void>((resume) => {
-              if (c.exitCode !== null) {
-                return resume(Effect.void)
-              }
-              c.once("exit", () => resume(Effect.void))
-              c.kill("SIGINT")
-            })
-        )
-        let stderr = ""
-        child.stderr!.on("data", (chunk) => (stderr += String(chunk)))
+        const running = yield* replica(server.url, "replica-1")
+        const child = running.child
 
         // faults, at random, while kubectl churns
         let churning = true
@@ -343,8 +315,8 @@ describe("Replicate: the command", () => {
         const unmanaged = yield* server.get(Resource.configMaps, { namespace: "t2", name: "alpha" })
         assert.deepStrictEqual(unmanaged.data, { mine: "keep me" })
         assert.isUndefined(unmanaged.metadata?.labels?.[Replicate.copyLabel])
-        assert.isNull(child.exitCode, `the replicator is still running: ${stderr}`)
-        assert.include(stderr, "replicate: replica-1: running")
+        assert.isNull(child.exitCode, `the replicator is still running: ${running.stderr()}`)
+        assert.include(running.stderr(), "replicate: replica-1: running")
         // the replicator's writes carry its identity in their User-Agent; kubectl's are kubectl's
         const copyWrites = audit.filter((e) =>
           e.resource === "configmaps" && !(e.userAgent ?? "").startsWith("kubectl")

@@ -7,29 +7,14 @@ import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
-import type { ChildProcess } from "node:child_process"
-import { spawn } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import * as Replicate from "../src/Replicate.js"
+import type { Replica } from "./fixtures.js"
+import { replica, until } from "./fixtures.js"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 // short leases, yet with room for a busy machine: a view lasts (6 - 3) / 2 = 1.5 s, refreshed every 0.4 s
 const timing = ["--lease-duration", "6s", "--renew-deadline", "3s", "--retry-period", "400ms"]
-const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 const sources = Array.from({ length: 8 }, (_, i) => `src-${i}`)
 const targets = ["t1", "t2"]
-
-const until = <A>(what: string, f: () => Effect.Effect<A | undefined, unknown>, within = 60_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + within
-    while (true) {
-      const value = yield* Effect.orElseSucceed(f(), () => undefined)
-      if (value !== undefined) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-      yield* sleep(50)
-    }
-  })
 
 describe("replicate --sharded: three replicas", () => {
   it.live(
@@ -43,33 +28,9 @@ describe("replicate --sharded: three replicas", () => {
             metadata: { name: ns, ...(targets.includes(ns) ? { labels: { [Replicate.targetLabel]: "true" } } : {}) }
           })
         }
-        const children: Array<{ identity: string; child: ChildProcess; exited: Promise<unknown> }> = []
-        yield* Effect.addFinalizer(() =>
-          Effect.promise(() =>
-            Promise.all(children.map((c) => {
-              if (c.child.exitCode === null && c.child.signalCode === null) c.child.kill("SIGKILL")
-              return c.exited
-            }))
-          )
-        )
+        const children: Array<Replica> = []
         for (const identity of ["s1", "s2", "s3"]) {
-          const child = spawn(
-            process.execPath,
-            [
-              "--import",
-              "tsx",
-              "packages/cli/src/bin.ts",
-              "replicate",
-              "--server",
-              server.url,
-              "--identity",
-              identity,
-              "--sharded",
-              ...timing
-            ],
-            { cwd: root, stdio: ["ignore", "ignore", "ignore"] }
-          )
-          children.push({ identity, child, exited: new Promise((resolve) => child.once("exit", resolve)) })
+          children.push(yield* replica(server.url, identity, ["--sharded", ...timing]))
         }
         const copyOf = (source: string, target: string) =>
           Effect.map(
