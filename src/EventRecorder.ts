@@ -5,7 +5,8 @@
  * - `record` never blocks and never fails the caller: events wait in a bounded buffer (1,000 by default;
  *   when it is full the newest is dropped and counted) and one fiber writes them through the `Client`;
  * - isomorphic events (same object, reason, action, type, note, reporting controller) within 6 minutes
- *   are one Event with a `series` (`count`, `lastObservedTime`), patched as they repeat;
+ *   are one Event with a `series` (`count`, `lastObservedTime`), written at the first repeat and then at
+ *   most every 30 seconds (the server's count may lag by as much);
  * - a spam filter per object, as client-go's: a token bucket of 25 refilled one every 5 minutes, so a
  *   controller stuck in a loop on one object writes a few dozen Events, not thousands;
  * - a failed write is logged at debug level and dropped (events are best effort, as in client-go).

@@ -43,7 +43,15 @@ interface Series {
   readonly namespace: string
   count: number
   last: number
+  /** When the series was last written (its creation, or its last patch). */
+  written: number
 }
+
+/**
+ * A series is written at its first repeat, then at most this often: the count on the server may lag by as
+ * much, and an event repeating every second costs two writes a minute, not sixty.
+ */
+const seriesWriteInterval = 30_000
 
 const referenceOf = (resource: Resource<unknown>, object: KubeObject): Reference => ({
   apiVersion: apiVersion(resource),
@@ -129,6 +137,8 @@ export const make = (
         if (known !== undefined && p.at - known.last < window) {
           known.count++
           known.last = p.at
+          if (known.count > 2 && p.at - known.written < seriesWriteInterval) return Effect.void
+          known.written = p.at
           return Effect.asVoid(client.patch(
             eventsV1,
             known.name,
@@ -167,7 +177,7 @@ export const make = (
             regarding: p.regarding,
             ...(p.related === undefined ? {} : { related: p.related })
           } as never),
-          (): void => void series.set(key, { name, namespace, count: 1, last: p.at })
+          (): void => void series.set(key, { name, namespace, count: 1, last: p.at, written: p.at })
         )
       }).pipe(
         Effect.catchAllCause((cause) =>

@@ -179,3 +179,27 @@ describe("EventRecorder: names, notes and shutdown", () => {
       })
     ))
 })
+
+describe("EventRecorder: series writes", () => {
+  it.scoped("a series is written at its first repeat, then at most every 30 seconds", () =>
+    withApiServer((server, client) =>
+      Effect.gen(function*() {
+        const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
+        const writes = () =>
+          Effect.map(server.stats, (stats) => (stats.requestsByVerb.create ?? 0) + (stats.requestsByVerb.patch ?? 0))
+        const before = yield* writes()
+        for (let i = 0; i < 10; i++) {
+          yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: "Tick", action: "A" })
+          yield* recorder.flush
+          yield* TestClock.adjust("1 second")
+        }
+        assert.strictEqual((yield* writes()) - before, 2, "the create and the first repeat's patch")
+        assert.strictEqual((yield* events(client))[0]!.count, 2)
+        yield* TestClock.adjust("25 seconds")
+        yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: "Tick", action: "A" })
+        yield* recorder.flush
+        assert.strictEqual((yield* writes()) - before, 3)
+        assert.strictEqual((yield* events(client))[0]!.count, 11)
+      })
+    ))
+})
