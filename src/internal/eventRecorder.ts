@@ -192,7 +192,9 @@ export const make = (
     // forget series and buckets gone quiet, so that memory follows the objects still eventful
     const sweep = (now: number) => {
       for (const [key, s] of series) if (now - s.last >= window) series.delete(key)
-      if (buckets.size > 4096) buckets.clear()
+      // a full bucket is the same as a new one: dropping it forgets nothing (clearing them all would reset
+      // the spam filter of the objects still being spammed)
+      for (const [key, bucket] of buckets) if (bucket.available(now) >= burst) buckets.delete(key)
     }
 
     let writes = 0
