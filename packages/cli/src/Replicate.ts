@@ -71,6 +71,8 @@ const sourceOfCopy = (cm: ConfigMap): string | undefined => {
 
 const maxLabelValue = 63
 
+const byName = "effect-informers-replicate/name"
+
 const isSource = (cm: ConfigMap): boolean => labelsOf(cm)[sourceLabel] === "true" && sourceOfCopy(cm) === undefined
 
 const isTarget = (ns: Namespace): boolean =>
@@ -121,10 +123,15 @@ export const make = (options: {
     const nss = yield* Informers.Namespaces
     const warned = new Set<string>()
 
+    // ConfigMaps by name: a ConfigMap's event looks up the sources of its name without scanning the cache
+    yield* cms.informer.addIndexers({ [byName]: (cm) => [cm.metadata?.name ?? ""] }).pipe(
+      Effect.catchTag("IndexConflictError", () => Effect.void), // another replicator on this informer
+      Effect.orDie
+    )
     const sources = (name?: string) =>
       Effect.map(
-        cms.informer.indexer.list,
-        (all) => all.filter((cm) => isSource(cm) && (name === undefined || cm.metadata?.name === name)).map(keyOf)
+        name === undefined ? cms.informer.indexer.list : Effect.orDie(cms.informer.indexer.byIndex(byName, name)),
+        (found) => found.filter(isSource).map(keyOf)
       )
 
     const reconcile = (request: Controller.Request) =>
