@@ -27,14 +27,16 @@
  * message), `FAILED` in its cells of the table and a `FAILED` line below it, and a non-zero exit code.
  */
 import type { ChildProcess } from "node:child_process"
-import { fork } from "node:child_process"
+import { fork, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { runCliSession } from "./cli.js"
 import type {
   ChildMessage,
+  CliResult,
   Job,
   MicroResult,
   ResetResponse,
@@ -69,12 +71,18 @@ const numberOption = (name: string, fallback: number): number => {
 }
 
 const quick = flag("quick")
+const scale = flag("scale")
+if (quick && scale) throw new Error("--quick and --scale do not go together")
 const json = flag("json")
 const profileAll = flag("profile=all")
 const profile = flag("profile") || profileAll
+const pods = numberOption("pods", quick ? 10_000 : scale ? 150_000 : 50_000)
+/** Timeouts grow with the pods beyond 50,000 (the peer's unpaged LIST of 150,000 pods is one ~470 MB body). */
+const podFactor = Math.max(1, pods / 50_000)
 const config = {
   quick,
-  pods: numberOption("pods", quick ? 10_000 : 50_000),
+  scale,
+  pods,
   events: numberOption("events", quick ? 20_000 : 100_000),
   bursts: numberOption("bursts", quick ? 1 : 3),
   relists: numberOption("relists", 3),
@@ -83,8 +91,13 @@ const config = {
   workqueueKeys: quick ? 20_000 : 100_000,
   workqueueWorkers: [1, 4, 16],
   workqueueRepeats: quick ? 3 : 5,
-  sessionTimeoutMs: quick ? 90_000 : 600_000,
-  waitTimeoutMs: quick ? 60_000 : 300_000
+  sessionTimeoutMs: Math.round((quick ? 90_000 : 600_000) * podFactor),
+  waitTimeoutMs: Math.round((quick ? 60_000 : 300_000) * podFactor),
+  /** Server commands that build or load every pod (`/reset`). */
+  resetTimeoutMs: Math.round(120_000 * podFactor),
+  /** --max-old-space-size of the server and of the client processes, MB. */
+  serverHeapMb: scale || pods > 50_000 ? 12_288 : 4_096,
+  clientHeapMb: scale || pods > 50_000 ? 12_288 : 8_192
 }
 const only = option("only")?.split(",").map((s) => s.trim()).filter((s) => s !== "")
 
@@ -142,7 +155,7 @@ interface Server {
 }
 
 const startServer = async (): Promise<Server> => {
-  const child = spawnChild("server.ts", ["--max-old-space-size=4096"])
+  const child = spawnChild("server.ts", [`--max-old-space-size=${config.serverHeapMb}`])
   const controlUrl = await withTimeout(
     new Promise<string>((resolve, reject) => {
       child.once("message", (message: ServerMessage) => {
@@ -199,7 +212,7 @@ const reusable = new Map<string, ChildProcess>()
 const clientFlags = (option("client-flags") ?? "").split(" ").filter((flag) => flag !== "")
 
 const clientArgv = (job: Job, name: string, reused: boolean): Array<string> => {
-  const execArgv = ["--expose-gc", "--max-old-space-size=8192", ...clientFlags]
+  const execArgv = ["--expose-gc", `--max-old-space-size=${config.clientHeapMb}`, ...clientFlags]
   if (!reused && profile && (profileAll || job.kind !== "session" || job.contender === "ours")) {
     // a directory per session: the loader's worker thread writes a profile of its own beside the main one
     const dir = Path.join(profileDir, name)
@@ -269,14 +282,57 @@ const runJob = async (job: Job, name: string, reuseAs?: string): Promise<Result>
 // -------------------------------------------------------------------------------------------------
 
 type SessionSpec = Omit<SessionJob, "kind" | "serverUrl" | "controlUrl" | "pods" | "events" | "timeoutMs"> & {
+  readonly kind?: "session" | undefined
   /** Events per burst, when not `config.events`. */
   readonly events?: number | undefined
 }
 
 const base = { bursts: config.bursts, handlers: 1, relists: config.relists }
 
+/** The CLI sessions: a contender and how to run it (the server URL is appended). */
+interface CliSpec {
+  readonly kind: "cli"
+  readonly contender: "floor" | "ours" | "peer"
+  readonly label: string
+  readonly argv: ReadonlyArray<string>
+}
+
+/** The built `effect-informers` binary (packages/cli/package.json's bin), run with node. */
+const cliBin = Path.join(root, "packages", "cli", "dist", "bin.js")
+
+const cliPlan: ReadonlyArray<readonly [string, CliSpec]> = [
+  ["cli-floor", {
+    kind: "cli",
+    contender: "floor",
+    label: "cli floor (node:http line printer)",
+    argv: [process.execPath, Path.join(here, "cliFloor.mjs")]
+  }],
+  ["cli-ours", {
+    kind: "cli",
+    contender: "ours",
+    label: "cli ours (effect-informers watch pods --output events)",
+    argv: [process.execPath, cliBin, "watch", "pods", "--output", "events", "--server"]
+  }],
+  ["cli-peer", {
+    kind: "cli",
+    contender: "peer",
+    label: "cli peer (client-node makeInformer line printer)",
+    argv: [process.execPath, Path.join(here, "cliPeer.mjs")]
+  }]
+]
+
+/**
+ * `--scale`: the Kubernetes envelope (150,000 pods): W1, W2 and W3 for the three contenders, W6 (three
+ * forced relists in a row) for the floor and ours; the peer's unpaged relist of ~470 MB is left out.
+ */
+const scalePlan: ReadonlyArray<readonly [string, SessionSpec]> = [
+  ["floor", { ...base, contender: "floor", label: "floor (paged)", relist: true }],
+  ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
+  ["peer", { ...base, contender: "peer", label: "peer" }]
+]
+
 /** Session id -> what it runs. Interleaved by workload, so that drifting load hits every contender. */
-const plan: ReadonlyArray<readonly [string, SessionSpec]> = [
+const fullPlan: ReadonlyArray<readonly [string, SessionSpec | CliSpec]> = [
   // W1 (sync), W3 (heap), W2 (bursts), W6 (relist)
   ["floor", { ...base, contender: "floor", label: "floor (paged)", relist: true }],
   ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
@@ -315,12 +371,56 @@ const plan: ReadonlyArray<readonly [string, SessionSpec]> = [
     controller: true
   }],
   // W5
-  ["ours-stalled", { ...base, contender: "ours", label: "ours (stalled + running)", watchList: false, stalled: true }]
+  ["ours-stalled", { ...base, contender: "ours", label: "ours (stalled + running)", watchList: false, stalled: true }],
+  // the CLI, a fresh process each
+  ...cliPlan
 ]
+
+const plan: ReadonlyArray<readonly [string, SessionSpec | CliSpec]> = scale ? scalePlan : fullPlan
 
 // -------------------------------------------------------------------------------------------------
 // main
 // -------------------------------------------------------------------------------------------------
+
+/** ` (quick)`, ` (scale)` or nothing, for the table's first line. */
+const title = (c: { readonly quick: boolean; readonly scale?: boolean | undefined }) =>
+  c.quick ? " (quick)" : c.scale === true ? " (scale)" : ""
+
+/** The newest modification time of the files under `dir` (0 when there is none). */
+const newest = (dir: string): number => {
+  let latest = 0
+  if (!Fs.existsSync(dir)) return latest
+  for (const entry of Fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile()) continue
+    const mtime = Fs.statSync(Path.join(entry.parentPath, entry.name)).mtimeMs
+    if (mtime > latest) latest = mtime
+  }
+  return latest
+}
+
+/**
+ * `cli-ours` runs the built binary: when packages/cli/dist/bin.js is missing or older than a source of the
+ * library, the test kit or the CLI, `npm run build:packages` first (its output goes to stderr).
+ */
+const ensureBuilt = async (): Promise<void> => {
+  const built = Fs.existsSync(cliBin) ? Fs.statSync(cliBin).mtimeMs : 0
+  const sources = Math.max(
+    ...["src", "packages/testkit/src", "packages/cli/src"].map((dir) => newest(Path.join(root, dir)))
+  )
+  if (built >= sources) return
+  log(`${built === 0 ? "no" : "a stale"} ${Path.relative(root, cliBin)}: npm run build:packages`)
+  const child = spawn("npm", ["run", "build:packages"], { cwd: root, stdio: ["ignore", 2, 2] })
+  children.add(child)
+  const code = await withTimeout(
+    new Promise<number | null>((resolve, reject) => {
+      child.once("exit", resolve)
+      child.once("error", reject)
+    }),
+    600_000,
+    "npm run build:packages"
+  ).finally(() => children.delete(child))
+  if (code !== 0) throw new Error(`npm run build:packages exited with ${code}: cli-ours needs the built binary`)
+}
 
 const cpuModel = (): string => {
   try {
@@ -344,30 +444,85 @@ const main = async () => {
   }
   log(
     `node ${machine.node}, ${machine.cpu}, ${machine.cores} cores, load ${machine.loadAverageAtStart.join(" ")}; ` +
-      `${config.pods} pods, ${config.events} events x ${config.bursts} burst(s)${quick ? " (quick)" : ""}`
+      `${config.pods} pods, ${config.events} events x ${config.bursts} burst(s)${title(config)}`
   )
   // micro and workqueue need no API server
   const needsServer = plan.some(([id]) => only === undefined || only.includes(id))
-  const server = needsServer ? await startServer() : undefined
-  if (server !== undefined) await warmUp(server)
+  let server: Server | undefined
+  let warmedUp = false
+  /** The server, started (again, if its process is gone) and warmed up on first use. */
+  const ensureServer = async (): Promise<Server> => {
+    if (server !== undefined && server.child.exitCode === null && server.child.signalCode === null) return server
+    if (server !== undefined) log("the server process is gone: starting a new one")
+    server = undefined
+    const started = await startServer()
+    server = started
+    if (!warmedUp) {
+      warmedUp = true
+      await warmUp(started).catch((error: unknown) => {
+        failures["server-warmup"] = error instanceof Error ? error.message : String(error)
+        log(`server warm-up: FAILED: ${failures["server-warmup"]}`)
+      })
+    }
+    return started
+  }
   const sessions: Record<string, SessionResult | undefined> = {}
+  const cli: Record<string, CliResult | undefined> = {}
   const failures: Record<string, string> = {}
   let micro: MicroResult | undefined
   let workqueue: WorkQueueResult | undefined
   try {
+    if (needsServer) await ensureServer().catch(() => undefined)
     for (const [id, spec] of plan) {
-      if (server === undefined || (only !== undefined && !only.includes(id))) continue
-      const reset = await control<ResetResponse>(server.controlUrl, "/reset", { pods: config.pods }, 120_000)
-      const job: SessionJob = {
-        ...spec,
-        kind: "session",
-        serverUrl: reset.url,
-        controlUrl: server.controlUrl,
-        pods: config.pods,
-        events: spec.events ?? config.events,
-        timeoutMs: config.waitTimeoutMs
-      }
+      if (only !== undefined && !only.includes(id)) continue
       try {
+        const srv = await ensureServer()
+        if (spec.kind === "cli" && spec.contender === "ours") await ensureBuilt()
+        const reset = await control<ResetResponse>(
+          srv.controlUrl,
+          "/reset",
+          { pods: config.pods },
+          config.resetTimeoutMs
+        )
+        if (spec.kind === "cli") {
+          const result = await withTimeout(
+            runCliSession({
+              contender: spec.contender,
+              label: spec.label,
+              argv: [...spec.argv, reset.url],
+              serverUrl: reset.url,
+              controlUrl: srv.controlUrl,
+              pods: config.pods,
+              events: config.events,
+              bursts: config.bursts,
+              timeoutMs: config.waitTimeoutMs,
+              track: (child) => {
+                children.add(child)
+                child.once("exit", () => children.delete(child))
+              }
+            }),
+            config.sessionTimeoutMs,
+            `session ${id}`
+          )
+          cli[id] = result
+          log(
+            `${id}: synced (${config.pods} lines) ${result.syncMs.toFixed(0)} ms, ` +
+              `${result.bursts.map((b) => Math.round(b.rate)).join(" / ")} events/s, sha1 ${
+                result.digest.slice(0, 12)
+              }` +
+              ` (server reset ${reset.ms.toFixed(0)} ms)`
+          )
+          continue
+        }
+        const job: SessionJob = {
+          ...spec,
+          kind: "session",
+          serverUrl: reset.url,
+          controlUrl: srv.controlUrl,
+          pods: config.pods,
+          events: spec.events ?? config.events,
+          timeoutMs: config.waitTimeoutMs
+        }
         const result = await runJob(job, id, quick ? job.contender : undefined) as SessionResult
         sessions[id] = result
         const relists = [...(result.relists ?? []), ...(result.liveRelist === undefined ? [] : [result.liveRelist])]
@@ -433,12 +588,13 @@ const main = async () => {
   } finally {
     for (const child of reusable.values()) await release(child)
     reusable.clear()
-    if (server !== undefined) {
-      await control(server.controlUrl, "/quit", {}, 5_000).catch(() => undefined)
-      await exited(server.child, 5_000)
+    const last = server as Server | undefined
+    if (last !== undefined) {
+      await control(last.controlUrl, "/quit", {}, 5_000).catch(() => undefined)
+      await exited(last.child, 5_000)
     }
   }
-  const results = rows({ sessions, micro, workqueue, pods: config.pods, events: config.events, failures })
+  const results = rows({ sessions, cli, micro, workqueue, pods: config.pods, events: config.events, scale, failures })
   const finished = {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     loadAverageAtEnd: Os.loadavg().map((n) => Number(n.toFixed(2)))
@@ -446,7 +602,7 @@ const main = async () => {
   if (json) {
     process.stdout.write(
       JSON.stringify(
-        { machine: { ...machine, ...finished }, config, rows: results, sessions, micro, workqueue, failures },
+        { machine: { ...machine, ...finished }, config, rows: results, sessions, cli, micro, workqueue, failures },
         null,
         2
       ) +
@@ -454,7 +610,7 @@ const main = async () => {
     )
   } else {
     process.stdout.write(
-      `\neffect-informers benchmark${quick ? " (quick)" : ""}: ${config.pods} pods, ${config.events} MODIFIED events` +
+      `\neffect-informers benchmark${title(config)}: ${config.pods} pods, ${config.events} MODIFIED events` +
         ` per burst, best of ${config.bursts}; node ${machine.node}, ${machine.cpu}, ${machine.cores} cores; load ` +
         `${machine.loadAverageAtStart.join(" ")} -> ${finished.loadAverageAtEnd.join(" ")}; ${finished.seconds} s\n\n` +
         table(results) + "\n"
@@ -475,15 +631,18 @@ const replay = (file: string) => {
       readonly loadAverageAtEnd: ReadonlyArray<number>
       readonly seconds: number
     }
-    readonly config: typeof config
+    readonly config:
+      & { readonly quick: boolean; readonly scale?: boolean | undefined }
+      & Omit<typeof config, "quick" | "scale">
     readonly sessions: Record<string, SessionResult | undefined>
+    readonly cli?: Record<string, CliResult | undefined> | undefined
     readonly micro: MicroResult | undefined
     readonly workqueue?: WorkQueueResult | undefined
     readonly failures: Record<string, string>
   }
   const { config: saved_, machine } = saved
   process.stdout.write(
-    `effect-informers benchmark${saved_.quick ? " (quick)" : ""}: ${saved_.pods} pods, ${saved_.events} MODIFIED ` +
+    `effect-informers benchmark${title(saved_)}: ${saved_.pods} pods, ${saved_.events} MODIFIED ` +
       `events per burst, best of ${saved_.bursts}; node ${machine.node}, ${machine.cpu}, ${machine.cores} cores; ` +
       `load ${machine.loadAverageAtStart.join(" ")} -> ${
         machine.loadAverageAtEnd.join(" ")
@@ -491,15 +650,18 @@ const replay = (file: string) => {
       table(
         rows({
           sessions: saved.sessions,
+          cli: saved.cli,
           micro: saved.micro,
           workqueue: saved.workqueue,
           pods: saved_.pods,
           events: saved_.events,
+          scale: saved_.scale,
           failures: saved.failures
         })
       ) + "\n"
   )
   for (const [id, message] of Object.entries(saved.failures)) process.stdout.write(`FAILED ${id}: ${message}\n`)
+  process.exitCode = Object.keys(saved.failures).length === 0 ? 0 : 1
 }
 
 const from = option("from")

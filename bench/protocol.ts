@@ -102,8 +102,8 @@ export interface SessionResult {
   readonly syncedHeap: number
   readonly heapPerObject: number
   readonly bursts: ReadonlyArray<BurstResult>
-  /** Best burst rate. */
-  readonly rate: number
+  /** Best burst rate; undefined when a burst failed (`failed.bursts`). */
+  readonly rate?: number | undefined
   /** W5: heapUsed (after GC) after the bursts minus before them. */
   readonly heapGrowth?: number | undefined
   /** W6: the first forced relist. */
@@ -116,7 +116,11 @@ export interface SessionResult {
    * Measurements of the session that failed (the others are kept), by figure: the main process records each
    * under `failures` and the table shows `FAILED` in its cell.
    */
-  readonly failed?: { readonly relist?: string | undefined; readonly liveRelist?: string | undefined } | undefined
+  readonly failed?: {
+    readonly bursts?: string | undefined
+    readonly relist?: string | undefined
+    readonly liveRelist?: string | undefined
+  } | undefined
 }
 
 export interface MicroResult {
@@ -150,6 +154,29 @@ export interface WorkQueueResult {
   readonly kind: "workqueue"
   readonly keys: number
   readonly rows: ReadonlyArray<WorkQueueRow>
+}
+
+/**
+ * A CLI session (bench/cli.ts): `watch pods --output events` in a fresh process, its stdout a pipe read by
+ * the orchestrator.
+ */
+export interface CliResult {
+  readonly kind: "cli"
+  readonly contender: Contender
+  readonly label: string
+  /** What was run (the server URL left out). */
+  readonly command: string
+  readonly pods: number
+  /** Spawn -> the Nth line (N = the pods: one EXISTING line each). */
+  readonly syncMs: number
+  /** Burst request -> the burst's last line. */
+  readonly bursts: ReadonlyArray<BurstResult>
+  /** Best burst rate, lines (events) per second. */
+  readonly rate: number
+  /** Lines read in all. */
+  readonly lines: number
+  /** sha1 of the lines after the sync: equal between contenders that printed the same text. */
+  readonly digest: string
 }
 
 export type Result = SessionResult | MicroResult | WorkQueueResult

@@ -214,16 +214,26 @@ export const runSession = async (
   )
   const syncMs = performance.now() - started
   const syncedHeap = settledHeap()
+  const failed: { bursts?: string; relist?: string; liveRelist?: string } = {}
+  // W2/W4/W5: a burst that fails is recorded under `failed` (W1 and W3 are kept) and ends the session's
+  // measurements: the client may still be applying it.
   const bursts: Array<BurstResult> = []
-  for (let i = 0; i < job.bursts; i++) bursts.push(await guard(runBurst(job, counters)))
-  const afterBursts = job.stalled === true ? settledHeap() : undefined
+  try {
+    for (let i = 0; i < job.bursts; i++) bursts.push(await guard(runBurst(job, counters)))
+  } catch (error) {
+    failed.bursts = `burst ${bursts.length + 1} of ${job.bursts}: ${message(error)}`
+    process.send?.({ type: "log", message: `${failed.bursts} FAILED` })
+  }
+  const afterBursts = job.stalled === true && failed.bursts === undefined ? settledHeap() : undefined
   // W6: relists in a row. A relist that fails is recorded under `failed` (the session keeps its other
   // figures) and ends W6: the informer may still be relisting. Not live for the peer: its unpaged list is one
   // synchronous JSON.parse and loop, which no sample can see into.
   const relists: Array<RelistResult> = []
   let liveRelist: RelistResult | undefined
-  const failed: { relist?: string; liveRelist?: string } = {}
-  if (job.relist === true) {
+  if (job.relist === true && failed.bursts !== undefined) {
+    failed.relist = "W6 not measured: a burst failed before it"
+  }
+  if (job.relist === true && failed.bursts === undefined) {
     const count = job.relists ?? 3
     const live = job.contender !== "peer" && count >= 2
     for (let i = 0; i < count; i++) {
@@ -258,7 +268,7 @@ export const runSession = async (
     syncedHeap,
     heapPerObject: (syncedHeap - baselineHeap) / job.pods,
     bursts,
-    rate: Math.max(...bursts.map((b) => b.rate)),
+    rate: bursts.length === job.bursts ? Math.max(...bursts.map((b) => b.rate)) : undefined,
     heapGrowth: afterBursts === undefined ? undefined : afterBursts - syncedHeap,
     relist: relists[0],
     relists: job.relist === true ? relists : undefined,
