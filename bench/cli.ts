@@ -139,39 +139,7 @@ export const runCliSession = async (job: CliJob): Promise<CliResult> => {
     )
     const syncMs = synced - spawned
     const bursts: Array<BurstResult> = []
-    for (let i = 0; i < job.bursts; i++) {
-      // a burst starts once the child's watch is open on the server (it is paced by it)
-      const deadline = Date.now() + job.timeoutMs
-      while (
-        (await control<{ readonly watchesOpen: number }>(job.controlUrl, "/stats", {}, job.timeoutMs)).watchesOpen < 1
-      ) {
-        if (Date.now() > deadline) throw new Error(`${job.label}: no watch open after ${job.timeoutMs} ms`)
-        await guard(sleep(10))
-      }
-      await control(job.controlUrl, "/prepare", { count: job.events }, job.timeoutMs)
-      const done = line(job.pods + (i + 1) * job.events)
-      const started = performance.now()
-      const produced = control<BurstResponse>(job.controlUrl, "/burst", { count: job.events }, job.timeoutMs)
-      const [last] = await withTimeout(
-        guard(Promise.all([done, produced])),
-        job.timeoutMs,
-        `${job.label}: burst ${i + 1} of ${job.events} events; got ${describe()}`
-      )
-      const ms = last - started
-      bursts.push({ events: job.events, ms, rate: job.events / (ms / 1000) })
-    }
-    // nothing more should come: a moment for stray lines, then the checks
-    await guard(sleep(200))
-    const expected = job.pods + job.bursts * job.events
-    if (
-      lines !== expected || counts.existing !== job.pods || counts.modified !== job.bursts * job.events ||
-      counts.other + counts.added + counts.deleted !== 0
-    ) {
-      throw new Error(
-        `${job.label}: printed ${describe()}; expected ${job.pods} EXISTING and ${job.bursts * job.events} MODIFIED`
-      )
-    }
-    return {
+    const result = (failed?: string): CliResult => ({
       kind: "cli",
       contender: job.contender,
       label: job.label,
@@ -179,10 +147,49 @@ export const runCliSession = async (job: CliJob): Promise<CliResult> => {
       pods: job.pods,
       syncMs,
       bursts,
-      rate: Math.max(...bursts.map((b) => b.rate)),
+      rate: failed === undefined ? Math.max(...bursts.map((b) => b.rate)) : undefined,
       lines,
-      digest: hash.digest("hex")
+      digest: failed === undefined ? hash.digest("hex") : undefined,
+      ...(failed === undefined ? {} : { failed: { bursts: failed } })
+    })
+    // a failed burst keeps the sync figure
+    try {
+      for (let i = 0; i < job.bursts; i++) {
+        // a burst starts once the child's watch is open on the server (it is paced by it)
+        const deadline = Date.now() + job.timeoutMs
+        while (
+          (await control<{ readonly watchesOpen: number }>(job.controlUrl, "/stats", {}, job.timeoutMs)).watchesOpen < 1
+        ) {
+          if (Date.now() > deadline) throw new Error(`${job.label}: no watch open after ${job.timeoutMs} ms`)
+          await guard(sleep(10))
+        }
+        await control(job.controlUrl, "/prepare", { count: job.events }, job.timeoutMs)
+        const done = line(job.pods + (i + 1) * job.events)
+        const started = performance.now()
+        const produced = control<BurstResponse>(job.controlUrl, "/burst", { count: job.events }, job.timeoutMs)
+        const [last] = await withTimeout(
+          guard(Promise.all([done, produced])),
+          job.timeoutMs,
+          `${job.label}: burst ${i + 1} of ${job.events} events; got ${describe()}`
+        )
+        const ms = last - started
+        bursts.push({ events: job.events, ms, rate: job.events / (ms / 1000) })
+      }
+      // nothing more should come: a moment for stray lines, then the checks
+      await guard(sleep(200))
+      const expected = job.pods + job.bursts * job.events
+      if (
+        lines !== expected || counts.existing !== job.pods || counts.modified !== job.bursts * job.events ||
+        counts.other + counts.added + counts.deleted !== 0
+      ) {
+        throw new Error(
+          `${job.label}: printed ${describe()}; expected ${job.pods} EXISTING and ${job.bursts * job.events} MODIFIED`
+        )
+      }
+    } catch (error) {
+      return result(error instanceof Error ? error.message : String(error))
     }
+    return result()
   } finally {
     child.stdout.off("data", onData)
     if (child.exitCode === null && child.signalCode === null) {

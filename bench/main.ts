@@ -92,7 +92,8 @@ const config = {
   workqueueWorkers: [1, 4, 16],
   workqueueRepeats: quick ? 3 : 5,
   sessionTimeoutMs: Math.round((quick ? 90_000 : 600_000) * podFactor),
-  waitTimeoutMs: Math.round((quick ? 60_000 : 300_000) * podFactor),
+  /** Every wait of a session (sync, a burst, a relist); `--wait-timeout=MS` overrides it. */
+  waitTimeoutMs: numberOption("wait-timeout", Math.round((quick ? 60_000 : 300_000) * podFactor)),
   /** Server commands that build or load every pod (`/reset`). */
   resetTimeoutMs: Math.round(120_000 * podFactor),
   /** --max-old-space-size of the server and of the client processes, MB. */
@@ -508,10 +509,13 @@ const main = async () => {
           log(
             `${id}: synced (${config.pods} lines) ${result.syncMs.toFixed(0)} ms, ` +
               `${result.bursts.map((b) => Math.round(b.rate)).join(" / ")} events/s, sha1 ${
-                result.digest.slice(0, 12)
-              }` +
-              ` (server reset ${reset.ms.toFixed(0)} ms)`
+                result.digest?.slice(0, 12) ?? "-"
+              } (server reset ${reset.ms.toFixed(0)} ms)`
           )
+          if (result.failed?.bursts !== undefined) {
+            failures[id] = result.failed.bursts
+            log(`${id}: FAILED: ${failures[id]}`)
+          }
           continue
         }
         const job: SessionJob = {

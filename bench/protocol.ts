@@ -171,12 +171,14 @@ export interface CliResult {
   readonly syncMs: number
   /** Burst request -> the burst's last line. */
   readonly bursts: ReadonlyArray<BurstResult>
-  /** Best burst rate, lines (events) per second. */
-  readonly rate: number
+  /** Best burst rate, lines (events) per second; undefined when a burst failed (`failed.bursts`). */
+  readonly rate?: number | undefined
   /** Lines read in all. */
   readonly lines: number
   /** sha1 of the lines after the sync: equal between contenders that printed the same text. */
-  readonly digest: string
+  readonly digest?: string | undefined
+  /** A burst (or the check of the lines) that failed: the sync figure is kept. */
+  readonly failed?: { readonly bursts?: string | undefined } | undefined
 }
 
 export type Result = SessionResult | MicroResult | WorkQueueResult
