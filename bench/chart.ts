@@ -9,6 +9,8 @@
  * `--from` does), so a JSON saved before a target changed is drawn against the current targets.
  */
 import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
 import type { CliResult, MicroResult, SessionResult, WorkQueueResult } from "./protocol.js"
 import type { Check, Row } from "./report.js"
 import { checkText, rows } from "./report.js"
@@ -140,7 +142,10 @@ export const chart = (saved: Saved): string => {
 }
 
 const file = process.argv[2]
-if (file === undefined) {
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(Path.resolve(process.argv[1])).href
+if (!isMain) {
+  // imported (by a test)
+} else if (file === undefined) {
   process.stderr.write("usage: npx tsx bench/chart.ts RUN.json > chart.svg\n")
   process.exitCode = 2
 } else {

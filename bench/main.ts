@@ -11,14 +11,23 @@
  * - `--quick`: 10,000 pods, 20,000 events (5,000 with 100 handlers), one burst per session. Default:
  *   50,000 pods, 100,000 events, the best of three bursts for W2, W4 with 10 handlers and W5, one burst for
  *   W4 with 100 handlers.
- * - `--json`: the machine-readable results on stdout (progress goes to stderr).
+ * - `--scale`: the Kubernetes envelope, 150,000 pods (`--pods` still overrides): W1, W2 and W3 for the three
+ *   contenders, W6 for the floor and ours, against the scale targets; timeouts grow with the pods and the
+ *   processes get `--max-old-space-size=12288` (a contender that runs out of heap is a failure, not a crash).
+ * - The CLI sessions (`cli-floor`, `cli-ours`, `cli-peer`, bench/cli.ts): `effect-informers watch pods
+ *   --output events` (the built packages/cli/dist/bin.js, rebuilt with `npm run build:packages` when older
+ *   than the sources) against two line printers (bench/cliFloor.mjs, bench/cliPeer.mjs), each a fresh
+ *   process whose stdout is a pipe read here: spawn -> the Nth line (synced), then bursts -> their last line.
+ * - `--json`: the machine-readable results on stdout (progress goes to stderr); `npx tsx bench/chart.ts
+ *   FILE > chart.svg` draws its targets.
  * - `--profile` (`--profile=all`: every contender): `--cpu-prof` for the sessions of effect-informers and
  *   W7/W8, into .bench/profiles/<session>/ (summarise one with `npx tsx bench/profile.ts .bench/profiles/<session>`).
  * - `--pods=N`, `--events=N`, `--bursts=N`: override the sizes; `--relists=N`: W6 forces N relists in a row
  *   (default 3: heapUsed sampled every ~10 ms, then the last one with a full GC before each sample);
  *   `--only=ID,...`: run only these sessions
- *   (ids: floor, ours, peer, ours-watchlist, ours-nostrip, {floor,ours,peer}-fanout-{10,100}, ours-stalled,
- *   micro, workqueue). When only micro and workqueue run, no server is started.
+ *   (ids: floor, ours, peer, ours-watchlist, ours-nostrip, {floor,ours,peer}-fanout-{10,100}, ours-controller,
+ *   ours-stalled, cli-floor, cli-ours, cli-peer, micro, workqueue). When only micro and workqueue run, no server
+ *   is started. `--wait-timeout=MS`: every wait of a session gives up after MS.
  * - `--from=FILE`: print the table of a run saved with `--json`, without running anything.
  * - `--client-flags="..."`: extra node flags for the client processes (e.g. `--max-semi-space-size=64`).
  *
@@ -244,6 +253,7 @@ const runJob = async (job: Job, name: string, reuseAs?: string): Promise<Result>
   const running = child
   const listeners: Array<() => void> = []
   let ok = false
+  let clean = false
   try {
     const result = await withTimeout(
       new Promise<Result>((resolve, reject) => {
@@ -263,11 +273,13 @@ const runJob = async (job: Job, name: string, reuseAs?: string): Promise<Result>
       `session ${name}`
     )
     ok = true
+    // a session with a failed measurement (a burst, a relist) may still be running it: not reused either
+    clean = result.kind !== "session" || result.failed === undefined
     return result
   } finally {
     for (const remove of listeners) remove()
     // a process whose job failed may still run parts of it: never reuse it
-    if (!reuse || !ok) {
+    if (!reuse || !ok || !clean) {
       if (reuse) reusable.delete(reuseAs)
       if (ok) await release(running)
       else {
