@@ -131,12 +131,13 @@ export const runCliSession = async (job: CliJob): Promise<CliResult> => {
   const describe = () =>
     `${lines} lines (EXISTING ${counts.existing}, MODIFIED ${counts.modified}, ADDED ${counts.added}, ` +
     `DELETED ${counts.deleted}, other ${counts.other})`
+  /** `withTimeout`, whose error says what had arrived when it failed. */
+  const within = <A>(promise: Promise<A>, what: string): Promise<A> =>
+    withTimeout(guard(promise), job.timeoutMs, `${job.label}: ${what}`).catch((error: unknown) => {
+      throw new Error(`${error instanceof Error ? error.message : String(error)}; got ${describe()}`)
+    })
   try {
-    const synced = await withTimeout(
-      guard(line(job.pods)),
-      job.timeoutMs,
-      `${job.label}: ${job.pods} lines (synced); got ${describe()}`
-    )
+    const synced = await within(line(job.pods), `${job.pods} lines (synced)`)
     const syncMs = synced - spawned
     const bursts: Array<BurstResult> = []
     const result = (failed?: string): CliResult => ({
@@ -167,11 +168,7 @@ export const runCliSession = async (job: CliJob): Promise<CliResult> => {
         const done = line(job.pods + (i + 1) * job.events)
         const started = performance.now()
         const produced = control<BurstResponse>(job.controlUrl, "/burst", { count: job.events }, job.timeoutMs)
-        const [last] = await withTimeout(
-          guard(Promise.all([done, produced])),
-          job.timeoutMs,
-          `${job.label}: burst ${i + 1} of ${job.events} events; got ${describe()}`
-        )
+        const [last] = await within(Promise.all([done, produced]), `burst ${i + 1} of ${job.events} events`)
         const ms = last - started
         bursts.push({ events: job.events, ms, rate: job.events / (ms / 1000) })
       }

@@ -100,11 +100,11 @@ export const runBurst = async (job: SessionJob, counters: Counters): Promise<Bur
   const started = performance.now()
   const produced = control<BurstResponse>(job.controlUrl, "/burst", { count: job.events }, job.timeoutMs)
   // a failed burst request fails the wait at once
-  await withTimeout(
-    Promise.all([done, produced]),
-    job.timeoutMs,
-    `${job.label}: burst of ${job.events} events (${counters.describe()})`
-  )
+  // the error says what the handlers had seen when it failed
+  await withTimeout(Promise.all([done, produced]), job.timeoutMs, `${job.label}: burst of ${job.events} events`)
+    .catch((error: unknown) => {
+      throw new Error(`${message(error)} (${counters.describe()})`)
+    })
   const ms = performance.now() - started
   return { events: job.events, ms, rate: job.events / (ms / 1000) }
 }
@@ -210,8 +210,10 @@ export const runSession = async (
   await withTimeout(
     guard(Promise.all([client.start(), synced])),
     job.timeoutMs,
-    `${job.label}: initial sync of ${job.pods} pods (${counters.describe()})`
-  )
+    `${job.label}: initial sync of ${job.pods} pods`
+  ).catch((error: unknown) => {
+    throw new Error(`${message(error)} (${counters.describe()})`)
+  })
   const syncMs = performance.now() - started
   const syncedHeap = settledHeap()
   const failed: { bursts?: string; relist?: string; liveRelist?: string } = {}
