@@ -115,6 +115,11 @@ export const checkText = (c: Check): string =>
       c.against === "" ? "" : ` ${c.against}`
     }`
 
+/** The session ids of ours' second variants, whose rows repeat the first variant's floor and peer. */
+const secondary = new Set(["ours-watchlist", "ours-nostrip"])
+/** `id`, or undefined when it is a second variant. */
+const secondaryOf = (id: string | undefined) => id !== undefined && secondary.has(id) ? undefined : id
+
 export const rows = (results: Results): Array<Row> => {
   const s = results.sessions
   const cli = results.cli ?? {}
@@ -147,10 +152,11 @@ export const rows = (results: Results): Array<Row> => {
         : { checks, met, target: checks.map(checkText).join(", ") }),
       ...(failed.length === 0 ? {} : { failed, ...(failed.includes("ours") ? { met: false } : {}) })
     }
-    // a row of sessions that did not run (--only, --scale) is left out
+    // a row of sessions that did not run (--only, --scale) is left out, and so is a second variant of ours
+    // (watch-list, no stripping) that did not run: its floor and peer are in the first variant's row
     if (
-      complete.floor === undefined && complete.ours === undefined && complete.peer === undefined &&
-      complete.failed === undefined
+      complete.ours === undefined && complete.failed === undefined &&
+      ((complete.floor === undefined && complete.peer === undefined) || source.ours !== secondaryOf(source.ours))
     ) return
     out.push(complete)
   }
