@@ -720,14 +720,14 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       ;(status as { lastState: unknown }).lastState = {
         terminated: { exitCode: 137, reason: "OOMKilled", startedAt: minutesAgo(40), finishedAt: minutesAgo(20) }
       }
-      const unscheduled = pod("web-unscheduled")
+      const { nodeName: _, ...unscheduledSpec } = pod("web-unscheduled").spec!
       yield* c.server.load(Resource.pods, [
         pod("web-running"),
         pod("web-creating", { phase: "Pending" }),
         restarted,
         {
-          ...unscheduled,
-          spec: { ...unscheduled.spec!, nodeName: undefined },
+          ...pod("web-unscheduled"),
+          spec: unscheduledSpec,
           status: { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] }
         } as Resource.Pod,
         {

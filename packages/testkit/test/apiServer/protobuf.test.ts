@@ -29,7 +29,7 @@ const msg = (field: number, ...parts: ReadonlyArray<Part>): Part => (w) => {
 const entry = (field: number, key: string, value: Part): Part => msg(field, str(1, key), value)
 
 /** `k8s\0` + runtime.Unknown { typeMeta = 1 { apiVersion = 1, kind = 2 }, raw = 2 }. */
-const envelope = (apiVersion: string, kind: string, ...object: ReadonlyArray<Part>): Uint8Array => {
+const envelope = (apiVersion: string, kind: string, ...object: ReadonlyArray<Part>): Uint8Array<ArrayBuffer> => {
   const raw = protobuf.Writer.create()
   for (const part of object) part(raw)
   const w = protobuf.Writer.create()
@@ -37,7 +37,7 @@ const envelope = (apiVersion: string, kind: string, ...object: ReadonlyArray<Par
   bytes(2, raw.finish())(w)
   str(3, "")(w)
   str(4, "")(w)
-  return Buffer.concat([Buffer.from("k8s\0", "latin1"), w.finish()])
+  return new Uint8Array(Buffer.concat([Buffer.from("k8s\0", "latin1"), w.finish()]))
 }
 
 /** ObjectMeta as gogo writes it: every string, even empty, and an empty creationTimestamp. */

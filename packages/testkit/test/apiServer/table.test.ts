@@ -167,7 +167,7 @@ describe("ApiServer Tables", () => {
     // evicted: the pod's reason
     assert.strictEqual(cells("pods", pod({ phase: "Failed", reason: "Evicted" }))[2], "Evicted")
     // an init container still running
-    const initializing = {
+    const initializing: JsonObject = {
       ...pod({ phase: "Pending", containers: [{ ready: false, state: { waiting: { reason: "PodInitializing" } } }] }),
       spec: { initContainers: [{ name: "init" }], containers: [{ name: "c0" }] }
     }
