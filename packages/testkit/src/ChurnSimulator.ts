@@ -124,6 +124,17 @@ export interface PodOptions {
 
 const defaultNow = Date.UTC(2024, 0, 1)
 
+/** How many nodes `makePod` spreads pods over (`node-0` ... `node-15`). */
+const nodeCount = 16
+
+/**
+ * The nodes `makePod` schedules pods on by default (`node-0` ... `node-15`), which `seed` creates.
+ *
+ * @since 0.2.0
+ * @category generators
+ */
+export const nodeNames: ReadonlyArray<string> = Array.from({ length: nodeCount }, (_, i) => `node-${i}`)
+
 const appOf = (name: string): string => {
   const parts = name.split("-")
   return parts.length > 2 ? parts.slice(0, -2).join("-") : name
@@ -143,7 +154,7 @@ export const makePod = (options: PodOptions): Json<V1Pod> => {
   const app = options.app ?? appOf(name)
   const hash = templateHash(app)
   const key = `${namespace}/${name}`
-  const nodeIndex = hash32(key) % 16
+  const nodeIndex = hash32(key) % nodeCount
   const nodeName = options.nodeName ?? `node-${nodeIndex}`
   const now = options.now ?? defaultNow
   const started = timestamp(now)
@@ -608,7 +619,7 @@ export interface SeedOptions {
  */
 export interface Seeded {
   readonly namespaces: ReadonlyArray<string>
-  /** The nodes the pods run on (`makeNode`), created with them. */
+  /** The nodes (`makeNode`) the pods run on: `nodeNames` when there are pods. */
   readonly nodes: ReadonlyArray<string>
   readonly apps: ReadonlyArray<string>
   readonly pods: number
@@ -631,8 +642,8 @@ const ignoreAlreadyExists = <A>(
  * Populates a server: namespaces, deployments and pods spread round-robin over the namespaces (pod `i`
  * is in namespace `i mod n` and belongs to app `i mod apps` of that namespace), the ReplicaSets that
  * own the pods (`makeReplicaSet`, owned by their Deployment when there is one), so that the garbage
- * collector keeps them, and the Nodes the pods run on (`makeNode`, one per `spec.nodeName`). Objects
- * that already exist are left alone.
+ * collector keeps them, and the Nodes the pods run on (`makeNode` for each of `nodeNames`, when there
+ * are pods). Objects that already exist are left alone.
  *
  * @since 0.1.0
  * @category seeding
@@ -673,7 +684,9 @@ export const seed = (
     const appsIn = namespaces.map((_, n) => deployments > 0 ? apps.filter((_, i) => i % namespaces.length === n) : apps)
     const pods = options.pods ?? 0
     const ensured = new Set<string>()
-    const nodes = new Set<string>()
+    // the nodes the pods run on, before them (as the kubelets registered them)
+    const nodes = pods > 0 ? nodeNames : []
+    for (const name of nodes) yield* ignoreAlreadyExists(server.create(Resource.nodes, makeNode({ name, now })))
     for (let i = 0; i < pods; i++) {
       const n = i % namespaces.length
       const local = appsIn[n].length > 0 ? appsIn[n] : apps
@@ -684,14 +697,9 @@ export const seed = (
         yield* ensureReplicaSet(server, { namespace: namespaces[n], app, now, owner: owners.get(key) })
       }
       const pod = makePod({ name: podName(app, i), namespace: namespaces[n], app, now })
-      const nodeName = pod.spec?.nodeName
-      if (nodeName !== undefined && !nodes.has(nodeName)) {
-        nodes.add(nodeName)
-        yield* ignoreAlreadyExists(server.create(Resource.nodes, makeNode({ name: nodeName, now })))
-      }
       yield* ignoreAlreadyExists(server.create(Resource.pods, pod))
     }
-    return { namespaces, nodes: [...nodes].sort(), apps, pods, deployments }
+    return { namespaces, nodes, apps, pods, deployments }
   })
 
 // -------------------------------------------------------------------------------------------------
@@ -795,8 +803,9 @@ const relabeled = (pod: Pod): Pod => {
 }
 
 /**
- * A churn simulator over `server`'s pods (those in `options.namespaces`, or all of them). Nothing happens
- * until `step` or `run` is used.
+ * A churn simulator over `server`'s pods (those in `options.namespaces`, or all of them). It creates the
+ * nodes pods are created on (`nodeNames`) that do not exist; nothing else happens until `step` or `run`
+ * is used.
  *
  * @example
  * ```ts
@@ -816,6 +825,11 @@ const relabeled = (pod: Pod): Pod => {
  */
 export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions): Effect.Effect<Churn> =>
   Effect.gen(function*() {
+    // the nodes the created pods will run on (nothing is written when `seed` made them)
+    const started = yield* Clock.currentTimeMillis
+    yield* Effect.forEach(nodeNames, (name) => ensureNode(server, { name, now: started }), { discard: true }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`ChurnSimulator: the nodes could not be created: ${error.message}`))
+    )
     const existing = yield* server.snapshot(Resource.pods)
     const wanted = options.namespaces === undefined ? undefined : new Set(options.namespaces)
     const live: Array<PodRef> = []
@@ -850,8 +864,6 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
     const wDelete = Math.max(0, mix.delete ?? (options.mix === undefined ? 1 : 0))
     const total = wCreate + wUpdate + wDelete || 1
     const counts = { created: 0, updated: 0, deleted: 0, failed: 0 }
-    /** Nodes known to exist, so that a create checks for its pod's node once per node. */
-    const knownNodes = new Set<string>()
     let serial = existing.length
 
     const failed = (ref: PodRef | undefined) => (error: StatusError) =>
@@ -865,14 +877,8 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
       const app = `app-${yield* Random.nextIntBetween(0, 10)}`
       const now = yield* Clock.currentTimeMillis
       const name = podName(app, serial++)
-      const pod = makePod({ name, namespace, app, now })
-      const nodeName = pod.spec?.nodeName ?? ""
-      const node = knownNodes.has(nodeName) ? Effect.void : ensureNode(server, { name: nodeName, now }).pipe(
-        Effect.tap(() => Effect.sync(() => knownNodes.add(nodeName)))
-      )
       yield* ensureReplicaSet(server, { namespace, app, now }).pipe(
-        Effect.zipRight(node),
-        Effect.zipRight(server.create(Resource.pods, pod)),
+        Effect.zipRight(server.create(Resource.pods, makePod({ name, namespace, app, now }))),
         Effect.matchEffect({
           onFailure: failed(undefined),
           onSuccess: () =>
