@@ -654,6 +654,17 @@ describe("kubectl's imperative commands and tables against the embedded API serv
         Buffer.from("s3cr3t").toString("base64")
       )
 
+      // without --type, the server's default
+      yield* run(c, "create", "secret", "generic", "plain", "--from-literal=a=1", "--from-literal=b=2")
+      assert.strictEqual(
+        (yield* c.server.get(Resource.secrets, { name: "plain", namespace: "default" })).type,
+        "Opaque"
+      )
+      assert.deepStrictEqual(
+        printedRows(yield* run(c, "get", "secrets")).map((r) => [r.NAME, r.TYPE, r.DATA]),
+        [["creds", "example.com/token", "1"], ["plain", "Opaque", "2"]]
+      )
+
       assert.match(yield* run(c, "create", "serviceaccount", "robot", "-n", "team"), /serviceaccount\/robot created/)
       const robot = yield* c.server.get(Resource.serviceAccounts, { name: "robot", namespace: "team" })
       assert.strictEqual(robot.metadata!.namespace, "team")
@@ -682,6 +693,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
           "create namespaces 201",
           "create configmaps 201",
           "create configmaps 201",
+          "create secrets 201",
           "create secrets 201",
           "create serviceaccounts 201",
           "create deployments 201"
