@@ -687,6 +687,31 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       const printed = JSON.parse(yield* run(c, "get", "deployment", "web", "-o", "json"))
       assert.strictEqual(printed.spec.template.spec.containers[0].image, "nginx:1.27")
 
+      const service = ["create", "service", "nodeport", "front", "--tcp=80:8080", "--node-port=30080"]
+      assert.match(yield* run(c, ...service), /service\/front created/)
+      const front = yield* c.server.get(Resource.services, { name: "front", namespace: "default" })
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(front.spec)), (yield* dryRun(...service)).spec)
+      assert.match(
+        yield* run(c, "expose", "deployment", "web", "--port=80", "--target-port=8080"),
+        /service\/web exposed/
+      )
+      const exposed = yield* c.server.get(Resource.services, { name: "web", namespace: "default" })
+      assert.deepStrictEqual(exposed.spec!.selector, { app: "web" })
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(exposed.spec!.ports)), [{
+        port: 80,
+        protocol: "TCP",
+        targetPort: 8080
+      }])
+      assert.deepStrictEqual(
+        printedRows(yield* run(c, "get", "services")).map((r) => [r.NAME, r.TYPE, r["PORT(S)"]]),
+        [["front", "NodePort", "80:30080/TCP"], ["web", "ClusterIP", "80/TCP"]]
+      )
+
+      const job = ["create", "job", "once", "--image=busybox"]
+      assert.match(yield* run(c, ...job, "--", "echo", "hi"), /job.batch\/once created/)
+      const once = yield* c.server.get(Resource.jobs, { name: "once", namespace: "default" })
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(once.spec)), (yield* dryRun(...job, "--", "echo", "hi")).spec)
+
       assert.deepStrictEqual(
         records.map((r) => `${r.verb} ${r.resource} ${r.code}`),
         [
@@ -696,7 +721,10 @@ describe("kubectl's imperative commands and tables against the embedded API serv
           "create secrets 201",
           "create secrets 201",
           "create serviceaccounts 201",
-          "create deployments 201"
+          "create deployments 201",
+          "create services 201",
+          "create services 201",
+          "create jobs 201"
         ]
       )
     }))
@@ -705,18 +733,17 @@ describe("kubectl's imperative commands and tables against the embedded API serv
     Effect.gen(function*() {
       const records: Array<ApiServer.AuditEvent> = []
       const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
-      const job = yield* runFailing(c, "create", "job", "nightly", "--image=busybox")
-      assert.include(job, "Kind=Job")
-      assert.include(job, "batch/v1")
-      assert.include(job, "application/json")
-      const service = yield* runFailing(c, "create", "service", "clusterip", "front", "--tcp=80:8080")
-      assert.include(service, "v1, Kind=Service")
+      const cronJob = yield* runFailing(c, "create", "cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *")
+      assert.include(cronJob, "batch/v1, Kind=CronJob")
+      assert.include(cronJob, "application/json")
+      const ingress = yield* runFailing(c, "create", "ingress", "front", "--rule=example.com/=web:80")
+      assert.include(ingress, "networking.k8s.io/v1, Kind=Ingress")
       assert.deepStrictEqual(records.map((r) => `${r.verb} ${r.resource} ${r.code}`), [
-        "create jobs 415",
-        "create services 415"
+        "create cronjobs 415",
+        "create ingresses 415"
       ])
-      assert.strictEqual((yield* c.server.snapshot(Resource.jobs)).length, 0)
-      assert.strictEqual((yield* c.server.snapshot(Resource.services)).length, 0)
+      assert.strictEqual((yield* c.server.snapshot(Resource.cronJobs)).length, 0)
+      assert.strictEqual((yield* c.server.snapshot(Resource.ingresses)).length, 0)
     }))
 
   it.scopedLive("get pods and get pods -o wide print the server's columns for running, pending, terminating and restarted pods", () =>

@@ -1,9 +1,10 @@
 /**
  * Kubernetes protobuf request bodies (`application/vnd.kubernetes.protobuf`), as kubectl's imperative
  * commands send them (`create namespace`, `create configmap`, `create secret generic`, `create
- * serviceaccount`, `create deployment`): the bytes `k8s\0`, then a `runtime.Unknown` whose `raw` is the
- * typed message. The message is decoded with protobufjs from descriptors written here from the published
- * field numbers (k8s.io/api `core/v1` and `apps/v1` generated.proto, k8s.io/apimachinery
+ * serviceaccount`, `create deployment`, `create service`, `expose`, `create job`): the bytes `k8s\0`, then
+ * a `runtime.Unknown` whose `raw` is the typed message. The message is decoded with protobufjs from
+ * descriptors written here from the published field numbers (k8s.io/api `core/v1`, `apps/v1` and
+ * `batch/v1` generated.proto, k8s.io/apimachinery
  * `pkg/apis/meta/v1`, `pkg/runtime`, `pkg/api/resource`, `pkg/util/intstr` generated.proto), then turned
  * into the JSON object Go's `encoding/json` writes for the same Go struct, so that the request goes
  * through the same validation, create and audit paths as a JSON body.
@@ -261,6 +262,95 @@ message PodTemplateSpec {
   optional PodSpec spec = 2;
 }
 
+message ServicePort {
+  optional string name = 1;
+  optional string protocol = 2;
+  optional string appProtocol = 6 [(keep) = true];
+  optional int32 port = 3 [(keep) = true];
+  optional IntOrString targetPort = 4;
+  optional int32 nodePort = 5;
+}
+message ServiceSpec {
+  repeated ServicePort ports = 1;
+  map<string, string> selector = 2;
+  optional string clusterIP = 3;
+  repeated string clusterIPs = 18;
+  optional string type = 4;
+  repeated string externalIPs = 5;
+  optional string sessionAffinity = 7;
+  optional string loadBalancerIP = 8;
+  repeated string loadBalancerSourceRanges = 9;
+  optional string externalName = 10;
+  optional string externalTrafficPolicy = 11;
+  optional int32 healthCheckNodePort = 12;
+  optional bool publishNotReadyAddresses = 13;
+  repeated string ipFamilies = 19;
+  optional string ipFamilyPolicy = 17 [(keep) = true];
+  optional bool allocateLoadBalancerNodePorts = 20 [(keep) = true];
+  optional string loadBalancerClass = 21 [(keep) = true];
+  optional string internalTrafficPolicy = 22 [(keep) = true];
+  optional string trafficDistribution = 23 [(keep) = true];
+}
+message LoadBalancerIngress {
+  optional string ip = 1;
+  optional string hostname = 2;
+  optional string ipMode = 3 [(keep) = true];
+}
+message LoadBalancerStatus {
+  repeated LoadBalancerIngress ingress = 1;
+}
+message ServiceStatus {
+  optional LoadBalancerStatus loadBalancer = 1;
+}
+message Service {
+  optional ObjectMeta metadata = 1;
+  optional ServiceSpec spec = 2;
+  optional ServiceStatus status = 3;
+}
+
+// k8s.io/api/batch/v1
+message JobSpec {
+  optional int32 parallelism = 1 [(keep) = true];
+  optional int32 completions = 2 [(keep) = true];
+  optional int64 activeDeadlineSeconds = 3 [(keep) = true];
+  optional int32 backoffLimit = 7 [(keep) = true];
+  optional int32 backoffLimitPerIndex = 12 [(keep) = true];
+  optional int32 maxFailedIndexes = 13 [(keep) = true];
+  optional LabelSelector selector = 4;
+  optional bool manualSelector = 5 [(keep) = true];
+  optional PodTemplateSpec template = 6;
+  optional int32 ttlSecondsAfterFinished = 8 [(keep) = true];
+  optional string completionMode = 9 [(keep) = true];
+  optional bool suspend = 10 [(keep) = true];
+  optional string podReplacementPolicy = 14 [(keep) = true];
+  optional string managedBy = 15 [(keep) = true];
+}
+message JobCondition {
+  optional string type = 1 [(keep) = true];
+  optional string status = 2 [(keep) = true];
+  optional Time lastProbeTime = 3;
+  optional Time lastTransitionTime = 4;
+  optional string reason = 5;
+  optional string message = 6;
+}
+message JobStatus {
+  repeated JobCondition conditions = 1;
+  optional Time startTime = 2;
+  optional Time completionTime = 3;
+  optional int32 active = 4;
+  optional int32 succeeded = 5;
+  optional int32 failed = 6;
+  optional int32 terminating = 11 [(keep) = true];
+  optional string completedIndexes = 7;
+  optional string failedIndexes = 10 [(keep) = true];
+  optional int32 ready = 9 [(keep) = true];
+}
+message Job {
+  optional ObjectMeta metadata = 1;
+  optional JobSpec spec = 2;
+  optional JobStatus status = 3;
+}
+
 // k8s.io/api/apps/v1
 message RollingUpdateDeployment {
   optional IntOrString maxUnavailable = 1;
@@ -316,10 +406,13 @@ const kinds: ReadonlyMap<string, protobuf.Type> = new Map([
   ["v1/ConfigMap", root.lookupType("k8s.ConfigMap")],
   ["v1/Secret", root.lookupType("k8s.Secret")],
   ["v1/ServiceAccount", root.lookupType("k8s.ServiceAccount")],
-  ["apps/v1/Deployment", root.lookupType("k8s.Deployment")]
+  ["v1/Service", root.lookupType("k8s.Service")],
+  ["apps/v1/Deployment", root.lookupType("k8s.Deployment")],
+  ["batch/v1/Job", root.lookupType("k8s.Job")]
 ])
 
-const supportedKinds = "Namespace, ConfigMap, Secret, ServiceAccount (v1) and Deployment (apps/v1)"
+const supportedKinds =
+  "Namespace, ConfigMap, Secret, ServiceAccount, Service (v1), Deployment (apps/v1) and Job (batch/v1)"
 
 // -------------------------------------------------------------------------------------------------
 // decoding
@@ -450,7 +543,8 @@ const toJson = (type: protobuf.Type, message: Message, path: string, unknown: Ar
 /**
  * Decodes a Kubernetes protobuf request body into the JSON object Go's `encoding/json` would write for
  * it (`kind` and `apiVersion` first). Not `k8s\0`-prefixed or not decodable: 400 BadRequest. A kind
- * other than Namespace, ConfigMap, Secret, ServiceAccount (v1) and Deployment (apps/v1), an encoded
+ * other than Namespace, ConfigMap, Secret, ServiceAccount, Service (v1), Deployment (apps/v1) and Job
+ * (batch/v1), an encoded
  * (`contentEncoding`) body, or a field the descriptors do not describe: 415 UnsupportedMediaType naming it.
  *
  * @internal

@@ -547,11 +547,13 @@ const initialStatus = (store: ResourceStore, input: JsonObject): unknown => {
 
 /**
  * kube-apiserver's defaults for the fields a printer or a client reads back, set on every write: a
- * Secret's `type` is `Opaque` when not set.
+ * Secret's `type` is `Opaque` when not set, a Service's `spec.type` is `ClusterIP`.
  */
 const applyDefaults = (store: ResourceStore, obj: JsonObject): void => {
-  if (store.groupResource === "secrets" && (obj.type === undefined || obj.type === null || obj.type === "")) {
-    obj.type = "Opaque"
+  const unset = (value: unknown) => value === undefined || value === null || value === ""
+  if (store.groupResource === "secrets" && unset(obj.type)) obj.type = "Opaque"
+  if (store.groupResource === "services" && isObject(obj.spec) && unset(obj.spec.type)) {
+    obj.spec = { ...obj.spec, type: "ClusterIP" }
   }
 }
 

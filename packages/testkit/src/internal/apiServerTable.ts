@@ -5,7 +5,7 @@
  * those of priority 1 only with `-o wide`).
  *
  * The columns and cells of pods, nodes, namespaces, deployments, replica sets, config maps, secrets,
- * service accounts and leases follow kube-apiserver's printers (`pkg/printers/internalversion`); every
+ * services, service accounts and leases follow kube-apiserver's printers (`pkg/printers/internalversion`); every
  * other resource gets NAME and AGE. Each row carries the object as `PartialObjectMetadata`, the whole
  * object with `includeObject=Object`, or nothing with `includeObject=None`. In a watch, only the first
  * event's Table has the column definitions (`null` after), as in kube-apiserver.
@@ -552,6 +552,67 @@ const serviceAccounts: Printer = {
   print: (sa, now) => ({ cells: [nameOf(sa), arr(sa.secrets).length, age(sa, now)] })
 }
 
+/** `k=v` pairs sorted by key, `<none>` when empty (`labels.FormatLabels`). */
+const formatLabels = (labels: unknown): string => {
+  const pairs = Object.entries(obj(labels)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return pairs.length === 0 ? "<none>" : pairs.map(([k, v]) => `${k}=${str(v)}`).join(",")
+}
+
+const serviceExternalIP = (spec: JsonObject, status: JsonObject): string => {
+  const external = arr(spec.externalIPs).map(str)
+  switch (spec.type ?? "ClusterIP") {
+    case "ClusterIP":
+    case "NodePort":
+      return external.length > 0 ? external.join(",") : "<none>"
+    case "LoadBalancer": {
+      const ingress = arr(obj(status.loadBalancer).ingress).map(obj)
+        .map((i) => str(i.ip) || str(i.hostname))
+        .filter((a) => a !== "")
+      const all = [...new Set(ingress)].sort().concat(external)
+      return all.length > 0 ? all.join(",") : "<pending>"
+    }
+    case "ExternalName":
+      return str(spec.externalName)
+    default:
+      return "<unknown>"
+  }
+}
+
+const services: Printer = {
+  columns: [
+    nameColumn,
+    column("Type", "string", "type determines how the Service is exposed."),
+    column("Cluster-IP", "string", "clusterIP is the IP address of the service and is usually assigned randomly."),
+    column(
+      "External-IP",
+      "string",
+      "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service."
+    ),
+    column("Port(s)", "string", "The list of ports that are exposed by this service."),
+    ageColumn,
+    column("Selector", "string", "Route service traffic to pods with label keys and values matching this selector.", 1)
+  ],
+  print: (svc, now) => {
+    const spec = obj(svc.spec)
+    const ports = arr(spec.ports).map(obj).map((p) =>
+      int(p.nodePort) > 0
+        ? `${int(p.port)}:${int(p.nodePort)}/${str(p.protocol)}`
+        : `${int(p.port)}/${str(p.protocol)}`
+    )
+    return {
+      cells: [
+        nameOf(svc),
+        str(spec.type),
+        str(spec.clusterIP) || "<none>",
+        serviceExternalIP(spec, obj(svc.status)),
+        ports.length === 0 ? "<none>" : ports.join(","),
+        age(svc, now),
+        formatLabels(spec.selector)
+      ]
+    }
+  }
+}
+
 const leases: Printer = {
   columns: [
     nameColumn,
@@ -574,6 +635,7 @@ const printers: ReadonlyMap<string, Printer> = new Map([
   ["replicasets.apps", replicaSets],
   ["configmaps", configMaps],
   ["secrets", secrets],
+  ["services", services],
   ["serviceaccounts", serviceAccounts],
   ["leases.coordination.k8s.io", leases]
 ])

@@ -207,10 +207,10 @@ describe("ApiServer protobuf bodies", () => {
   })
 
   it("refuses another kind, a field it does not describe and a compressed body with 415 naming them", () => {
-    const job = refused(envelope("batch/v1", "Job", metadata("j")))
-    assert.strictEqual(job.code, 415)
-    assert.strictEqual(job.reason, "UnsupportedMediaType")
-    assert.include(job.message, "batch/v1, Kind=Job")
+    const cronJob = refused(envelope("batch/v1", "CronJob", metadata("j")))
+    assert.strictEqual(cronJob.code, 415)
+    assert.strictEqual(cronJob.reason, "UnsupportedMediaType")
+    assert.include(cronJob.message, "batch/v1, Kind=CronJob")
 
     // PodSpec field 14 (securityContext) is not described: refused, not dropped
     const securityContext = refused(envelope(
@@ -276,12 +276,12 @@ describe("ApiServer protobuf bodies", () => {
       assert.strictEqual(replaced.status, 200, replaced.text)
       assert.deepStrictEqual(replaced.json.data, { color: "green" })
 
-      const job = yield* call(`${server.url}/apis/batch/v1/namespaces/default/jobs`, {
+      const cronJob = yield* call(`${server.url}/apis/batch/v1/namespaces/default/cronjobs`, {
         method: "POST",
         headers,
-        body: envelope("batch/v1", "Job", metadata("j"))
+        body: envelope("batch/v1", "CronJob", metadata("j"))
       })
-      assertStatus(job, 415, "UnsupportedMediaType")
-      assert.strictEqual((yield* server.snapshot(Resource.jobs)).length, 0)
+      assertStatus(cronJob, 415, "UnsupportedMediaType")
+      assert.strictEqual((yield* server.snapshot(Resource.cronJobs)).length, 0)
     }))
 })

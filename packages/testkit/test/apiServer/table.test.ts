@@ -261,7 +261,20 @@ describe("ApiServer Tables", () => {
       "60m"
     ])
     assert.deepStrictEqual(cells("serviceaccounts", { metadata: meta, secrets: [{ name: "t" }] }), ["x", 1, "60m"])
-    const other = table("services", [{ metadata: meta }])
+    assert.deepStrictEqual(
+      cells("services", {
+        metadata: meta,
+        spec: {
+          type: "NodePort",
+          clusterIP: "10.96.0.7",
+          selector: { tier: "web", app: "x" },
+          ports: [{ port: 80, protocol: "TCP", nodePort: 30080 }, { port: 53, protocol: "UDP" }]
+        }
+      }),
+      ["x", "NodePort", "10.96.0.7", "<none>", "80:30080/TCP,53/UDP", "60m", "app=x,tier=web"]
+    )
+    assert.strictEqual(cells("services", { metadata: meta, spec: { type: "LoadBalancer" } })[3], "<pending>")
+    const other = table("endpoints", [{ metadata: meta }])
     assert.deepStrictEqual(other.columnDefinitions.map((c: { name: string }) => c.name), ["Name", "Age"])
     assert.deepStrictEqual(other.rows[0].cells, ["x", "60m"])
     assert.strictEqual(formatSelector(undefined), "<none>")
