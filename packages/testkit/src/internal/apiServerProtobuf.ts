@@ -418,14 +418,21 @@ const supportedKinds =
 // decoding
 // -------------------------------------------------------------------------------------------------
 
+/** One line, whatever the client sent: control characters as `\xNN`, at most 1,000 characters. */
+const oneLine = (text: string): string => {
+  // eslint-disable-next-line no-control-regex
+  const escaped = text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`)
+  return escaped.length > 1000 ? `${escaped.slice(0, 1000)}...` : escaped
+}
+
 const unknownFormat = (detail: string): Status =>
-  failureStatus(400, "BadRequest", `the body of the request was in an unknown format: ${detail}`)
+  failureStatus(400, "BadRequest", oneLine(`the body of the request was in an unknown format: ${detail}`))
 
 const unsupported = (detail: string): Status =>
   failureStatus(
     415,
     "UnsupportedMediaType",
-    `the body of the request was in an unknown format: ${detail}; send it as application/json`
+    oneLine(`the body of the request was in an unknown format: ${detail}; send it as application/json`)
   )
 
 /** Found in a decoded message: a field the descriptors do not know. */
