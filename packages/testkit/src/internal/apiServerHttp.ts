@@ -58,8 +58,7 @@ import {
   resourceNotFound,
   resourceTraits
 } from "./apiServerStore.js"
-import type { TableRequest } from "./apiServerTable.js"
-import { tableJson, tableRequest, TableWatchEncoder } from "./apiServerTable.js"
+import { tableJson, tableRequest, tableWatchResponse } from "./apiServerTable.js"
 import { pull, Watcher } from "./apiServerWatch.js"
 import type { JsonObject } from "./json.js"
 
@@ -395,30 +394,6 @@ const watchResponse = (
   return HttpServerResponse.stream(body, {
     contentType: JSON_TYPE,
     headers: { "cache-control": "no-cache, private" }
-  })
-}
-
-/** A watch response whose events carry Tables (`TableWatchEncoder`), for `kubectl get -w`. */
-const tableWatch = (
-  response: HttpServerResponse.HttpServerResponse,
-  groupResource: string,
-  table: TableRequest
-): HttpServerResponse.HttpServerResponse => {
-  const body = response.body
-  if (body._tag !== "Stream") return response
-  const encoder = new TableWatchEncoder(groupResource, table)
-  const stream = body.stream.pipe(
-    Stream.mapEffect((bytes) => Effect.map(Clock.currentTimeMillis, (now) => encoder.transform(bytes, now))),
-    Stream.concat(Stream.suspend(() => {
-      const rest = encoder.rest()
-      return rest.length === 0 ? Stream.empty : Stream.make(rest)
-    })),
-    Stream.filter((bytes) => bytes.length > 0)
-  )
-  return HttpServerResponse.stream(stream, {
-    status: response.status,
-    headers: response.headers,
-    contentType: JSON_TYPE
   })
 }
 
@@ -937,7 +912,7 @@ const serveResource = (
           gone === undefined ? plan.right : { ...plan.right, gone: true },
           connection
         )
-        return table.right === undefined ? response : tableWatch(response, rs.groupResource, table.right)
+        return table.right === undefined ? response : tableWatchResponse(response, rs.groupResource, table.right)
       }
       case "create": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)

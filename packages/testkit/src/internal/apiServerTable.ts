@@ -12,9 +12,13 @@
  *
  * @internal
  */
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import type { JsonObject } from "./json.js"
 import { isObject } from "./json.js"
 
@@ -779,4 +783,28 @@ export const tableRequest = (
   const version = tableVersion(accept)
   if (version === undefined) return Either.right(undefined)
   return Either.map(includeObject(include), (include) => ({ version, include }))
+}
+
+/** A watch response whose events carry Tables (`TableWatchEncoder`), for `kubectl get -w`. @internal */
+export const tableWatchResponse = (
+  response: HttpServerResponse.HttpServerResponse,
+  groupResource: string,
+  table: TableRequest
+): HttpServerResponse.HttpServerResponse => {
+  const body = response.body
+  if (body._tag !== "Stream") return response
+  const encoder = new TableWatchEncoder(groupResource, table)
+  const stream = body.stream.pipe(
+    Stream.mapEffect((bytes) => Effect.map(Clock.currentTimeMillis, (now) => encoder.transform(bytes, now))),
+    Stream.concat(Stream.suspend(() => {
+      const rest = encoder.rest()
+      return rest.length === 0 ? Stream.empty : Stream.make(rest)
+    })),
+    Stream.filter((bytes) => bytes.length > 0)
+  )
+  return HttpServerResponse.stream(stream, {
+    status: response.status,
+    headers: response.headers,
+    contentType: "application/json"
+  })
 }
