@@ -22,6 +22,13 @@
  *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
  *   once and the bytes are shared by every watcher; pending events are written as one chunk.
  * - Discovery, `/version` and minimal OpenAPI documents so that kubectl (1.20 to 1.32) works unchanged.
+ * - kubectl's imperative commands (`create namespace`, `create configmap`, `create secret generic`,
+ *   `create serviceaccount`, `create deployment`, `create service`, `expose`, `create job`): their
+ *   Kubernetes protobuf bodies are decoded to JSON; a protobuf body of another kind, or with a field the
+ *   server does not describe, is a 415 UnsupportedMediaType naming it. Responses are always JSON.
+ * - `meta.k8s.io` Tables for `kubectl get` (lists, single gets and `get -w` watches): the real columns of
+ *   pods (READY, STATUS, RESTARTS, AGE; IP, NODE... at `-o wide`), nodes, namespaces, deployments, replica
+ *   sets, services, config maps, secrets, service accounts and leases; NAME and AGE for the others.
  * - Fault injection (`Fault`, `parseFault`) and counters (`stats`).
  *
  * @since 0.1.0

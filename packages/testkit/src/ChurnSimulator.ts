@@ -1,6 +1,6 @@
 /**
- * Realistic objects and a churn loop for the embedded API server: pods and deployments shaped like the
- * ones a kubelet and the controllers manage (about 3 KB of JSON per pod), `seed` to populate a server and
+ * Realistic objects and a churn loop for the embedded API server: pods, deployments and the nodes the pods
+ * run on, shaped like the ones a kubelet and the controllers manage (about 3 KB of JSON per pod), `seed` to populate a server and
  * `make`/`run` to keep changing it at a given rate with a mix of creates, updates and deletes.
  *
  * Generators are pure and deterministic (every pseudo-random field derives from the object's name); the
@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import type { V1Deployment, V1Namespace, V1Pod, V1ReplicaSet } from "@kubernetes/client-node"
+import type { V1Deployment, V1Namespace, V1Node, V1Pod, V1ReplicaSet } from "@kubernetes/client-node"
 import type { StatusError } from "effect-informers/ApiError"
 import type { Json } from "effect-informers/KubeObject"
 import * as Resource from "effect-informers/Resource"
@@ -124,6 +124,17 @@ export interface PodOptions {
 
 const defaultNow = Date.UTC(2024, 0, 1)
 
+/** How many nodes `makePod` spreads pods over (`node-0` ... `node-15`). */
+const nodeCount = 16
+
+/**
+ * The nodes `makePod` schedules pods on by default (`node-0` ... `node-15`), which `seed` creates.
+ *
+ * @since 0.2.0
+ * @category generators
+ */
+export const nodeNames: ReadonlyArray<string> = Array.from({ length: nodeCount }, (_, i) => `node-${i}`)
+
 const appOf = (name: string): string => {
   const parts = name.split("-")
   return parts.length > 2 ? parts.slice(0, -2).join("-") : name
@@ -143,7 +154,7 @@ export const makePod = (options: PodOptions): Json<V1Pod> => {
   const app = options.app ?? appOf(name)
   const hash = templateHash(app)
   const key = `${namespace}/${name}`
-  const nodeIndex = hash32(key) % 16
+  const nodeIndex = hash32(key) % nodeCount
   const nodeName = options.nodeName ?? `node-${nodeIndex}`
   const now = options.now ?? defaultNow
   const started = timestamp(now)
@@ -260,6 +271,121 @@ export const makePod = (options: PodOptions): Json<V1Pod> => {
       qosClass: "Burstable"
     }
   } as unknown as Json<V1Pod>
+}
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface NodeOptions {
+  readonly name: string
+  /** Time of the creation and status fields, in milliseconds since the epoch. Defaults to 2024-01-01. */
+  readonly now?: number | undefined
+  /** Whether the Ready condition is True. Defaults to true. */
+  readonly ready?: boolean | undefined
+  /** `spec.unschedulable` (cordoned). Defaults to false. */
+  readonly unschedulable?: boolean | undefined
+}
+
+/** The index of `node-N` (the nodes `makePod` schedules on), or one derived from another name. */
+const nodeIndexOf = (name: string): number => {
+  const match = /^node-(\d+)$/.exec(name)
+  return match === null ? hash32(name) % 200 : Number(match[1]) % 240
+}
+
+/**
+ * A Node as a kubelet registers and reports it: hostname, OS and architecture labels, a pod CIDR, and a
+ * status with capacity and allocatable, the pressure and Ready conditions, its addresses (the InternalIP
+ * is the `hostIP` of `makePod`'s pods on it) and nodeInfo (kubelet v1.32.0, containerd, Debian 12).
+ * `kubectl get nodes` prints it as a Ready worker.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Resource } from "effect-informers"
+ * import { ApiServer, ChurnSimulator } from "@effect-informers/testkit"
+ *
+ * const program = Effect.gen(function*() {
+ *   const server = yield* ApiServer.make()
+ *   yield* server.create(Resource.nodes, ChurnSimulator.makeNode({ name: "node-0" }))
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.2.0
+ * @category generators
+ */
+export const makeNode = (options: NodeOptions): Json<V1Node> => {
+  const { name } = options
+  const index = nodeIndexOf(name)
+  const at = timestamp(options.now ?? defaultNow)
+  const ready = options.ready ?? true
+  const condition = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    lastHeartbeatTime: at,
+    lastTransitionTime: at,
+    reason,
+    message
+  })
+  const capacity = {
+    cpu: "8",
+    "ephemeral-storage": "203056560Ki",
+    "hugepages-1Gi": "0",
+    "hugepages-2Mi": "0",
+    memory: "32863040Ki",
+    pods: "110"
+  }
+  return {
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: {
+      name,
+      labels: {
+        "beta.kubernetes.io/arch": "amd64",
+        "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+        "node.kubernetes.io/instance-type": "standard-8",
+        "topology.kubernetes.io/zone": `zone-${String.fromCharCode(97 + (index % 3))}`
+      },
+      annotations: {
+        "node.alpha.kubernetes.io/ttl": "0",
+        "volumes.kubernetes.io/controller-managed-attach-detach": "true"
+      }
+    },
+    spec: {
+      podCIDR: `10.244.${index}.0/24`,
+      podCIDRs: [`10.244.${index}.0/24`],
+      ...(options.unschedulable === true ? { unschedulable: true } : {})
+    },
+    status: {
+      capacity,
+      allocatable: { ...capacity, cpu: "7910m", "ephemeral-storage": "187136925387", memory: "32146240Ki" },
+      conditions: [
+        condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+        condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        ready
+          ? condition("Ready", "True", "KubeletReady", "kubelet is posting ready status")
+          : condition("Ready", "Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.")
+      ],
+      addresses: [{ type: "InternalIP", address: `10.0.0.${index + 10}` }, { type: "Hostname", address: name }],
+      daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      nodeInfo: {
+        machineID: hex(`${name}/machine`, 32),
+        systemUUID: uuid(`${name}/system`),
+        bootID: uuid(`${name}/boot`),
+        kernelVersion: "6.1.0-18-amd64",
+        osImage: "Debian GNU/Linux 12 (bookworm)",
+        containerRuntimeVersion: "containerd://1.7.13",
+        kubeletVersion: "v1.32.0",
+        kubeProxyVersion: "v1.32.0",
+        operatingSystem: "linux",
+        architecture: "amd64"
+      }
+    }
+  } as unknown as Json<V1Node>
 }
 
 /**
@@ -457,6 +583,16 @@ const ensureReplicaSet = (
       )
     )
 
+/** Stores the Node `makeNode` describes unless a node of that name exists. */
+const ensureNode = (server: ApiServer.ApiServer.Service, options: NodeOptions): Effect.Effect<void, StatusError> =>
+  server.get(Resource.nodes, { name: options.name }).pipe(
+    Effect.asVoid,
+    Effect.catchIf(
+      (e) => e.reason === "NotFound",
+      () => ignoreAlreadyExists(server.create(Resource.nodes, makeNode(options)))
+    )
+  )
+
 // -------------------------------------------------------------------------------------------------
 // seeding
 // -------------------------------------------------------------------------------------------------
@@ -483,6 +619,8 @@ export interface SeedOptions {
  */
 export interface Seeded {
   readonly namespaces: ReadonlyArray<string>
+  /** The nodes (`makeNode`) the pods run on: `nodeNames` when there are pods. */
+  readonly nodes: ReadonlyArray<string>
   readonly apps: ReadonlyArray<string>
   readonly pods: number
   readonly deployments: number
@@ -502,9 +640,10 @@ const ignoreAlreadyExists = <A>(
 
 /**
  * Populates a server: namespaces, deployments and pods spread round-robin over the namespaces (pod `i`
- * is in namespace `i mod n` and belongs to app `i mod apps` of that namespace), and the ReplicaSets that
+ * is in namespace `i mod n` and belongs to app `i mod apps` of that namespace), the ReplicaSets that
  * own the pods (`makeReplicaSet`, owned by their Deployment when there is one), so that the garbage
- * collector keeps them. Objects that already exist are left alone.
+ * collector keeps them, and the Nodes the pods run on (`makeNode` for each of `nodeNames`, when there
+ * are pods). Objects that already exist are left alone.
  *
  * @since 0.1.0
  * @category seeding
@@ -545,6 +684,9 @@ export const seed = (
     const appsIn = namespaces.map((_, n) => deployments > 0 ? apps.filter((_, i) => i % namespaces.length === n) : apps)
     const pods = options.pods ?? 0
     const ensured = new Set<string>()
+    // the nodes the pods run on, before them (as the kubelets registered them)
+    const nodes = pods > 0 ? nodeNames : []
+    for (const name of nodes) yield* ignoreAlreadyExists(server.create(Resource.nodes, makeNode({ name, now })))
     for (let i = 0; i < pods; i++) {
       const n = i % namespaces.length
       const local = appsIn[n].length > 0 ? appsIn[n] : apps
@@ -557,7 +699,7 @@ export const seed = (
       const pod = makePod({ name: podName(app, i), namespace: namespaces[n], app, now })
       yield* ignoreAlreadyExists(server.create(Resource.pods, pod))
     }
-    return { namespaces, apps, pods, deployments }
+    return { namespaces, nodes, apps, pods, deployments }
   })
 
 // -------------------------------------------------------------------------------------------------
@@ -661,8 +803,9 @@ const relabeled = (pod: Pod): Pod => {
 }
 
 /**
- * A churn simulator over `server`'s pods (those in `options.namespaces`, or all of them). Nothing happens
- * until `step` or `run` is used.
+ * A churn simulator over `server`'s pods (those in `options.namespaces`, or all of them). It creates the
+ * nodes pods are created on (`nodeNames`) that do not exist; nothing else happens until `step` or `run`
+ * is used.
  *
  * @example
  * ```ts
@@ -682,6 +825,11 @@ const relabeled = (pod: Pod): Pod => {
  */
 export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions): Effect.Effect<Churn> =>
   Effect.gen(function*() {
+    // the nodes the created pods will run on (nothing is written when `seed` made them)
+    const started = yield* Clock.currentTimeMillis
+    yield* Effect.forEach(nodeNames, (name) => ensureNode(server, { name, now: started }), { discard: true }).pipe(
+      Effect.catchAll((error) => Effect.logWarning(`ChurnSimulator: the nodes could not be created: ${error.message}`))
+    )
     const existing = yield* server.snapshot(Resource.pods)
     const wanted = options.namespaces === undefined ? undefined : new Set(options.namespaces)
     const live: Array<PodRef> = []

@@ -148,3 +148,45 @@ describe("ChurnSimulator seed and churn", () => {
       assert.strictEqual(created.created + created.failed, 100)
     }))
 })
+
+describe("ChurnSimulator nodes", () => {
+  it.scoped("seed creates the nodes the pods run on, Ready, with the pods' hostIP as InternalIP; churn needs no more", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      const seeded = yield* ChurnSimulator.seed(server, { pods: 80, namespaces: 2 })
+      assert.deepStrictEqual(seeded.nodes, ChurnSimulator.nodeNames)
+      const nodes = yield* server.snapshot(Resource.nodes)
+      const byName = new Map(nodes.map((n) => [n.metadata!.name!, n]))
+      assert.strictEqual(nodes.length, 16)
+      for (const pod of yield* server.snapshot(Resource.pods)) {
+        const node = byName.get(pod.spec!.nodeName!)
+        assert.isDefined(node, pod.spec!.nodeName)
+        assert.strictEqual(node!.status!.addresses!.find((a) => a.type === "InternalIP")!.address, pod.status!.hostIP)
+      }
+      for (const node of nodes) {
+        const ready = node.status!.conditions!.find((c) => c.type === "Ready")!
+        assert.strictEqual(ready.status, "True")
+        assert.strictEqual(node.status!.nodeInfo!.kubeletVersion, "v1.32.0")
+        assert.strictEqual(node.status!.allocatable!.pods, "110")
+      }
+      // churn creates pods on these nodes: no node is written
+      const churn = yield* ChurnSimulator.make(server, { rate: 0, mix: { create: 1 } })
+      const rv = Number(yield* server.resourceVersion)
+      yield* churn.step(30)
+      assert.strictEqual(Number(yield* server.resourceVersion) - rv, 30)
+      assert.strictEqual((yield* server.snapshot(Resource.nodes)).length, 16)
+    }))
+
+  it.scoped("make creates the nodes on a server seeded without them", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      yield* ChurnSimulator.make(server, { rate: 0 })
+      assert.deepStrictEqual(
+        (yield* server.snapshot(Resource.nodes)).map((n) => n.metadata!.name!).sort(),
+        [...ChurnSimulator.nodeNames].sort()
+      )
+      const cordoned = ChurnSimulator.makeNode({ name: "spare", ready: false, unschedulable: true })
+      assert.strictEqual(cordoned.spec!.unschedulable, true)
+      assert.strictEqual(cordoned.status!.conditions!.find((c) => c.type === "Ready")!.status, "Unknown")
+    }))
+})

@@ -471,6 +471,10 @@ describe("kubectl against the embedded API server", () => {
         ChurnSimulator.makePod({ name: "watched-pod", namespace: "default", app: "watched" })
       )
       yield* waitFor("the new pod in kubectl's output", () => output.includes("watched-pod"), 5_000)
+      // the watch serves Tables (kubectl asks for them): the server's columns, computed for the new pod
+      assert.match(output, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/m)
+      // (the service API keeps the status it is given: makePod's Running, ready container)
+      yield* waitFor("the new pod's row", () => /^watched-pod\s+1\/1\s+Running\s+0\s+\d+s$/m.test(output), 5_000)
     }))
   it.scopedLive("replace -f with a stale resourceVersion gets the Conflict error", () =>
     Effect.gen(function*() {
@@ -586,5 +590,268 @@ describe("kubectl against the embedded API server", () => {
       )
       assert.isTrue(records.every((r) => r.userAgent?.startsWith("kubectl") === true), JSON.stringify(records))
       assert.deepStrictEqual(records.map((r) => r.user), [undefined, "jane", undefined])
+    }))
+})
+
+/** kubectl's table output as records keyed by header, each cell cut at its header's offset. */
+const printedRows = (output: string): Array<Record<string, string>> => {
+  const [header, ...lines] = output.replace(/\n+$/, "").split("\n")
+  const columns = [...header.matchAll(/\S+(?: \S+)*/g)].map((m) => ({ name: m[0], at: m.index! }))
+  return lines.map((line) =>
+    Object.fromEntries(
+      columns.map((c, i) => [c.name, line.slice(c.at, i + 1 < columns.length ? columns[i + 1].at : undefined).trim()])
+    )
+  )
+}
+
+const minutesAgo = (minutes: number): string =>
+  new Date(Date.now() - minutes * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+describe("kubectl's imperative commands and tables against the embedded API server", () => {
+  it.scopedLive("create namespace, configmap, secret generic, serviceaccount, deployment (protobuf bodies) store what kubectl built", () =>
+    Effect.gen(function*() {
+      const records: Array<ApiServer.AuditEvent> = []
+      const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
+      /** What kubectl builds for the same command, as JSON (`--dry-run=client -o json`). */
+      const dryRun = (...args: Array<string>) => {
+        const end = args.includes("--") ? args.indexOf("--") : args.length
+        const flags = ["--dry-run=client", "-o", "json"]
+        return Effect.map(run(c, ...args.slice(0, end), ...flags, ...args.slice(end)), (out) => JSON.parse(out))
+      }
+
+      assert.match(yield* run(c, "create", "namespace", "team"), /namespace\/team created/)
+      const team = yield* c.server.get(Resource.namespaces, { name: "team" })
+      assert.deepStrictEqual(team.spec, { finalizers: ["kubernetes"] })
+      assert.strictEqual(team.status?.phase, "Active")
+
+      const cm = ["create", "configmap", "settings", "--from-literal=color=blue", "--from-literal=empty="]
+      assert.match(yield* run(c, ...cm), /configmap\/settings created/)
+      const settings = yield* c.server.get(Resource.configMaps, { name: "settings", namespace: "default" })
+      assert.deepStrictEqual(settings.data, { color: "blue", empty: "" })
+      assert.deepStrictEqual(settings.data, (yield* dryRun(...cm)).data)
+
+      const binary = path.join(c.dir, "blob.bin")
+      fs.writeFileSync(binary, Buffer.from([0, 159, 146, 150, 255]))
+      yield* run(c, "create", "configmap", "blob", `--from-file=blob=${binary}`)
+      const blob = yield* c.server.get(Resource.configMaps, { name: "blob", namespace: "default" })
+      assert.deepStrictEqual(blob.binaryData, { blob: Buffer.from([0, 159, 146, 150, 255]).toString("base64") })
+
+      const secret = [
+        "create",
+        "secret",
+        "generic",
+        "creds",
+        "--from-literal=password=s3cr3t",
+        "--type=example.com/token"
+      ]
+      assert.match(yield* run(c, ...secret), /secret\/creds created/)
+      const creds = yield* c.server.get(Resource.secrets, { name: "creds", namespace: "default" })
+      assert.strictEqual(Buffer.from(creds.data!.password, "base64").toString("utf8"), "s3cr3t")
+      assert.strictEqual(creds.type, "example.com/token")
+      assert.deepStrictEqual(creds.data, (yield* dryRun(...secret)).data)
+      assert.strictEqual(
+        yield* run(c, "get", "secret", "creds", "-o", "jsonpath={.data.password}"),
+        Buffer.from("s3cr3t").toString("base64")
+      )
+
+      // without --type, the server's default
+      yield* run(c, "create", "secret", "generic", "plain", "--from-literal=a=1", "--from-literal=b=2")
+      assert.strictEqual(
+        (yield* c.server.get(Resource.secrets, { name: "plain", namespace: "default" })).type,
+        "Opaque"
+      )
+      assert.deepStrictEqual(
+        printedRows(yield* run(c, "get", "secrets")).map((r) => [r.NAME, r.TYPE, r.DATA]),
+        [["creds", "example.com/token", "1"], ["plain", "Opaque", "2"]]
+      )
+
+      assert.match(yield* run(c, "create", "serviceaccount", "robot", "-n", "team"), /serviceaccount\/robot created/)
+      const robot = yield* c.server.get(Resource.serviceAccounts, { name: "robot", namespace: "team" })
+      assert.strictEqual(robot.metadata!.namespace, "team")
+
+      const deployment = ["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3", "--port=8080"]
+      assert.match(yield* run(c, ...deployment, "--", "nginx", "-g", "daemon off;"), /deployment.apps\/web created/)
+      const web = yield* c.server.get(Resource.deployments, { name: "web", namespace: "default" })
+      assert.deepStrictEqual(web.metadata!.labels, { app: "web" })
+      assert.strictEqual(web.spec!.replicas, 3)
+      assert.deepStrictEqual(web.spec!.selector, { matchLabels: { app: "web" } })
+      const [container] = web.spec!.template.spec!.containers
+      assert.strictEqual(container.image, "nginx:1.27")
+      assert.deepStrictEqual(container.command, ["nginx", "-g", "daemon off;"])
+      assert.deepStrictEqual(container.ports, [{ containerPort: 8080 }])
+      assert.deepStrictEqual(
+        JSON.parse(JSON.stringify(web.spec)),
+        (yield* dryRun(...deployment, "--", "nginx", "-g", "daemon off;")).spec
+      )
+      // the JSON read back through kubectl
+      const printed = JSON.parse(yield* run(c, "get", "deployment", "web", "-o", "json"))
+      assert.strictEqual(printed.spec.template.spec.containers[0].image, "nginx:1.27")
+
+      const service = ["create", "service", "nodeport", "front", "--tcp=80:8080", "--node-port=30080"]
+      assert.match(yield* run(c, ...service), /service\/front created/)
+      const front = yield* c.server.get(Resource.services, { name: "front", namespace: "default" })
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(front.spec)), (yield* dryRun(...service)).spec)
+      assert.match(
+        yield* run(c, "expose", "deployment", "web", "--port=80", "--target-port=8080"),
+        /service\/web exposed/
+      )
+      const exposed = yield* c.server.get(Resource.services, { name: "web", namespace: "default" })
+      assert.deepStrictEqual(exposed.spec!.selector, { app: "web" })
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(exposed.spec!.ports)), [{
+        port: 80,
+        protocol: "TCP",
+        targetPort: 8080
+      }])
+      assert.deepStrictEqual(
+        printedRows(yield* run(c, "get", "services")).map((r) => [r.NAME, r.TYPE, r["PORT(S)"]]),
+        [["front", "NodePort", "80:30080/TCP"], ["web", "ClusterIP", "80/TCP"]]
+      )
+
+      const job = ["create", "job", "once", "--image=busybox"]
+      assert.match(yield* run(c, ...job, "--", "echo", "hi"), /job.batch\/once created/)
+      const once = yield* c.server.get(Resource.jobs, { name: "once", namespace: "default" })
+      assert.deepStrictEqual(JSON.parse(JSON.stringify(once.spec)), (yield* dryRun(...job, "--", "echo", "hi")).spec)
+
+      assert.deepStrictEqual(
+        records.map((r) => `${r.verb} ${r.resource} ${r.code}`),
+        [
+          "create namespaces 201",
+          "create configmaps 201",
+          "create configmaps 201",
+          "create secrets 201",
+          "create secrets 201",
+          "create serviceaccounts 201",
+          "create deployments 201",
+          "create services 201",
+          "create services 201",
+          "create jobs 201"
+        ]
+      )
+    }))
+
+  it.scopedLive("a protobuf body of a kind the server does not decode gets 415 naming the type, and nothing is created", () =>
+    Effect.gen(function*() {
+      const records: Array<ApiServer.AuditEvent> = []
+      const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
+      const cronJob = yield* runFailing(c, "create", "cronjob", "nightly", "--image=busybox", "--schedule=0 3 * * *")
+      assert.include(cronJob, "batch/v1, Kind=CronJob")
+      assert.include(cronJob, "application/json")
+      const ingress = yield* runFailing(c, "create", "ingress", "front", "--rule=example.com/=web:80")
+      assert.include(ingress, "networking.k8s.io/v1, Kind=Ingress")
+      assert.deepStrictEqual(records.map((r) => `${r.verb} ${r.resource} ${r.code}`), [
+        "create cronjobs 415",
+        "create ingresses 415"
+      ])
+      assert.strictEqual((yield* c.server.snapshot(Resource.cronJobs)).length, 0)
+      assert.strictEqual((yield* c.server.snapshot(Resource.ingresses)).length, 0)
+    }))
+
+  it.scopedLive("get pods and get pods -o wide print the server's columns for running, pending, terminating and restarted pods", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      yield* c.server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
+      const pod = (name: string, options: Partial<ChurnSimulator.PodOptions> = {}) => {
+        const p = ChurnSimulator.makePod({ name, namespace: "default", app: "web", ...options })
+        return { ...p, metadata: { ...p.metadata, creationTimestamp: minutesAgo(60) } } as Resource.Pod
+      }
+      const restarted = pod("web-restarted", { restartCount: 3 })
+      const [status] = restarted.status!.containerStatuses!
+      ;(status as { lastState: unknown }).lastState = {
+        terminated: { exitCode: 137, reason: "OOMKilled", startedAt: minutesAgo(40), finishedAt: minutesAgo(20) }
+      }
+      const { nodeName: _, ...unscheduledSpec } = pod("web-unscheduled").spec!
+      yield* c.server.load(Resource.pods, [
+        pod("web-running"),
+        pod("web-creating", { phase: "Pending" }),
+        restarted,
+        {
+          ...pod("web-unscheduled"),
+          spec: unscheduledSpec,
+          status: { phase: "Pending", conditions: [{ type: "PodScheduled", status: "False", reason: "Unschedulable" }] }
+        } as Resource.Pod,
+        {
+          ...pod("web-stopping"),
+          metadata: { ...pod("web-stopping").metadata, finalizers: ["example.com/hold"] }
+        } as Resource.Pod
+      ])
+      yield* run(c, "delete", "pod", "web-stopping", "--wait=false")
+
+      const rows = printedRows(yield* run(c, "get", "pods"))
+      assert.deepStrictEqual(Object.keys(rows[0]), ["NAME", "READY", "STATUS", "RESTARTS", "AGE"])
+      const byName = Object.fromEntries(rows.map((r) => [r.NAME, r]))
+      assert.deepStrictEqual(byName["web-running"], {
+        NAME: "web-running",
+        READY: "1/1",
+        STATUS: "Running",
+        RESTARTS: "0",
+        AGE: "60m"
+      })
+      assert.deepStrictEqual([byName["web-creating"].READY, byName["web-creating"].STATUS], [
+        "0/1",
+        "ContainerCreating"
+      ])
+      assert.deepStrictEqual([byName["web-unscheduled"].READY, byName["web-unscheduled"].STATUS], ["0/1", "Pending"])
+      assert.deepStrictEqual([byName["web-stopping"].READY, byName["web-stopping"].STATUS], ["1/1", "Terminating"])
+      assert.strictEqual(byName["web-restarted"].RESTARTS, "3 (20m ago)")
+
+      const wide = printedRows(yield* run(c, "get", "pods", "-o", "wide"))
+      assert.deepStrictEqual(Object.keys(wide[0]), [
+        "NAME",
+        "READY",
+        "STATUS",
+        "RESTARTS",
+        "AGE",
+        "IP",
+        "NODE",
+        "NOMINATED NODE",
+        "READINESS GATES"
+      ])
+      const running = wide.find((r) => r.NAME === "web-running")!
+      const stored = yield* c.server.get(Resource.pods, { name: "web-running", namespace: "default" })
+      assert.strictEqual(running.IP, stored.status!.podIP)
+      assert.strictEqual(running.NODE, stored.spec!.nodeName)
+      assert.deepStrictEqual([running["NOMINATED NODE"], running["READINESS GATES"]], ["<none>", "<none>"])
+      const pending = wide.find((r) => r.NAME === "web-unscheduled")!
+      assert.deepStrictEqual([pending.IP, pending.NODE], ["<none>", "<none>"])
+
+      // one pod, by name
+      const one = printedRows(yield* run(c, "get", "pod", "web-restarted"))
+      assert.deepStrictEqual(one.map((r) => [r.NAME, r.READY, r.RESTARTS]), [["web-restarted", "1/1", "3 (20m ago)"]])
+      // the namespace column comes from the rows' objects
+      const all = printedRows(yield* run(c, "get", "pods", "-A"))
+      assert.isTrue(all.every((r) => r.NAMESPACE === "default"))
+      // labels too (`--show-labels` reads them from the rows' objects)
+      const labelled = printedRows(yield* run(c, "get", "pod", "web-running", "--show-labels"))
+      assert.include(labelled[0].LABELS, "app=web")
+    }))
+
+  it.scopedLive("get nodes prints the nodes the seeded pods run on", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const seeded = yield* ChurnSimulator.seed(c.server, { pods: 40, namespaces: 2 })
+      const pods = yield* c.server.snapshot(Resource.pods)
+      assert.deepStrictEqual(seeded.nodes, ChurnSimulator.nodeNames)
+      const nodes = printedRows(yield* run(c, "get", "nodes"))
+      assert.deepStrictEqual(Object.keys(nodes[0]), ["NAME", "STATUS", "ROLES", "AGE", "VERSION"])
+      assert.deepStrictEqual(nodes.map((n) => n.NAME).sort(), [...seeded.nodes].sort())
+      // every pod runs on one of them
+      const printed = new Set(nodes.map((n) => n.NAME))
+      assert.isTrue(pods.every((p) => printed.has(p.spec!.nodeName!)))
+      assert.isTrue(nodes.every((n) => n.STATUS === "Ready" && n.ROLES === "<none>" && n.VERSION === "v1.32.0"))
+      const wide = printedRows(yield* run(c, "get", "nodes", "-o", "wide"))
+      for (const node of wide) {
+        // the node's InternalIP is the hostIP of its pods
+        const hostIPs = new Set(pods.filter((p) => p.spec!.nodeName === node.NAME).map((p) => p.status!.hostIP))
+        assert.isAtMost(hostIPs.size, 1)
+        if (hostIPs.size === 1) assert.deepStrictEqual([...hostIPs], [node["INTERNAL-IP"]])
+        assert.strictEqual(node["OS-IMAGE"], "Debian GNU/Linux 12 (bookworm)")
+        assert.strictEqual(node["CONTAINER-RUNTIME"], "containerd://1.7.13")
+      }
+      const json = JSON.parse(yield* run(c, "get", "node", seeded.nodes[0], "-o", "json"))
+      assert.strictEqual(json.status.capacity.pods, "110")
+      assert.strictEqual(json.status.conditions.find((x: { type: string }) => x.type === "Ready").status, "True")
+      // and the other tables: namespaces, deployments, config maps
+      const namespaces = printedRows(yield* run(c, "get", "namespaces"))
+      assert.deepStrictEqual(namespaces.map((n) => [n.NAME, n.STATUS]), [["ns-0", "Active"], ["ns-1", "Active"]])
     }))
 })

@@ -30,6 +30,7 @@ import { applyObject, decodeApplyBody } from "./apiServerApplyRequest.js"
 import type { AuditSink } from "./apiServerAudit.js"
 import { mutatingVerbs } from "./apiServerAudit.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
+import { decodeProtobufObject, isProtobuf } from "./apiServerProtobuf.js"
 import type {
   DeleteOptions,
   Entry,
@@ -57,6 +58,7 @@ import {
   resourceNotFound,
   resourceTraits
 } from "./apiServerStore.js"
+import { tableJson, tableRequest, tableWatchResponse } from "./apiServerTable.js"
 import { pull, Watcher } from "./apiServerWatch.js"
 import type { JsonObject } from "./json.js"
 
@@ -502,9 +504,9 @@ const discardBody = (incoming: IncomingMessage): void => {
 const unreadableBody = Either.left(badRequest("the request body could not be read"))
 
 /** Reads a Node request body, `limit` bytes at most: one byte more and the rest is not read. */
-const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Either.Either<string, Status>> =>
-  Effect.async<Either.Either<string, Status>>((resume) => {
-    if (incoming.readableEnded) return resume(Effect.succeed(Either.right("")))
+const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Either.Either<Buffer, Status>> =>
+  Effect.async<Either.Either<Buffer, Status>>((resume) => {
+    if (incoming.readableEnded) return resume(Effect.succeed(Either.right(Buffer.alloc(0))))
     const chunks: Array<Buffer> = []
     let size = 0
     const detach = () => {
@@ -513,7 +515,7 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<E
       incoming.off("error", onError)
       incoming.off("close", onError)
     }
-    const done = (result: Either.Either<string, Status>) => {
+    const done = (result: Either.Either<Buffer, Status>) => {
       detach()
       resume(Effect.succeed(result))
     }
@@ -527,7 +529,7 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<E
       }
       chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
     }
-    const onEnd = () => done(Either.right(Buffer.concat(chunks).toString("utf8")))
+    const onEnd = () => done(Either.right(Buffer.concat(chunks)))
     const onError = () => done(unreadableBody)
     incoming.on("data", onData)
     incoming.once("end", onEnd)
@@ -537,13 +539,13 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<E
   })
 
 /**
- * The request body as text, as kube-apiserver reads it: more than `limit` bytes (announced by
+ * The request body's bytes, as kube-apiserver reads them: more than `limit` bytes (announced by
  * Content-Length, or counted while reading) is 413 RequestEntityTooLarge, and no more of it is read.
  */
-const readBody = (
+const readBytes = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
-): Effect.Effect<Either.Either<string, Status>> =>
+): Effect.Effect<Either.Either<Buffer, Status>> =>
   Effect.suspend(() => {
     const tooLarge = Either.left(requestEntityTooLarge(`limit is ${limit}`))
     const incoming: IncomingMessage | undefined = NodeHttpServerRequest.toIncomingMessage(request)
@@ -555,15 +557,22 @@ const readBody = (
     if (incoming !== undefined && typeof incoming.on === "function") return readIncoming(incoming, limit)
     // not a Node request (none in this server): read it whole
     return Effect.map(
-      Effect.either(request.text),
-      (text): Either.Either<string, Status> =>
-        Either.isLeft(text)
+      Effect.either(request.arrayBuffer),
+      (bytes): Either.Either<Buffer, Status> =>
+        Either.isLeft(bytes)
           ? unreadableBody
-          : Buffer.byteLength(text.right) > limit
+          : bytes.right.byteLength > limit
           ? tooLarge
-          : Either.right(text.right)
+          : Either.right(Buffer.from(bytes.right))
     )
   })
+
+/** The request body as text (UTF-8), read as `readBytes` reads it. */
+const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<Either.Either<string, Status>> =>
+  Effect.map(readBytes(request, limit), Either.map((bytes) => bytes.toString("utf8")))
 
 const tooDeep = badRequest(
   `the body of the request was in an unknown format: objects and arrays are nested more than ${maxJsonDepth} levels deep`
@@ -571,9 +580,23 @@ const tooDeep = badRequest(
 
 /**
  * The request body as JSON (`undefined` when empty): over the body limit, nested deeper than `maxJsonDepth`
- * (checked on the text, before parsing) or not JSON, a Status.
+ * (checked on the text, before parsing) or not JSON, a Status. A Kubernetes protobuf body (kubectl's
+ * imperative commands) is decoded to the same JSON (`decodeProtobufObject`).
  */
 const readJson = (
+  state: ServerState,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Either.Either<unknown, Status>> =>
+  isProtobuf(request.headers["content-type"])
+    ? Effect.map(readBytes(request, state.maxRequestBodyBytes), (bytes): Either.Either<unknown, Status> => {
+      if (Either.isLeft(bytes)) return bytes
+      if (bytes.right.length === 0) return Either.right(undefined)
+      const decoded = decodeProtobufObject(bytes.right)
+      return Either.isRight(decoded) && jsonValueTooDeep(decoded.right, maxJsonDepth) ? Either.left(tooDeep) : decoded
+    })
+    : readJsonText(state, request)
+
+const readJsonText = (
   state: ServerState,
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<Either.Either<unknown, Status>> =>
@@ -815,7 +838,14 @@ const serveResource = (
       case "get": {
         if (target.subresource === "finalize") return statusResponse(methodNotAllowed)
         const entry = rs.entries.get(objectKey(objectNamespace, name!))
-        return entry === undefined ? statusResponse(notFound(rs, name!)) : jsonText(200, entry.json)
+        if (entry === undefined) return statusResponse(notFound(rs, name!))
+        const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
+        if (Either.isLeft(table)) return statusResponse(table.left)
+        if (table.right === undefined) return jsonText(200, entry.json)
+        return jsonText(
+          200,
+          tableJson(rs.groupResource, [entry], { resourceVersion: String(entry.rv) }, table.right, now)
+        )
       }
       case "list": {
         const limitParam = param(query, "limit")
@@ -837,6 +867,25 @@ const serveResource = (
           sendInitialEvents: param(query, "sendInitialEvents")
         })
         if (Either.isLeft(outcome)) return statusResponse(outcome.left)
+        const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
+        if (Either.isLeft(table)) return statusResponse(table.left)
+        if (table.right !== undefined) {
+          const { continueToken, page } = outcome.right
+          return jsonText(
+            200,
+            tableJson(
+              rs.groupResource,
+              page.items,
+              {
+                resourceVersion: String(page.rv),
+                continue: continueToken,
+                remainingItemCount: page.remaining
+              },
+              table.right,
+              now
+            )
+          )
+        }
         return listResponse(listHead(rs, outcome.right), outcome.right.page.items)
       }
       case "watch": {
@@ -854,8 +903,16 @@ const serveResource = (
           timeoutSeconds: param(query, "timeoutSeconds")
         })
         if (Either.isLeft(plan)) return statusResponse(plan.left)
+        const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
+        if (Either.isLeft(table)) return statusResponse(table.left)
         const connection = NodeHttpServerRequest.toServerResponse(request)
-        return watchResponse(state, rs, gone === undefined ? plan.right : { ...plan.right, gone: true }, connection)
+        const response = watchResponse(
+          state,
+          rs,
+          gone === undefined ? plan.right : { ...plan.right, gone: true },
+          connection
+        )
+        return table.right === undefined ? response : tableWatchResponse(response, rs.groupResource, table.right)
       }
       case "create": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)

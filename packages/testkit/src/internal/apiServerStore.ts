@@ -545,6 +545,18 @@ const initialStatus = (store: ResourceStore, input: JsonObject): unknown => {
   }
 }
 
+/**
+ * kube-apiserver's defaults for the fields a printer or a client reads back, set on every write: a
+ * Secret's `type` is `Opaque` when not set, a Service's `spec.type` is `ClusterIP`.
+ */
+const applyDefaults = (store: ResourceStore, obj: JsonObject): void => {
+  const unset = (value: unknown) => value === undefined || value === null || value === ""
+  if (store.groupResource === "secrets" && unset(obj.type)) obj.type = "Opaque"
+  if (store.groupResource === "services" && isObject(obj.spec) && unset(obj.spec.type)) {
+    obj.spec = { ...obj.spec, type: "ClusterIP" }
+  }
+}
+
 /** Whether a write from `before` to `after` bumps `metadata.generation` (kube-apiserver's strategies). */
 const generationChanges = (traits: ResourceTraits, before: JsonObject, after: JsonObject): boolean => {
   if (traits.custom) {
@@ -810,6 +822,7 @@ export class Store extends ApiStore.Store<Entry> {
       obj.spec = spec
       if (obj.status === undefined) obj.status = { phase: "Active" }
     }
+    applyDefaults(store, obj)
     if (writer !== undefined) recordUpdate(undefined, obj, store.apiVersion, resource.kind, writer)
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, "ADDED", entry, undefined)
@@ -948,6 +961,7 @@ export class Store extends ApiStore.Store<Entry> {
     }
     obj.kind = store.resource.kind
     obj.apiVersion = store.apiVersion
+    applyDefaults(store, obj)
     // the fields this write changed become its manager's (before the system fields move)
     if (writer !== undefined) recordUpdate(existing.obj, obj, store.apiVersion, store.resource.kind, writer)
     if (
