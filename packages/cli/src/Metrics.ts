@@ -160,7 +160,10 @@ export const serve = (options: ServeOptions): Effect.Effect<MetricsServer, Metri
         server.once("error", failed)
         try {
           server.listen(port, host, () => {
+            // (an error event without a listener would end the process: a server error once listening
+            // leaves the scrapes failing, never the command)
             server.off("error", failed)
+            server.on("error", () => {})
             resume(Effect.succeed((server.address() as AddressInfo).port))
           })
         } catch (cause) {
