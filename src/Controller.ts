@@ -358,7 +358,8 @@ export type ControllerError = internal.ControllerError
 // -------------------------------------------------------------------------------------------------
 
 /**
- * Reconciles by `controller` and `result` (`success`, `error`, `requeue`, `requeue_after`).
+ * `effect_informers_reconcile_total`: reconciles by `controller` and `result` (`success`, `error`, `requeue`,
+ * `requeue_after`). Every series of a controller (here and below) exists from its start, at 0.
  *
  * @since 0.2.0
  * @category metrics
@@ -366,7 +367,7 @@ export type ControllerError = internal.ControllerError
 export const reconcileTotal: Metric.Metric.Counter<number> = internal.reconcileTotal
 
 /**
- * Failed reconciles (typed errors and defects), by `controller`.
+ * `effect_informers_reconcile_errors_total`: failed reconciles (typed errors and defects), by `controller`.
  *
  * @since 0.2.0
  * @category metrics
@@ -374,7 +375,7 @@ export const reconcileTotal: Metric.Metric.Counter<number> = internal.reconcileT
 export const reconcileErrors: Metric.Metric.Counter<number> = internal.reconcileErrors
 
 /**
- * The duration of reconciles, in seconds, by `controller`.
+ * `effect_informers_reconcile_time_seconds`: the duration of reconciles, in seconds, by `controller`.
  *
  * @since 0.2.0
  * @category metrics
@@ -382,7 +383,7 @@ export const reconcileErrors: Metric.Metric.Counter<number> = internal.reconcile
 export const reconcileDuration: Metric.Metric.Histogram<number> = internal.reconcileDuration
 
 /**
- * Reconciles in progress, by `controller`.
+ * `effect_informers_reconcile_active_workers`: reconciles in progress, by `controller`.
  *
  * @since 0.2.0
  * @category metrics
@@ -390,12 +391,42 @@ export const reconcileDuration: Metric.Metric.Histogram<number> = internal.recon
 export const activeWorkers: Metric.Metric.Gauge<number> = internal.activeWorkers
 
 /**
- * Keys requeued because a cache had not caught up with the key's own last write, by `controller`.
+ * `effect_informers_reconcile_stale_skips_total`: keys requeued because a cache had not caught up with the key's
+ * own last write, by `controller`.
  *
  * @since 0.2.0
  * @category metrics
  */
 export const staleSkips: Metric.Metric.Counter<number> = internal.staleSkips
+
+/**
+ * `effect_informers_reconcile_panics_total`: reconciles that died of a defect (a throw, `Effect.die`), by
+ * `controller`: controller-runtime's `reconcile_panics_total`. Counted in `reconcileErrors` too; the key is
+ * requeued.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcilePanics: Metric.Metric.Counter<number> = internal.reconcilePanics
+
+/**
+ * `effect_informers_terminal_reconcile_errors_total`: failed reconciles the `errorPolicy` answered `done` for
+ * (not requeued), by `controller`: controller-runtime's `terminal_reconcile_errors_total`. Counted in
+ * `reconcileErrors` too.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const terminalReconcileErrors: Metric.Metric.Counter<number> = internal.terminalReconcileErrors
+
+/**
+ * `effect_informers_max_concurrent_reconciles`: the controller's number of workers (`concurrency`), by
+ * `controller`: controller-runtime's `max_concurrent_reconciles`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const maxConcurrentReconciles: Metric.Metric.Gauge<number> = internal.maxConcurrentReconciles
 
 // -------------------------------------------------------------------------------------------------
 // constructors

@@ -21,8 +21,9 @@
  *   saw its last renewal).
  * - Observable: `state` and `changes` (the state machine: `Acquiring`, `Following`, `Leading`,
  *   `SteppingDown`, `Releasing`, `Stopped`), `holder`, `isLeader`, and metrics tagged with the election's
- *   `name`: `effect_informers_leader_election_is_leader` (client-go's `leader_election_master_status`),
- *   `..._transitions_total`, `..._renew_failures_total`, `..._slowpath_total`, `..._step_downs_total`.
+ *   `name`: `leader_election_master_status` and `leader_election_slowpath_total` (client-go's names),
+ *   `effect_informers_leader_election_transitions_total`, `..._renew_failures_total`, `..._step_downs_total`
+ *   (docs/METRICS.md).
  * - Time is read from the `Clock` and the jitter from `Random` only, so `TestClock` drives every timing.
  *   The Lease is reached through a `LeaseLock`: `clientLock` over the `Client`, or `makeMemoryLeases`
  *   (in memory, with partitions, latency and errors, for tests).
@@ -801,8 +802,8 @@ export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection,
 // -------------------------------------------------------------------------------------------------
 
 /**
- * 1 while this replica leads the election (tag `name`), 0 otherwise: client-go's
- * `leader_election_master_status`.
+ * `leader_election_master_status` (client-go's name): 1 while this replica leads the election (tag `name`),
+ * 0 otherwise; set to 0 when the elector starts.
  *
  * @since 0.2.0
  * @category metrics
@@ -810,7 +811,7 @@ export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection,
 export const isLeaderMetric: Metric.Metric.Gauge<number> = internal.isLeaderGauge
 
 /**
- * Times this replica became leader (tag `name`).
+ * `effect_informers_leader_election_transitions_total`: times this replica became leader (tag `name`).
  *
  * @since 0.2.0
  * @category metrics
@@ -818,7 +819,7 @@ export const isLeaderMetric: Metric.Metric.Gauge<number> = internal.isLeaderGaug
 export const transitionsMetric: Metric.Metric.Counter<number> = internal.transitionsCounter
 
 /**
- * Failed renewal attempts of the leader (tag `name`).
+ * `effect_informers_leader_election_renew_failures_total`: failed renewal attempts of the leader (tag `name`).
  *
  * @since 0.2.0
  * @category metrics
@@ -826,7 +827,7 @@ export const transitionsMetric: Metric.Metric.Counter<number> = internal.transit
 export const renewFailuresMetric: Metric.Metric.Counter<number> = internal.renewFailuresCounter
 
 /**
- * Renewals that read the Lease first (tag `name`): client-go's `leader_election_slowpath_total`.
+ * `leader_election_slowpath_total` (client-go's name): renewals that read the Lease first (tag `name`).
  *
  * @since 0.2.0
  * @category metrics
@@ -834,7 +835,8 @@ export const renewFailuresMetric: Metric.Metric.Counter<number> = internal.renew
 export const slowPathMetric: Metric.Metric.Counter<number> = internal.slowPathCounter
 
 /**
- * Times this replica stopped leading (tags `name`, `reason`: `RenewDeadline`, `LeaseLost`, `Failure`, `Shutdown`).
+ * `effect_informers_leader_election_step_downs_total`: times this replica stopped leading (tags `name`,
+ * `reason`: `RenewDeadline`, `LeaseLost`, `Failure`, `Shutdown`).
  *
  * @since 0.2.0
  * @category metrics

@@ -1,7 +1,46 @@
 /**
  * The informer metrics, as Effect `Metric`s. Each is tagged with `informer` (the informer's name);
- * per-handler metrics also with `handler`. Export them with any Effect metrics exporter
- * (e.g. `@effect/opentelemetry`), or read them with `Metric.value`.
+ * per-handler metrics also with `handler`. The other modules have theirs (`WorkQueue`, `Controller`,
+ * `LeaderElection`, `Sharding`, `EventRecorder`); docs/METRICS.md lists them all, with their names as
+ * Prometheus shows them.
+ *
+ * They are Effect metrics, in Effect's global registry: read one with `Metric.value`, or export them all
+ * with any Effect metrics exporter. With `@effect/opentelemetry`, `Metrics.layer` hands the registry to
+ * OpenTelemetry `MetricReader`s, e.g. `@opentelemetry/exporter-prometheus`'s, which serves
+ * `http://localhost:9464/metrics` (`effect-informers replicate --metrics-port` does the same with its own
+ * server):
+ *
+ * @example
+ * ```ts
+ * import * as OtelMetrics from "@effect/opentelemetry/Metrics"
+ * import * as OtelResource from "@effect/opentelemetry/Resource"
+ * import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+ * import type { MetricReader } from "@opentelemetry/sdk-metrics"
+ * import * as Informers from "effect-informers/Layer"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ *
+ * // the reader starts its HTTP server when made and stops it when the layer's scope closes
+ * const MetricsLive = OtelMetrics.layer(
+ *   () => new PrometheusExporter({ port: 9464, host: "127.0.0.1" }) as unknown as MetricReader
+ * ).pipe(Layer.provide(OtelResource.layer({ serviceName: "my-controller" })))
+ *
+ * const program = Effect.gen(function*() {
+ *   const pods = yield* Informers.Pods
+ *   yield* pods.informer.synced
+ *   yield* Effect.never
+ * })
+ *
+ * // against the cluster of ~/.kube/config, its metrics at http://127.0.0.1:9464/metrics
+ * const main = program.pipe(
+ *   Effect.provide(Informers.pods()),
+ *   Effect.provide(Informers.live()),
+ *   Effect.provide(MetricsLive)
+ * )
+ * ```
+ *
+ * (The cast: `@opentelemetry/exporter-prometheus` 0.223.0 pins `@opentelemetry/sdk-metrics` 2.12.0, one
+ * patch apart from the copy `@effect/opentelemetry` resolves here; the classes are the same at run time.)
  *
  * @since 0.1.0
  */

@@ -22,6 +22,7 @@ import type * as Controller from "../Controller.js"
 import { fastMetaNamespaceKey } from "../Indexer.js"
 import type { DeletedFinalStateUnknown, KubeObject } from "../KubeObject.js"
 import { unwrapDeleted } from "../KubeObject.js"
+import { withTags } from "../Metrics.js"
 import * as RateLimiter from "../RateLimiter.js"
 import { groupResource } from "../Resource.js"
 import * as Sharding from "../Sharding.js"
@@ -234,6 +235,23 @@ export const staleSkips = Metric.counter("effect_informers_reconcile_stale_skips
   incremental: true
 })
 
+/** @internal */
+export const reconcilePanics = Metric.counter("effect_informers_reconcile_panics_total", {
+  description: "Reconciles that died of a defect (controller-runtime's panics)",
+  incremental: true
+})
+
+/** @internal */
+export const terminalReconcileErrors = Metric.counter("effect_informers_terminal_reconcile_errors_total", {
+  description: "Failed reconciles the error policy did not requeue",
+  incremental: true
+})
+
+/** @internal */
+export const maxConcurrentReconciles = Metric.gauge("effect_informers_max_concurrent_reconciles", {
+  description: "The controller's number of workers"
+})
+
 // -------------------------------------------------------------------------------------------------
 // make
 // -------------------------------------------------------------------------------------------------
@@ -397,19 +415,28 @@ const makeIn = <A, E, R>(
     )
 
     // ---- the workers ---------------------------------------------------------------------------------
-    const tagged = <T extends Metric.Metric<any, any, any>>(metric: T): T =>
-      Metric.tagged(metric, "controller", name) as T
+    // tagged once (`withTags`): an update is then a registry cache hit
+    const tagged = <T extends Metric.Metric<any, any, any>>(
+      metric: T,
+      ...more: ReadonlyArray<readonly [string, string]>
+    ): T => withTags(metric, [["controller", name], ...more]) as T
     const results = {
-      success: Metric.tagged(tagged(reconcileTotal), "result", "success"),
-      error: Metric.tagged(tagged(reconcileTotal), "result", "error"),
-      requeue: Metric.tagged(tagged(reconcileTotal), "result", "requeue"),
-      requeueAfter: Metric.tagged(tagged(reconcileTotal), "result", "requeue_after")
+      success: tagged(reconcileTotal, ["result", "success"]),
+      error: tagged(reconcileTotal, ["result", "error"]),
+      requeue: tagged(reconcileTotal, ["result", "requeue"]),
+      requeueAfter: tagged(reconcileTotal, ["result", "requeue_after"])
     }
     const errors = tagged(reconcileErrors)
+    const panics = tagged(reconcilePanics)
+    const terminal = tagged(terminalReconcileErrors)
     const duration = tagged(reconcileDuration)
     const activeGauge = tagged(activeWorkers)
     const stale = tagged(staleSkips)
     const policy = options.errorPolicy
+    // every series exists from the start, at 0 (as controller-runtime initialises them): a scrape before the
+    // first reconcile shows the controller, and rates over a fresh counter start from 0
+    for (const counter of [...Object.values(results), errors, panics, terminal, stale]) counter.unsafeUpdate(0, [])
+    activeGauge.unsafeUpdate(0, [])
 
     let stopping = false
     let active = 0
@@ -451,6 +478,7 @@ const makeIn = <A, E, R>(
       // like any other: requeued. The worker's own interruption never reaches this point.)
       errors.unsafeUpdate(1, [])
       results.error.unsafeUpdate(1, [])
+      if (Cause.isDie(exit.cause)) panics.unsafeUpdate(1, [])
       const failure = Cause.failureOption(exit.cause)
       // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime),
       // and so is a failure when the policy itself throws
@@ -466,6 +494,7 @@ const makeIn = <A, E, R>(
           )
         }
       }
+      if (next._tag === "Done") terminal.unsafeUpdate(1, [])
       return Effect.zipRight(
         Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
           Effect.annotateLogs({ controller: name, key })
@@ -526,6 +555,7 @@ const makeIn = <A, E, R>(
     }
 
     const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
+    tagged(maxConcurrentReconciles).unsafeUpdate(concurrency, [])
     const sharding = options.sharding
     if (sharding !== undefined) {
       // the keys a change of the assignment gives this member are reconciled again (from the primary's cache)

@@ -43,11 +43,11 @@ import type { LeaseLock } from "./leaseLock.js"
 import { LockError } from "./leaseLock.js"
 
 // -------------------------------------------------------------------------------------------------
-// metrics
+// metrics (client-go's names where client-go has the metric)
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
-export const isLeaderGauge = Metric.gauge("effect_informers_leader_election_is_leader", {
+export const isLeaderGauge = Metric.gauge("leader_election_master_status", {
   description: "1 while this replica leads the election named by `name`, 0 otherwise"
 })
 
@@ -64,7 +64,7 @@ export const renewFailuresCounter = Metric.counter("effect_informers_leader_elec
 })
 
 /** @internal */
-export const slowPathCounter = Metric.counter("effect_informers_leader_election_slowpath_total", {
+export const slowPathCounter = Metric.counter("leader_election_slowpath_total", {
   description: "Renewals that had to read the Lease first (client-go's slowpath)",
   incremental: true
 })
@@ -162,7 +162,12 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
     const renewFailures = Metric.tagged(renewFailuresCounter, "name", config.name)
     const slowPath = Metric.tagged(slowPathCounter, "name", config.name)
     const stepDowns = Metric.tagged(stepDownsCounter, "name", config.name)
+    // every series from the start, at 0 (client-go sets the status to 0 at construction)
     yield* Metric.set(isLeaderMetric, 0)
+    for (const counter of [transitions, renewFailures, slowPath]) yield* Metric.incrementBy(counter, 0)
+    for (const reason of ["RenewDeadline", "LeaseLost", "Failure", "Shutdown"]) {
+      yield* Metric.incrementBy(Metric.tagged(stepDowns, "reason", reason), 0)
+    }
 
     const stateRef = yield* SubscriptionRef.make<State>(States.Acquiring())
     const stopped = yield* Deferred.make<void>()

@@ -110,6 +110,8 @@ export const retriesMetric = Metric.counter("workqueue_retries_total", {
 /** How often the unfinished-work and longest-processor gauges are set (client-go: 500 ms). */
 const metricsUpdatePeriod = Duration.millis(500)
 
+const noTags: ReadonlyArray<never> = []
+
 /** One queue's metrics, tagged with its name once. */
 class QueueMetrics {
   readonly depth: Metric.Metric.Gauge<number>
@@ -128,10 +130,12 @@ class QueueMetrics {
     this.unfinishedWork = withTags(unfinishedWorkMetric, tags)
     this.longestRunningProcessor = withTags(longestRunningProcessorMetric, tags)
     this.retries = withTags(retriesMetric, tags)
+    // the queue's series exist from its creation, at 0: a scrape before the first add shows the queue
+    this.depth.unsafeUpdate(0, noTags)
+    this.adds.unsafeUpdate(0, noTags)
+    this.retries.unsafeUpdate(0, noTags)
   }
 }
-
-const noTags: ReadonlyArray<never> = []
 
 // -------------------------------------------------------------------------------------------------
 // entries and lists

@@ -153,4 +153,19 @@ describe("WorkQueue metrics", () => {
       assert.strictEqual((yield* readMetrics(first)).adds, 2)
       assert.strictEqual((yield* readMetrics(second)).adds, 1)
     }))
+
+  it.scoped("a named queue's depth, adds and retries exist at 0 from its creation (a scrape before any add shows it)", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("metrics")
+      yield* makeQueue({ name })
+      const series = (yield* Metric.snapshot)
+        .filter((pair) => pair.metricKey.tags.some((tag) => tag.key === "name" && tag.value === name))
+        .map((pair) => `${pair.metricKey.name} ${JSON.stringify(pair.metricState)}`)
+        .sort()
+      assert.deepStrictEqual(series, [
+        `workqueue_adds_total {"count":0}`,
+        `workqueue_depth {"value":0}`,
+        `workqueue_retries_total {"count":0}`
+      ])
+    }))
 })

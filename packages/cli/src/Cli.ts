@@ -36,6 +36,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as Demo from "./Demo.js"
+import * as Metrics from "./Metrics.js"
 import * as Replicate from "./Replicate.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -625,11 +626,30 @@ const replicate = Command.make("replicate", {
   retryPeriod: duration("retry-period").pipe(
     Options.optional,
     Options.withDescription("the wait between attempts to acquire or renew (default: 2s)")
+  ),
+  metricsPort: Options.integer("metrics-port").pipe(
+    Options.optional,
+    Options.withDescription(
+      "serve the metrics in the Prometheus text format at http://HOST:PORT/metrics (0: any free port)"
+    )
+  ),
+  metricsHost: Options.text("metrics-host").pipe(
+    Options.withDefault(Metrics.defaultHost),
+    Options.withDescription("the address the metrics are served on (0.0.0.0: every interface)")
   )
 }, (options) =>
   Effect.gen(function*() {
     if (Option.isSome(options.server) && Option.isSome(options.kubeconfig)) {
       return yield* fail("give --server or --kubeconfig, not both")
+    }
+    if (Option.isSome(options.metricsPort)) {
+      // first: a port in use ends the command before it connects to anything
+      const metrics = yield* Metrics.serve({
+        port: options.metricsPort.value,
+        host: options.metricsHost,
+        serviceName: "effect-informers-replicate"
+      }).pipe(Effect.mapError((e) => new CliFailure(e.message)))
+      yield* Console.error(`replicate: ${options.identity}: metrics at ${metrics.url}`)
     }
     const layer = Replicate.layer({
       identity: options.identity,

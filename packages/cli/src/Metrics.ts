@@ -1,0 +1,181 @@
+/**
+ * The library's metrics (every Effect `Metric` of the process: informers, work queues, controllers, leader
+ * election...) served over HTTP in the Prometheus text format, for `effect-informers replicate
+ * --metrics-port`.
+ *
+ * `@effect/opentelemetry`'s `Metrics` bridges Effect's metric registry into an OpenTelemetry `MetricReader`;
+ * the reader is `@opentelemetry/exporter-prometheus`'s `PrometheusExporter`, which renders the text format.
+ * The HTTP server is ours (the exporter's own treats port 0 as its default 9464 and reports a port in use
+ * only to OpenTelemetry's diagnostics): it binds `host:port` (port 0: any free one) in the current scope, a
+ * bind that fails is a `MetricsServerError`, and closing the scope closes the server and its connections,
+ * so the port is free again.
+ *
+ * @since 0.2.0
+ */
+import * as OtelMetrics from "@effect/opentelemetry/Metrics"
+import * as OtelResource from "@effect/opentelemetry/Resource"
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
+import type { MetricReader } from "@opentelemetry/sdk-metrics"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+
+/**
+ * The metrics could not be served: the address is in use (`AddressInUse`), the host is not an address of
+ * this machine or does not resolve (`AddressNotAvailable`), binding needs privileges (`PermissionDenied`),
+ * the port is not one (`InvalidPort`), or another reason (`Unknown`, with the system's code in the message).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class MetricsServerError extends Data.TaggedError("MetricsServerError")<{
+  readonly reason: "AddressInUse" | "AddressNotAvailable" | "PermissionDenied" | "InvalidPort" | "Unknown"
+  readonly host: string
+  readonly port: number
+  readonly cause?: unknown
+}> {
+  override get message(): string {
+    const where = `cannot serve the metrics on ${this.host}:${this.port}`
+    switch (this.reason) {
+      case "AddressInUse":
+        return `${where}: the address is in use`
+      case "AddressNotAvailable":
+        return `${where}: the host is not an address of this machine (or does not resolve)`
+      case "PermissionDenied":
+        return `${where}: permission denied`
+      case "InvalidPort":
+        return `${where}: the port must be an integer from 0 to 65535`
+      case "Unknown": {
+        const code = (this.cause as { readonly code?: unknown } | undefined)?.code
+        return `${where}: ${typeof code === "string" ? code : "the server failed"}`
+      }
+    }
+  }
+}
+
+/**
+ * Where to serve: `port` (0: any free one) on `host` (default `127.0.0.1`: this machine only; `0.0.0.0` for
+ * every interface); `serviceName` is the `service_name` of the `target_info` series (default
+ * `effect-informers`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface ServeOptions {
+  readonly port: number
+  readonly host?: string | undefined
+  readonly serviceName?: string | undefined
+}
+
+/**
+ * A running metrics endpoint: `url` is the address to scrape (`http://host:port/metrics`), `port` the port
+ * it is bound to (the chosen one when 0 was asked).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface MetricsServer {
+  readonly url: string
+  readonly host: string
+  readonly port: number
+}
+
+/**
+ * The default host: this machine only.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const defaultHost = "127.0.0.1"
+
+const reasonOf = (code: unknown): MetricsServerError["reason"] => {
+  switch (code) {
+    case "EADDRINUSE":
+      return "AddressInUse"
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+    case "EAI_AGAIN":
+    case "EAI_FAIL":
+      return "AddressNotAvailable"
+    case "EACCES":
+    case "EPERM":
+      return "PermissionDenied"
+    case "ERR_SOCKET_BAD_PORT":
+      return "InvalidPort"
+    default:
+      return "Unknown"
+  }
+}
+
+/**
+ * Serves the process's Effect metrics at `http://host:port/metrics` in the Prometheus text format (counters
+ * with `_total`, histograms as `_bucket`/`_sum`/`_count`, the tags as labels, plus `target_info`), until the
+ * scope closes; any other path answers 404.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const serve = (options: ServeOptions): Effect.Effect<MetricsServer, MetricsServerError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const host = options.host ?? defaultHost
+    const port = options.port
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      return yield* new MetricsServerError({ reason: "InvalidPort", host, port })
+    }
+
+    // the reader: renders what it collects; its own server is never started (ours below serves it)
+    const exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
+    // Effect's registry as the reader's producer; the scope shuts the reader down
+    const producer = yield* OtelMetrics.makeProducer.pipe(
+      Effect.provide(OtelResource.layer({ serviceName: options.serviceName ?? "effect-informers" }))
+    )
+    // (the exporter pins its own copy of @opentelemetry/sdk-metrics, a patch apart from the one
+    // @effect/opentelemetry sees: the same MetricReader at run time, two declarations to the type checker)
+    yield* OtelMetrics.registerProducer(producer, () => exporter as unknown as MetricReader)
+
+    const server = Http.createServer((req, res) => {
+      const path = new URL(req.url ?? "/", "http://metrics").pathname
+      if (path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
+        res.writeHead(404, { "content-type": "text/plain" })
+        res.end("not found\n")
+        return
+      }
+      exporter.getMetricsRequestHandler(req, res)
+    })
+    const bound = yield* Effect.acquireRelease(
+      Effect.async<number, MetricsServerError>((resume) => {
+        const failed = (cause: unknown) =>
+          resume(
+            Effect.fail(
+              new MetricsServerError({
+                reason: reasonOf((cause as { readonly code?: unknown }).code),
+                host,
+                port,
+                cause
+              })
+            )
+          )
+        server.once("error", failed)
+        try {
+          server.listen(port, host, () => {
+            // (an error event without a listener would end the process: a server error once listening
+            // leaves the scrapes failing, never the command)
+            server.off("error", failed)
+            server.on("error", () => {})
+            resume(Effect.succeed((server.address() as AddressInfo).port))
+          })
+        } catch (cause) {
+          failed(cause)
+        }
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    )
+    const shown = host.includes(":") ? `[${host}]` : host
+    return { url: `http://${shown}:${bound}/metrics`, host, port: bound }
+  })

@@ -1,0 +1,95 @@
+/**
+ * Controller: controller-runtime's metrics beside the reconcile totals: every series at 0 from the start,
+ * panics (defects), terminal errors (the error policy answered `done`), the number of workers.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Metric, TestClock } from "effect"
+import * as Controller from "../../src/Controller.js"
+import { settle } from "../fixtures/index.js"
+import { configMaps, eventually, obj, source } from "./fixtures.js"
+
+const count = (metric: Metric.Metric.Counter<number>, controller: string, result?: string) =>
+  Effect.map(
+    Metric.value(
+      result === undefined
+        ? Metric.tagged(metric, "controller", controller)
+        : metric.pipe(Metric.tagged("controller", controller), Metric.tagged("result", result))
+    ),
+    (state) => state.count
+  )
+
+const gauge = (metric: Metric.Metric.Gauge<number>, controller: string) =>
+  Effect.map(Metric.value(Metric.tagged(metric, "controller", controller)), (state) => state.value)
+
+/** The series the registry holds for `name` and controller `controller`, as `name{tags}`. */
+const series = (name: string, controller: string) =>
+  Metric.unsafeSnapshot()
+    .filter((pair) =>
+      pair.metricKey.name === name &&
+      pair.metricKey.tags.some((tag) => tag.key === "controller" && tag.value === controller)
+    )
+    .map((pair) => pair.metricKey.tags.map((tag) => `${tag.key}=${tag.value}`).sort().join(","))
+    .sort()
+
+describe("Controller: metrics", () => {
+  it.scoped("every series of a controller exists at 0 before its first reconcile", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [])
+      yield* Controller.make({ name: "metrics-zero", for: cms, concurrency: 3, reconcile: () => Effect.void })
+      yield* settle
+      assert.deepStrictEqual(series("effect_informers_reconcile_total", "metrics-zero"), [
+        "controller=metrics-zero,result=error",
+        "controller=metrics-zero,result=requeue",
+        "controller=metrics-zero,result=requeue_after",
+        "controller=metrics-zero,result=success"
+      ])
+      for (const result of ["success", "error", "requeue", "requeue_after"]) {
+        assert.strictEqual(yield* count(Controller.reconcileTotal, "metrics-zero", result), 0)
+      }
+      for (
+        const name of [
+          "effect_informers_reconcile_errors_total",
+          "effect_informers_reconcile_panics_total",
+          "effect_informers_terminal_reconcile_errors_total",
+          "effect_informers_reconcile_stale_skips_total",
+          "effect_informers_reconcile_active_workers",
+          "effect_informers_max_concurrent_reconciles"
+        ]
+      ) {
+        assert.deepStrictEqual(series(name, "metrics-zero"), ["controller=metrics-zero"], name)
+      }
+      assert.strictEqual(yield* gauge(Controller.maxConcurrentReconciles, "metrics-zero"), 3)
+      assert.strictEqual(yield* gauge(Controller.activeWorkers, "metrics-zero"), 0)
+    }))
+
+  it.scoped("a defect counts as a panic and an error; a failure the policy gives up on, as terminal", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "dies"), obj("a", "fails"), obj("a", "ok")])
+      const seen = new Set<string>()
+      yield* Controller.make({
+        name: "metrics-outcomes",
+        for: cms,
+        // typed failures are not retried; defects are requeued whatever the policy says
+        errorPolicy: () => Controller.done,
+        reconcile: (request) =>
+          Effect.suspend(() => {
+            const first = !seen.has(request.key)
+            seen.add(request.key)
+            if (request.name === "dies" && first) return Effect.die(new Error("boom"))
+            if (request.name === "fails") return Effect.fail("no")
+            return Effect.succeed(Controller.done)
+          })
+      })
+      yield* eventually(() => seen.size === 3, "three keys")
+      // the defect's requeue waits for the rate limiter's first delay (5 ms)
+      yield* TestClock.adjust("10 millis")
+      yield* settle
+      assert.strictEqual(yield* count(Controller.reconcilePanics, "metrics-outcomes"), 1)
+      assert.strictEqual(yield* count(Controller.terminalReconcileErrors, "metrics-outcomes"), 1)
+      assert.strictEqual(yield* count(Controller.reconcileErrors, "metrics-outcomes"), 2)
+      assert.strictEqual(yield* count(Controller.reconcileTotal, "metrics-outcomes", "error"), 2)
+      // "ok", and "dies" on its second round
+      assert.strictEqual(yield* count(Controller.reconcileTotal, "metrics-outcomes", "success"), 2)
+      assert.strictEqual(yield* gauge(Controller.maxConcurrentReconciles, "metrics-outcomes"), 1)
+    }))
+})
