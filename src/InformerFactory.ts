@@ -58,7 +58,7 @@ import * as SharedInformer from "./SharedInformer.js"
  * @since 0.1.0
  * @category models
  */
-export interface InformerOptions<A> {
+export interface InformerOptions<A, I extends string = string> {
   /** Defaults to the factory's namespace; `""` means all namespaces. */
   readonly namespace?: string | undefined
   readonly labelSelector?: string | undefined
@@ -66,7 +66,11 @@ export interface InformerOptions<A> {
   /** Applied after the factory's default transform. */
   readonly transform?: ((obj: A) => A) | undefined
   readonly resyncPeriod?: Duration.DurationInput | undefined
-  readonly indexers?: Indexers<A> | undefined
+  /**
+   * Indexes, added to the shared informer's. Their names type the informer's `indexer` and the lister
+   * returned for this request (a query by another name does not compile).
+   */
+  readonly indexers?: Indexers<A, I> | undefined
   /** Reflector settings of this informer (page size, watch-list, backoff...), over the factory's. */
   readonly reflector?: SharedInformer.SharedInformer.Options<A>["reflector"] | undefined
 }
@@ -188,16 +192,21 @@ export declare namespace InformerFactory {
    * @category models
    */
   export interface Service {
-    /** The shared informer for `resource` in the scope the options describe, created on first request. */
-    readonly informerFor: <A extends KubeObject>(
+    /**
+     * The shared informer for `resource` in the scope the options describe, created on first request.
+     * `Resource.metadataOnly(r)` has an informer of its own beside `r`'s (and so does each `Resource.custom`
+     * schema). The informer's `indexer` is typed with the index names of `options.indexers` (and the
+     * namespace index); without `indexers`, with any name.
+     */
+    readonly informerFor: <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
-      options?: InformerOptions<A>
-    ) => Effect.Effect<SharedInformer.SharedInformer.Service<A>, InformerForError>
-    /** A lister over `informerFor(resource, options)`'s cache. */
-    readonly listerFor: <A extends KubeObject>(
+      options?: InformerOptions<A, I>
+    ) => Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError>
+    /** A lister over `informerFor(resource, options)`'s cache, typed with the same index names. */
+    readonly listerFor: <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
-      options?: InformerOptions<A>
-    ) => Effect.Effect<Lister.Lister<A>, InformerForError>
+      options?: InformerOptions<A, I>
+    ) => Effect.Effect<Lister.Lister<A, I | typeof namespaceIndex>, InformerForError>
     /** Starts every informer not started yet; call again to start informers created since. */
     readonly start: Effect.Effect<void>
     /**
@@ -282,12 +291,32 @@ const normalizeLabelSelector = (
 
 const parseLabelSelector = (input: string) => Either.flatMap(LabelSelector.parse(input), normalizeLabelSelector)
 
+/**
+ * What tells informers of one collection apart beyond their scope: `""` for full objects as parsed,
+ * `metadata` for `Resource.metadataOnly`, one id per decode function for `Resource.custom` (two schemas
+ * of one resource are two informers).
+ */
+const representationIds = new WeakMap<Function, number>()
+let nextRepresentationId = 0
+const representationOf = (resource: Resource<unknown>): string => {
+  if (resource.metadataOnly === true) return "metadata"
+  const decode = resource.decode
+  if (decode === undefined) return ""
+  let id = representationIds.get(decode)
+  if (id === undefined) {
+    id = ++nextRepresentationId
+    representationIds.set(decode, id)
+  }
+  return `decoded-${id}`
+}
+
 const describeScope = (resource: Resource<unknown>, scope: ListScope): string => {
+  const what = resource.metadataOnly === true ? `${groupResource(resource)} (metadata)` : groupResource(resource)
   const where = scope.namespace === undefined || scope.namespace === ""
     ? resource.namespaced ? " in all namespaces" : ""
     : ` in ${scope.namespace}`
   const selectors = [scope.labelSelector, scope.fieldSelector].filter((s) => s !== undefined).join(", ")
-  return `${groupResource(resource)}${where}${selectors === "" ? "" : ` (${selectors})`}`
+  return `${what}${where}${selectors === "" ? "" : ` (${selectors})`}`
 }
 
 /**
@@ -362,10 +391,10 @@ export const make = (
       }
     }
 
-    const informerFor = <A extends KubeObject>(
+    const informerFor = <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
-      informerOptions: InformerOptions<A> = {}
-    ): Effect.Effect<SharedInformer.SharedInformer.Service<A>, InformerForError> =>
+      informerOptions: InformerOptions<A, I> = {}
+    ): Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError> =>
       Effect.gen(function*() {
         if (shutDown) return yield* new FactoryShutdownError()
         let scope: ListScope = {
@@ -387,7 +416,8 @@ export const make = (
           resource.resource,
           scope.namespace ?? "",
           labelSelector ?? "",
-          fieldSelector ?? ""
+          fieldSelector ?? "",
+          representationOf(resource)
         ].join("|")
         const name = describeScope(resource, scope)
         const resyncPeriod = toMillis(informerOptions.resyncPeriod)
@@ -430,7 +460,7 @@ export const make = (
             yield* existing.informer.addIndexers(added).pipe(Effect.orDie)
             for (const [indexName, fn] of Object.entries(added)) existing.indexers.set(indexName, fn)
           }
-          return existing.informer as SharedInformer.SharedInformer.Service<A>
+          return existing.informer as SharedInformer.SharedInformer.Service<A, I>
         }
         const informerScope = yield* Scope.fork(factoryScope, ExecutionStrategy.sequential)
         const lw = source.listerWatcher(resource, scope)
@@ -450,7 +480,7 @@ export const make = (
           lastError: Option.none(),
           started: false
         }
-        const informer = yield* SharedInformer.make<A>(lw, {
+        const informer = yield* SharedInformer.make<A, I>(lw, {
           name,
           resyncPeriod: effectiveResync,
           indexers: informerOptions.indexers,

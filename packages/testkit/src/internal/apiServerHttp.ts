@@ -29,6 +29,7 @@ import { writeOptions } from "./apiServerApply.js"
 import { applyObject, decodeApplyBody } from "./apiServerApplyRequest.js"
 import type { AuditSink } from "./apiServerAudit.js"
 import { mutatingVerbs } from "./apiServerAudit.js"
+import { metadataListResponse, metadataObjectResponse, MetadataWatcher, wantsMetadata } from "./apiServerMetadata.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import type {
   DeleteOptions,
@@ -358,10 +359,17 @@ const watchResponse = (
   state: ServerState,
   rs: ResourceStore,
   plan: WatchPlan,
-  connection: ServerResponse | undefined
+  connection: ServerResponse | undefined,
+  metadataOnly = false
 ): HttpServerResponse.HttpServerResponse => {
   const body = Stream.fromPull(Effect.gen(function*() {
-    const watcher = new Watcher(rs, plan.selection, state.store.counters, state.watchBufferBytes, connection)
+    const watcher = new (metadataOnly ? MetadataWatcher : Watcher)(
+      rs,
+      plan.selection,
+      state.store.counters,
+      state.watchBufferBytes,
+      connection
+    )
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         register(state, rs, watcher, plan)
@@ -815,7 +823,8 @@ const serveResource = (
       case "get": {
         if (target.subresource === "finalize") return statusResponse(methodNotAllowed)
         const entry = rs.entries.get(objectKey(objectNamespace, name!))
-        return entry === undefined ? statusResponse(notFound(rs, name!)) : jsonText(200, entry.json)
+        if (entry === undefined) return statusResponse(notFound(rs, name!))
+        return wantsMetadata(request.headers.accept, "get") ? metadataObjectResponse(entry) : jsonText(200, entry.json)
       }
       case "list": {
         const limitParam = param(query, "limit")
@@ -837,6 +846,7 @@ const serveResource = (
           sendInitialEvents: param(query, "sendInitialEvents")
         })
         if (Either.isLeft(outcome)) return statusResponse(outcome.left)
+        if (wantsMetadata(request.headers.accept, "list")) return metadataListResponse(outcome.right)
         return listResponse(listHead(rs, outcome.right), outcome.right.page.items)
       }
       case "watch": {
@@ -855,7 +865,13 @@ const serveResource = (
         })
         if (Either.isLeft(plan)) return statusResponse(plan.left)
         const connection = NodeHttpServerRequest.toServerResponse(request)
-        return watchResponse(state, rs, gone === undefined ? plan.right : { ...plan.right, gone: true }, connection)
+        return watchResponse(
+          state,
+          rs,
+          gone === undefined ? plan.right : { ...plan.right, gone: true },
+          connection,
+          wantsMetadata(request.headers.accept, "watch")
+        )
       }
       case "create": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
