@@ -87,14 +87,15 @@ export const isPartialObjectMetadata = (u: unknown): u is PartialObjectMetadata 
  *
  * @example
  * ```ts
- * import { Metadata } from "effect-informers"
+ * import { Metadata, type Resource } from "effect-informers"
  *
- * const meta = Metadata.fromObject({
+ * const pod: Resource.Pod = {
  *   apiVersion: "v1",
  *   kind: "Pod",
  *   metadata: { namespace: "default", name: "web" },
  *   spec: { containers: [] }
- * })
+ * }
+ * const meta = Metadata.fromObject(pod)
  * console.log(meta) // { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: { namespace: "default", name: "web" } }
  * ```
  *
