@@ -13,6 +13,11 @@
  *   as an informer it waits on stops before it synced (`reason: "Stopped"`: the factory was shut down or
  *   its scope closed; client-go's `WaitForCacheSync` returns false then).
  *
+ * `informerFor(Resource.metadataOnly(r))` is a metadata-only informer (`PartialObjectMetadata` objects,
+ * client-go's metadata informers), kept apart from `r`'s full informer; `informerFor(Resource.custom(...))`
+ * gives the values its `Schema` decodes. An informer's `indexer` and lister are typed with the index names
+ * the request gave.
+ *
  * By default every informer drops `metadata.managedFields` from its objects (`stripManagedFields: false`
  * keeps them): they are rarely read and often a third of an object's size.
  *

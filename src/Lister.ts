@@ -1,6 +1,8 @@
 /**
  * Typed read access to an informer's cache (client-go's generated listers): `list(selector)`,
- * `get(name)`, and the same per namespace through the namespace index. Reads are cheap and never copy
+ * `get(name)`, the same per namespace through the namespace index, and `byIndex(name, value)` over the
+ * informer's indexes, whose names are checked at compile time when the informer was made with named
+ * indexers. Reads are cheap and never copy
  * objects: what a lister returns is the cached object itself, shared and immutable.
  *
  * @since 0.1.0
@@ -124,6 +126,23 @@ const list = <A extends KubeObject>(
  *   const web = yield* pods.byNamespace("default").list("app=web")
  *   const missing = yield* Effect.flip(pods.byNamespace("default").get("api"))
  *   console.log(web.length, missing.message) // 1 'pods "api" not found in namespace "default"'
+ * })
+ * ```
+ *
+ * Over an informer made with named indexers, `byIndex` takes those names only:
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { InformerFactory, Resource } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const factory = yield* InformerFactory.InformerFactory
+ *   const pods = yield* factory.listerFor(Resource.pods, {
+ *     indexers: { byNode: (pod) => pod.spec?.nodeName === undefined ? [] : [pod.spec.nodeName] }
+ *   })
+ *   yield* factory.start
+ *   const onNode = yield* pods.byIndex("byNode", "node-1")
+ *   // pods.byIndex("byNod", "node-1") does not compile
  * })
  * ```
  *

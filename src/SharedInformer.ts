@@ -320,6 +320,11 @@ export class SharedInformer extends Context.Tag("effect-informers/SharedInformer
  * Builds an informer in the current scope. Add handlers, then `start` it; closing the scope stops it:
  * first the controller (Reflector, processing loop, DeltaFifo), then the handlers' fibers.
  *
+ * The names of `options.indexers` type the informer's `indexer` (and listers over it): with
+ * `indexers: { byNode }`, `informer.indexer.byIndex("byNode", v)` and the namespace index compile, any
+ * other name does not. Without `indexers` every name compiles (and an unknown one is an
+ * `IndexNotFoundError` at run time). `addIndexers` returns the view typed with the added names.
+ *
  * Inside (`src/internal/`): the controller (`informerController.ts`: the pop loop, the cache update),
  * the processor (`processor.ts`: the listeners, distribution, resync, late join), one listener per
  * handler (`listener.ts`: its buffer and fiber) and the sync tracker (`syncTracker.ts`: every
