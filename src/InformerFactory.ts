@@ -200,7 +200,7 @@ export declare namespace InformerFactory {
     /**
      * The shared informer for `resource` in the scope the options describe, created on first request.
      * `Resource.metadataOnly(r)` has an informer of its own beside `r`'s (and so does each `Resource.custom`
-     * schema). The informer's `indexer` is typed with the index names of `options.indexers` (and the
+     * value). The informer's `indexer` is typed with the index names of `options.indexers` (and the
      * namespace index); without `indexers`, with any name.
      */
     readonly informerFor: <A extends KubeObject, I extends string = string>(
@@ -296,25 +296,6 @@ const normalizeLabelSelector = (
 
 const parseLabelSelector = (input: string) => Either.flatMap(LabelSelector.parse(input), normalizeLabelSelector)
 
-/**
- * What tells informers of one collection apart beyond their scope: `""` for full objects as parsed,
- * `metadata` for `Resource.metadataOnly`, one id per decode function for `Resource.custom` (two schemas
- * of one resource are two informers).
- */
-const representationIds = new WeakMap<Function, number>()
-let nextRepresentationId = 0
-const representationOf = (resource: Resource<unknown>): string => {
-  if (resource.metadataOnly === true) return "metadata"
-  const decode = resource.decode
-  if (decode === undefined) return ""
-  let id = representationIds.get(decode)
-  if (id === undefined) {
-    id = ++nextRepresentationId
-    representationIds.set(decode, id)
-  }
-  return `decoded-${id}`
-}
-
 const describeScope = (resource: Resource<unknown>, scope: ListScope): string => {
   const what = resource.metadataOnly === true ? `${groupResource(resource)} (metadata)` : groupResource(resource)
   const where = scope.namespace === undefined || scope.namespace === ""
@@ -373,6 +354,25 @@ export const make = (
         return false
       }
       return true
+    }
+
+    /**
+     * What tells informers of one collection apart beyond their scope: `""` for full objects as parsed,
+     * `metadata` for `Resource.metadataOnly`, one id per decode function for `Resource.custom` (two
+     * `Resource.custom` values of one collection are two informers; pass the same value to share one).
+     */
+    const representationIds = new WeakMap<Function, number>()
+    let representations = 0
+    const representationOf = (resource: Resource<unknown>): string => {
+      if (resource.metadataOnly === true) return "metadata"
+      const decode = resource.decode
+      if (decode === undefined) return ""
+      let id = representationIds.get(decode)
+      if (id === undefined) {
+        id = ++representations
+        representationIds.set(decode, id)
+      }
+      return `decoded-${id}`
     }
 
     const toMillis = (input: Duration.DurationInput | undefined): number | undefined =>

@@ -232,6 +232,10 @@ describe("metadata-only informers over the fake source", () => {
       const factory = yield* InformerFactory.InformerFactory
       yield* fakes.fakeFor(Resource.pods).add(pod("web-1", { app: "web" }))
       const informer = yield* factory.informerFor(podsMeta)
+      // one metadata informer per scope, whichever metadataOnly value asks; apart from the full one
+      assert.strictEqual(yield* factory.informerFor(Resource.metadataOnly(Resource.pods)), informer)
+      const full: unknown = yield* factory.informerFor(Resource.pods)
+      assert.notStrictEqual(full, informer as unknown)
       yield* factory.start
       yield* factory.waitForCacheSync()
       const [only] = yield* informer.indexer.list
