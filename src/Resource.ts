@@ -426,7 +426,9 @@ const issueLine = (issue: ParseResult.ArrayFormatterIssue): string =>
  * backs off and relists. While an object that does not decode is in the collection, no list succeeds: the
  * cache keeps its last good state (it never drops the object as if deleted) and the informer tries again
  * after each backoff, recovering once the object is fixed or deleted (client-go's typed informers do the
- * same). Without a schema (`make`) nothing is decoded.
+ * same). `Client` reads (`get`, `list`, the objects its writes return) are decoded the same way; its
+ * writes send the object as given, so with a schema that transforms (`NumberFromString`...) encode it
+ * first (`Schema.encode`). Without a schema (`make`) nothing is decoded.
  *
  * @example
  * ```ts

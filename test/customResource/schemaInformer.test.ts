@@ -22,6 +22,7 @@ import * as HttpListerWatcher from "../../src/HttpListerWatcher.js"
 import * as InformerFactory from "../../src/InformerFactory.js"
 import { ListerWatcherSource } from "../../src/ListerWatcher.js"
 import * as Resource from "../../src/Resource.js"
+import { withApiServer } from "../client/fixtures.js"
 import { live, TOKEN } from "../httpListerWatcher/fixtures.js"
 
 /** A Widget schema that counts the objects it sees (decoding runs once per object where it enters). */
@@ -170,6 +171,26 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
         }).pipe(quiet)
     )
   }
+})
+
+describe("Client reads of a custom resource", () => {
+  it.scopedLive("get and list give decoded values; a rejected object is a SchemaMismatch DecodeError", () =>
+    withApiServer((server, client) =>
+      Effect.gen(function*() {
+        yield* server.create(rawWidgets, widget("a", 1, "9"))
+        const a = yield* client.get(widgets, "a", { namespace: "default" })
+        assert.strictEqual(a.spec.size, 9)
+        assert.isString(a.metadata.resourceVersion)
+        const page = yield* client.list(widgets, { namespace: "default" })
+        assert.deepStrictEqual(page.items.map((w) => w.spec.size), [9])
+        yield* server.create(rawWidgets, widget("bad", "three"))
+        const error = yield* Effect.flip(client.get(widgets, "bad", { namespace: "default" }))
+        assert.strictEqual(error._tag, "DecodeError")
+        assert.strictEqual(error.reason, "SchemaMismatch")
+        assert.include(error.message, "Widget default/bad does not match its schema: spec.replicas")
+        const listError = yield* Effect.flip(client.list(widgets, { namespace: "default" }))
+        assert.strictEqual(listError.reason, "SchemaMismatch")
+      }), { server: { resources: [widgets] } }))
 })
 
 describe("custom resource informers over the fake source", () => {
