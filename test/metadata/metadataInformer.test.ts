@@ -163,6 +163,22 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
       const plain = JSON.parse((yield* get("/api/v1/namespaces/default/pods/web-1", "application/json")).body)
       assert.strictEqual(plain.kind, "Pod")
       assert.strictEqual(plain.spec.nodeName, "node-1")
+      // the first range the server can answer wins: plain JSON before the metadata range, or a LIST asking
+      // for the object kind instead of the list kind, gets full objects
+      const first = JSON.parse(
+        (yield* get("/api/v1/namespaces/default/pods/web-1", `application/json,${Metadata.watchAccept}`)).body
+      )
+      assert.strictEqual(first.kind, "Pod")
+      const wrongKind = JSON.parse((yield* get("/api/v1/namespaces/default/pods", Metadata.watchAccept)).body)
+      assert.strictEqual(wrongKind.kind, "PodList")
+      // v1beta1, as older clients ask
+      const beta = JSON.parse(
+        (yield* get(
+          "/api/v1/namespaces/default/pods",
+          "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1beta1"
+        )).body
+      )
+      assert.strictEqual(beta.kind, "PartialObjectMetadataList")
 
       // watch-list: the initial events and the end bookmark, all PartialObjectMetadata
       const controller = new AbortController()

@@ -4,7 +4,8 @@
  * (GET, WATCH) or `as=PartialObjectMetadataList` (LIST), `g=meta.k8s.io`, `v=v1` (or `v1beta1`), gets each
  * object as a `PartialObjectMetadata` (`kind`, `apiVersion: meta.k8s.io/v1`, the object's `metadata`), a
  * list as a `PartialObjectMetadataList` with the list's metadata, and watch events (initial events,
- * bookmarks included) of `PartialObjectMetadata` objects.
+ * bookmarks included) of `PartialObjectMetadata` objects. A `v1beta1` request is answered in `v1` (which
+ * kube-apiserver would label `meta.k8s.io/v1beta1`; the content is the same).
  *
  * @internal
  */
