@@ -19,12 +19,11 @@
  *   malformed bodies and lines, warnings) is scrubbed of the request's credentials first: the bearer token,
  *   the basic-auth password (plain and base64), the client key's lines, and anything credential-shaped
  *   (`Bearer x`, `https://user:pass@host`, PEM private keys).
- *
  * - Resources with a `decode` (`Resource.custom`, `Resource.metadataOnly`): each list item and watch
  *   event's object is decoded once, after the checks above; an object that does not decode fails the LIST
  *   or WATCH with a `DecodeError` (`SchemaMismatch`) naming it. A `metadataOnly` resource asks for
- *   `PartialObjectMetadata` (`Metadata.listAccept`, `Metadata.watchAccept`), accepts objects of any kind
- *   (full objects from a server that ignores the header are cut down to their metadata). Resources
+ *   `PartialObjectMetadata` (`Metadata.listAccept`, `Metadata.watchAccept`) and accepts objects of any
+ *   kind (full objects from a server that ignores the header are cut down to their metadata). Resources
  *   without `decode` are not touched: which path runs is chosen once, when the ListerWatcher is made.
  *
  * `layerHttpClient` provides a Node `HttpClient` for a `KubeConfig`: one keep-alive agent pool with the
