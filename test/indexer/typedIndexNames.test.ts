@@ -73,6 +73,14 @@ describe("typed index names", () => {
       assert.deepStrictEqual(names(yield* indexer.byIndex("byNode", "web-1")), ["web-1"])
     }))
 
+  it("IndexName: the names of an Indexers value", () => {
+    const _indexers = { byApp, byNode }
+    const name: Indexer.IndexName<typeof _indexers> = "byNode"
+    // @ts-expect-error not one of its names
+    const other: Indexer.IndexName<typeof _indexers> = "byOwner"
+    assert.deepStrictEqual([name, other], ["byNode", "byOwner"])
+  })
+
   it.effect("Indexer.make with named indexes, when asked", () =>
     Effect.gen(function*() {
       const indexer = yield* Indexer.make<KubeObject, "byApp">({ indexers: { byApp } })
