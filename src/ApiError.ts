@@ -292,12 +292,14 @@ export class TransportError extends Data.TaggedError("TransportError")<{
  *   `metadata` included);
  * - `TooLarge`: a watch line over the configured limit;
  * - `MissingResourceVersion`: a list, a bookmark or an event whose resourceVersion is empty, which a watch
- *   cannot resume from (the Reflector raises it).
+ *   cannot resume from (the Reflector raises it);
+ * - `SchemaMismatch`: an object of a `Resource.custom` resource that its `Schema` does not decode (the
+ *   message names the object and the first issue).
  *
  * @since 0.2.0
  * @category models
  */
-export type DecodeReason = "Malformed" | "TooLarge" | "MissingResourceVersion"
+export type DecodeReason = "Malformed" | "TooLarge" | "MissingResourceVersion" | "SchemaMismatch"
 
 /**
  * An answer could not be read. The Reflector reports it and relists, so nothing is lost.

@@ -18,12 +18,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Stream from "effect/Stream"
 import { fromStatus } from "./ApiError.js"
 import * as ApiStore from "./ApiStore.js"
 import { metaNamespaceKey } from "./Indexer.js"
+import { decodingListerWatcher } from "./internal/objectDecoder.js"
 import type { KubeObject } from "./KubeObject.js"
 import type * as LabelSelector from "./LabelSelector.js"
 import type {
@@ -460,7 +462,10 @@ export declare namespace FakeListerWatcherSource {
    * @category models
    */
   export interface Service {
-    /** The fake holding every object of `resource` (created on first use). */
+    /**
+     * The fake holding every object of `resource` (created on first use). `Resource.metadataOnly(r)` and
+     * `r` share one fake (of full objects); informers of a resource with `decode` see its objects decoded.
+     */
     readonly fakeFor: <A>(resource: Resource<A>) => FakeListerWatcher.Service<A>
   }
 }
@@ -519,6 +524,19 @@ export const layerSource = (
       return fake
     }
     return Context.make(FakeListerWatcherSource, { fakeFor }).pipe(
-      Context.add(ListerWatcherSource, { listerWatcher: (resource, scope) => scoped(fakeFor(resource), scope) })
+      Context.add(ListerWatcherSource, {
+        listerWatcher: <A>(resource: Resource<A>, scope: ListerWatcherScope): ListerWatcher.Service<A> => {
+          const lw = scoped(fakeFor(resource), scope)
+          // `Resource.custom` and `Resource.metadataOnly`: the fake of the stored objects, decoded as they leave it
+          return resource.decode === undefined
+            ? lw
+            : decodingListerWatcher(
+              lw as ListerWatcher.Service<KubeObject>,
+              resource.decode,
+              lw.description ?? "",
+              identity
+            )
+        }
+      })
     )
   }))

@@ -19,6 +19,12 @@
  *   malformed bodies and lines, warnings) is scrubbed of the request's credentials first: the bearer token,
  *   the basic-auth password (plain and base64), the client key's lines, and anything credential-shaped
  *   (`Bearer x`, `https://user:pass@host`, PEM private keys).
+ * - Resources with a `decode` (`Resource.custom`, `Resource.metadataOnly`): each list item and watch
+ *   event's object is decoded once, after the checks above; an object that does not decode fails the LIST
+ *   or WATCH with a `DecodeError` (`SchemaMismatch`) naming it. A `metadataOnly` resource asks for
+ *   `PartialObjectMetadata` (`Metadata.listAccept`, `Metadata.watchAccept`) and accepts objects of any
+ *   kind (full objects from a server that ignores the header are cut down to their metadata). Resources
+ *   without `decode` are not touched: which path runs is chosen once, when the ListerWatcher is made.
  *
  * `layerHttpClient` provides a Node `HttpClient` for a `KubeConfig`: one keep-alive agent pool with the
  * cluster's TLS material, so LIST and WATCH requests reuse connections.
@@ -51,11 +57,13 @@ import {
   transportError
 } from "./internal/httpRequest.js"
 import { decodeWatchBody, defaultMaxLineBytes } from "./internal/httpWatchDecoder.js"
+import { decodeEvents, decodePage } from "./internal/objectDecoder.js"
 import type { Scrub } from "./internal/redact.js"
 import { KubeConfig } from "./KubeConfig.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { ListerWatcherError, ListOptions, ListPage, WatchEvent, WatchOptions } from "./ListerWatcher.js"
 import { ListerWatcher, ListerWatcherSource } from "./ListerWatcher.js"
+import { listAccept as metadataListAccept, watchAccept as metadataWatchAccept } from "./Metadata.js"
 import type { Resource } from "./Resource.js"
 import { collectionPath } from "./Resource.js"
 
@@ -164,9 +172,19 @@ const unsafeMake = <A>(
   const inactivity = options.watchInactivityTimeout === undefined
     ? undefined
     : Duration.decode(options.watchInactivityTimeout)
-  const decoderOptions = { kind: resource.kind, description, maxLineBytes }
-  const decodeBody = (bytes: Stream.Stream<Uint8Array, ListerWatcherError>, scrub: Scrub) =>
-    decodeWatchBody<A>({ ...decoderOptions, scrub })(bytes)
+  const metadataOnly = resource.metadataOnly === true
+  // a metadata-only watch accepts objects of any kind: PartialObjectMetadata, or full objects from a server
+  // that ignored the Accept header (cut down by `decode`)
+  const decoderOptions = { kind: metadataOnly ? "" : resource.kind, description, maxLineBytes }
+  const decode = resource.decode
+  // chosen once: a resource without `decode` runs the watch decoder alone, as before
+  const decodeBody = decode === undefined
+    ? (bytes: Stream.Stream<Uint8Array, ListerWatcherError>, scrub: Scrub) =>
+      decodeWatchBody<A>({ ...decoderOptions, scrub })(bytes)
+    : (bytes: Stream.Stream<Uint8Array, ListerWatcherError>, scrub: Scrub) =>
+      decodeEvents(decode, `watch ${description}`, scrub)(
+        decodeWatchBody<KubeObject>({ ...decoderOptions, scrub })(bytes)
+      )
   const userAgent = options.userAgent ?? defaultUserAgent
 
   const listIdle = Duration.decode(options.listIdleTimeout ?? defaultListIdleTimeout)
@@ -185,11 +203,19 @@ const unsafeMake = <A>(
 
   const transport = (verb: string, scrub: Scrub) => transportError(`${verb} ${description}`, scrub)
 
+  /** The `Accept` header of a verb, when it is not plain JSON. */
+  const accept = (verb: "list" | "watch"): string | undefined =>
+    metadataOnly ? (verb === "list" ? metadataListAccept : metadataWatchAccept) : undefined
+
   /** The request, and the scrubber for what the server sends back to it (its own credentials removed). */
-  const request = (verb: string, params: Array<[string, string]>) =>
+  const request = (verb: "list" | "watch", params: Array<[string, string]>) =>
     Effect.map(
       prepare(target, `${verb} ${description}`),
-      ({ headers, scrub }) => [HttpClientRequest.get(url, { urlParams: params, headers }), scrub] as const
+      ({ headers, scrub }) => {
+        const type = accept(verb)
+        if (type !== undefined) headers.accept = type
+        return [HttpClientRequest.get(url, { urlParams: params, headers }), scrub] as const
+      }
     )
 
   /**
@@ -205,10 +231,19 @@ const unsafeMake = <A>(
   const listIdleFailure = (what: string) => () => listIdleError(description, listIdle, what)
 
   /** A LIST response body, decoded as it arrives: never held whole, as bytes or as a string. */
-  const decodeListBody = (
-    response: HttpClientResponse.HttpClientResponse,
-    scrub: Scrub
-  ): Effect.Effect<ListPage<A>, ListerWatcherError> => decodeList<A>(response, description, scrub, listIdle)
+  const decodeListBody = decode === undefined
+    ? (
+      response: HttpClientResponse.HttpClientResponse,
+      scrub: Scrub
+    ): Effect.Effect<ListPage<A>, ListerWatcherError> => decodeList<A>(response, description, scrub, listIdle)
+    : (
+      response: HttpClientResponse.HttpClientResponse,
+      scrub: Scrub
+    ): Effect.Effect<ListPage<A>, ListerWatcherError> =>
+      Effect.flatMap(
+        decodeList<KubeObject>(response, description, scrub, listIdle),
+        (page) => decodePage(page, decode, `list ${description}`, scrub)
+      )
 
   const list = (listOptions: ListOptions): Effect.Effect<ListPage<A>, ListerWatcherError> =>
     Effect.flatMap(request("list", listParams(options, listOptions)), ([req, scrub]) => {

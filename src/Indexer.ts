@@ -121,14 +121,32 @@ export type KeyFunction<A> = (obj: A | DeletedFinalStateUnknown<A>) => Either.Ei
 export type IndexFunction<A> = (obj: A) => ReadonlyArray<string>
 
 /**
- * Named index functions.
+ * Named index functions. `I` is the union of their names: a store, informer or lister made with
+ * `{ byNode: ... }` is typed with the name `"byNode"` (and the namespace index), so a query by any other
+ * name is a compile error. It defaults to `string` (any name, checked at run time with
+ * `IndexNotFoundError`).
+ *
+ * @example
+ * ```ts
+ * import type { Indexer } from "effect-informers"
+ *
+ * const byNode: Indexer.Indexers<{ readonly spec?: { readonly nodeName?: string } }, "byNode"> = {
+ *   byNode: (pod) => pod.spec?.nodeName === undefined ? [] : [pod.spec.nodeName]
+ * }
+ * ```
  *
  * @since 0.1.0
  * @category models
  */
-export interface Indexers<A> {
-  readonly [name: string]: IndexFunction<A>
-}
+export type Indexers<A, I extends string = string> = { readonly [K in I]: IndexFunction<A> }
+
+/**
+ * The index names of an `Indexers` value: `IndexName<{ byNode: ... }>` is `"byNode"`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type IndexName<X> = X extends Indexers<any, infer I> ? I : never
 
 /**
  * `namespace/name` for namespaced objects, `name` for cluster-scoped ones (client-go's
@@ -259,7 +277,7 @@ export declare namespace Indexer {
    * @since 0.1.0
    * @category models
    */
-  export interface Reader<A> {
+  export interface Reader<A, I extends string = string> {
     readonly keyFunction: KeyFunction<A>
     /** The stored object with the key of `obj`. */
     readonly get: (obj: A) => Effect.Effect<Option.Option<A>, KeyError>
@@ -270,19 +288,22 @@ export declare namespace Indexer {
     /** The resourceVersion of the last write, replace or bookmark (last write wins, not the maximum). */
     readonly lastResourceVersion: Effect.Effect<string>
     readonly getIndexers: Effect.Effect<Indexers<A>>
+    // The queries by index name are methods: a reader typed with index names `I` rejects other names at
+    // compile time, and is still accepted wherever a `Reader<A>` (any name) is expected.
     /** Objects sharing any index value with `obj` in index `name`. */
-    readonly index: (name: string, obj: A) => Effect.Effect<ReadonlyArray<A>, IndexNotFoundError | IndexFunctionError>
+    index(name: I, obj: A): Effect.Effect<ReadonlyArray<A>, IndexNotFoundError | IndexFunctionError>
     /** Keys stored under `value` in index `name`, sorted. */
-    readonly indexKeys: (name: string, value: string) => Effect.Effect<ReadonlyArray<string>, IndexNotFoundError>
-    readonly byIndex: (name: string, value: string) => Effect.Effect<ReadonlyArray<A>, IndexNotFoundError>
-    /** The values present in index `name` (empty for an unknown index, as in client-go). */
+    indexKeys(name: I, value: string): Effect.Effect<ReadonlyArray<string>, IndexNotFoundError>
+    /** Objects stored under `value` in index `name`. */
+    byIndex(name: I, value: string): Effect.Effect<ReadonlyArray<A>, IndexNotFoundError>
+    /** The values present in index `name` (empty for an unknown index, as in client-go: any name is accepted). */
     readonly listIndexFuncValues: (name: string) => Effect.Effect<ReadonlyArray<string>>
 
     readonly unsafeGetByKey: (key: string) => A | undefined
     readonly unsafeKeys: () => IterableIterator<string>
     readonly unsafeValues: () => IterableIterator<A>
     readonly unsafeSize: () => number
-    readonly unsafeByIndex: (name: string, value: string) => ReadonlyArray<A> | IndexNotFoundError
+    unsafeByIndex(name: I, value: string): ReadonlyArray<A> | IndexNotFoundError
     readonly unsafeHasIndex: (name: string) => boolean
   }
 
@@ -294,9 +315,9 @@ export declare namespace Indexer {
    * @since 0.1.0
    * @category models
    */
-  export interface Service<A> extends Reader<A> {
+  export interface Service<A, I extends string = string> extends Reader<A, I> {
     /** A read-only view of this store, built once: the same object at every access. */
-    readonly reader: Reader<A>
+    readonly reader: Reader<A, I>
     readonly add: (obj: A) => Effect.Effect<void, WriteError>
     readonly update: (obj: A) => Effect.Effect<void, WriteError>
     /** Deletes by the object's key; a tombstone is accepted. Deleting an absent key does nothing. */
@@ -315,10 +336,11 @@ export declare namespace Indexer {
    * @since 0.1.0
    * @category models
    */
-  export interface Options<A> {
+  export interface Options<A, I extends string = string> {
     /** Defaults to `deletionHandlingMetaNamespaceKey`. */
     readonly keyFunction?: KeyFunction<A> | undefined
-    readonly indexers?: Indexers<A> | undefined
+    /** The indexes; their names type the store's queries (`I`). */
+    readonly indexers?: Indexers<A, I> | undefined
   }
 }
 
@@ -332,7 +354,10 @@ export declare namespace Indexer {
 export class Indexer extends Context.Tag("effect-informers/Indexer")<Indexer, Indexer.Service<KubeObject>>() {}
 
 /**
- * Builds an empty indexer, yours to write. To let others read it only, hand them its `reader`.
+ * Builds an empty indexer, yours to write. To let others read it only, hand them its `reader`. Its
+ * queries accept any index name (`addIndexers` may add more later) unless you name them: with
+ * `Indexer.make<A, "byNode">({ indexers })`, a query by another name does not compile. (Informers infer
+ * the names from their `indexers`; see `SharedInformer.make`.)
  *
  * @example
  * ```ts
@@ -350,8 +375,9 @@ export class Indexer extends Context.Tag("effect-informers/Indexer")<Indexer, In
  * @since 0.1.0
  * @category constructors
  */
-export const make = <A = KubeObject>(options: Indexer.Options<A> = {}): Effect.Effect<Indexer.Service<A>> =>
-  Effect.sync(() => unsafeMake(options))
+export const make = <A = KubeObject, I extends string = string>(
+  options: Indexer.Options<A, NoInfer<I>> = {}
+): Effect.Effect<Indexer.Service<A, I>> => Effect.sync(() => unsafeMake<A, I>(options))
 
 /**
  * Builds an empty indexer synchronously.
@@ -359,8 +385,13 @@ export const make = <A = KubeObject>(options: Indexer.Options<A> = {}): Effect.E
  * @since 0.1.0
  * @category constructors
  */
-export const unsafeMake = <A = KubeObject>(options: Indexer.Options<A> = {}): Indexer.Service<A> =>
-  internal.make({ keyFunction: options.keyFunction ?? deletionHandlingMetaNamespaceKey, indexers: options.indexers })
+export const unsafeMake = <A = KubeObject, I extends string = string>(
+  options: Indexer.Options<A, NoInfer<I>> = {}
+): Indexer.Service<A, I> =>
+  internal.make<A>({
+    keyFunction: options.keyFunction ?? deletionHandlingMetaNamespaceKey,
+    indexers: options.indexers as Indexers<A> | undefined
+  })
 
 /**
  * A Layer providing an `Indexer` of `KubeObject`s with the namespace index plus `indexers`.

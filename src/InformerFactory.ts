@@ -13,6 +13,11 @@
  *   as an informer it waits on stops before it synced (`reason: "Stopped"`: the factory was shut down or
  *   its scope closed; client-go's `WaitForCacheSync` returns false then).
  *
+ * `informerFor(Resource.metadataOnly(r))` is a metadata-only informer (`PartialObjectMetadata` objects,
+ * client-go's metadata informers), kept apart from `r`'s full informer; `informerFor(Resource.custom(...))`
+ * gives the values its `Schema` decodes. An informer's `indexer` and lister are typed with the index names
+ * the request gave.
+ *
  * By default every informer drops `metadata.managedFields` from its objects (`stripManagedFields: false`
  * keeps them): they are rarely read and often a third of an object's size.
  *
@@ -58,7 +63,7 @@ import * as SharedInformer from "./SharedInformer.js"
  * @since 0.1.0
  * @category models
  */
-export interface InformerOptions<A> {
+export interface InformerOptions<A, I extends string = string> {
   /** Defaults to the factory's namespace; `""` means all namespaces. */
   readonly namespace?: string | undefined
   readonly labelSelector?: string | undefined
@@ -66,7 +71,11 @@ export interface InformerOptions<A> {
   /** Applied after the factory's default transform. */
   readonly transform?: ((obj: A) => A) | undefined
   readonly resyncPeriod?: Duration.DurationInput | undefined
-  readonly indexers?: Indexers<A> | undefined
+  /**
+   * Indexes, added to the shared informer's. Their names type the informer's `indexer` and the lister
+   * returned for this request (a query by another name does not compile).
+   */
+  readonly indexers?: Indexers<A, I> | undefined
   /** Reflector settings of this informer (page size, watch-list, backoff...), over the factory's. */
   readonly reflector?: SharedInformer.SharedInformer.Options<A>["reflector"] | undefined
 }
@@ -188,16 +197,21 @@ export declare namespace InformerFactory {
    * @category models
    */
   export interface Service {
-    /** The shared informer for `resource` in the scope the options describe, created on first request. */
-    readonly informerFor: <A extends KubeObject>(
+    /**
+     * The shared informer for `resource` in the scope the options describe, created on first request.
+     * `Resource.metadataOnly(r)` has an informer of its own beside `r`'s (and so does each `Resource.custom`
+     * value). The informer's `indexer` is typed with the index names of `options.indexers` (and the
+     * namespace index); without `indexers`, with any name.
+     */
+    readonly informerFor: <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
-      options?: InformerOptions<A>
-    ) => Effect.Effect<SharedInformer.SharedInformer.Service<A>, InformerForError>
-    /** A lister over `informerFor(resource, options)`'s cache. */
-    readonly listerFor: <A extends KubeObject>(
+      options?: InformerOptions<A, I>
+    ) => Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError>
+    /** A lister over `informerFor(resource, options)`'s cache, typed with the same index names. */
+    readonly listerFor: <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
-      options?: InformerOptions<A>
-    ) => Effect.Effect<Lister.Lister<A>, InformerForError>
+      options?: InformerOptions<A, I>
+    ) => Effect.Effect<Lister.Lister<A, I | typeof namespaceIndex>, InformerForError>
     /** Starts every informer not started yet; call again to start informers created since. */
     readonly start: Effect.Effect<void>
     /**
@@ -283,11 +297,12 @@ const normalizeLabelSelector = (
 const parseLabelSelector = (input: string) => Either.flatMap(LabelSelector.parse(input), normalizeLabelSelector)
 
 const describeScope = (resource: Resource<unknown>, scope: ListScope): string => {
+  const what = resource.metadataOnly === true ? `${groupResource(resource)} (metadata)` : groupResource(resource)
   const where = scope.namespace === undefined || scope.namespace === ""
     ? resource.namespaced ? " in all namespaces" : ""
     : ` in ${scope.namespace}`
   const selectors = [scope.labelSelector, scope.fieldSelector].filter((s) => s !== undefined).join(", ")
-  return `${groupResource(resource)}${where}${selectors === "" ? "" : ` (${selectors})`}`
+  return `${what}${where}${selectors === "" ? "" : ` (${selectors})`}`
 }
 
 /**
@@ -341,6 +356,25 @@ export const make = (
       return true
     }
 
+    /**
+     * What tells informers of one collection apart beyond their scope: `""` for full objects as parsed,
+     * `metadata` for `Resource.metadataOnly`, one id per decode function for `Resource.custom` (two
+     * `Resource.custom` values of one collection are two informers; pass the same value to share one).
+     */
+    const representationIds = new WeakMap<Function, number>()
+    let representations = 0
+    const representationOf = (resource: Resource<unknown>): string => {
+      if (resource.metadataOnly === true) return "metadata"
+      const decode = resource.decode
+      if (decode === undefined) return ""
+      let id = representationIds.get(decode)
+      if (id === undefined) {
+        id = ++representations
+        representationIds.set(decode, id)
+      }
+      return `decoded-${id}`
+    }
+
     const toMillis = (input: Duration.DurationInput | undefined): number | undefined =>
       input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
     const defaultResync = toMillis(options.resyncPeriod)
@@ -362,10 +396,10 @@ export const make = (
       }
     }
 
-    const informerFor = <A extends KubeObject>(
+    const informerFor = <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
-      informerOptions: InformerOptions<A> = {}
-    ): Effect.Effect<SharedInformer.SharedInformer.Service<A>, InformerForError> =>
+      informerOptions: InformerOptions<A, I> = {}
+    ): Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError> =>
       Effect.gen(function*() {
         if (shutDown) return yield* new FactoryShutdownError()
         let scope: ListScope = {
@@ -387,7 +421,8 @@ export const make = (
           resource.resource,
           scope.namespace ?? "",
           labelSelector ?? "",
-          fieldSelector ?? ""
+          fieldSelector ?? "",
+          representationOf(resource)
         ].join("|")
         const name = describeScope(resource, scope)
         const resyncPeriod = toMillis(informerOptions.resyncPeriod)
@@ -430,7 +465,7 @@ export const make = (
             yield* existing.informer.addIndexers(added).pipe(Effect.orDie)
             for (const [indexName, fn] of Object.entries(added)) existing.indexers.set(indexName, fn)
           }
-          return existing.informer as SharedInformer.SharedInformer.Service<A>
+          return existing.informer as SharedInformer.SharedInformer.Service<A, I>
         }
         const informerScope = yield* Scope.fork(factoryScope, ExecutionStrategy.sequential)
         const lw = source.listerWatcher(resource, scope)
@@ -450,7 +485,7 @@ export const make = (
           lastError: Option.none(),
           started: false
         }
-        const informer = yield* SharedInformer.make<A>(lw, {
+        const informer = yield* SharedInformer.make<A, I>(lw, {
           name,
           resyncPeriod: effectiveResync,
           indexers: informerOptions.indexers,

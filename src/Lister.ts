@@ -1,6 +1,8 @@
 /**
  * Typed read access to an informer's cache (client-go's generated listers): `list(selector)`,
- * `get(name)`, and the same per namespace through the namespace index. Reads are cheap and never copy
+ * `get(name)`, the same per namespace through the namespace index, and `byIndex(name, value)` over the
+ * informer's indexes, whose names are checked at compile time when the informer was made with named
+ * indexers. Reads are cheap and never copy
  * objects: what a lister returns is the cached object itself, shared and immutable.
  *
  * @since 0.1.0
@@ -55,15 +57,25 @@ export interface NamespaceLister<A> {
 }
 
 /**
+ * A lister. `I` is the union of the index names it can be queried by (`byIndex`): those the informer
+ * was made with, and the namespace index; `string` (any name, checked at run time) when they are not
+ * known.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Lister<A> extends NamespaceLister<A> {
+export interface Lister<A, I extends string = string> extends NamespaceLister<A> {
   /**
    * Reads limited to one namespace, served by the namespace index (a scan without it). `""` is every
    * namespace, as client-go's `NamespaceAll`.
    */
   readonly byNamespace: (namespace: string) => NamespaceLister<A>
+  /**
+   * The objects stored under `value` in the index `name` (client-go's `Indexer.ByIndex`); a name the
+   * lister's type does not list is a compile error, an index that does not exist an `IndexNotFoundError`.
+   * A method, so that a lister typed with index names is still a `Lister<A>`.
+   */
+  byIndex(name: I, value: string): Effect.Effect<ReadonlyArray<A>, IndexNotFoundError>
 }
 
 const toSelector = (
@@ -117,13 +129,30 @@ const list = <A extends KubeObject>(
  * })
  * ```
  *
+ * Over an informer made with named indexers, `byIndex` takes those names only:
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { InformerFactory, Resource } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const factory = yield* InformerFactory.InformerFactory
+ *   const pods = yield* factory.listerFor(Resource.pods, {
+ *     indexers: { byNode: (pod) => pod.spec?.nodeName === undefined ? [] : [pod.spec.nodeName] }
+ *   })
+ *   yield* factory.start
+ *   const onNode = yield* pods.byIndex("byNode", "node-1")
+ *   // pods.byIndex("byNod", "node-1") does not compile
+ * })
+ * ```
+ *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <A extends KubeObject>(
-  indexer: Indexer.Reader<A>,
+export const make = <A extends KubeObject, I extends string = string>(
+  indexer: Indexer.Reader<A, I>,
   resource: Resource<unknown>
-): Lister<A> => {
+): Lister<A, I> => {
   const name = groupResource(resource)
   const notFound = (objectName: string, namespace?: string) =>
     new NotFoundError({
@@ -134,13 +163,14 @@ export const make = <A extends KubeObject>(
   const inNamespace = (namespace: string): Iterable<A> => {
     // "" is every namespace (client-go's NamespaceAll), not the cluster-scoped objects only.
     if (namespace === "") return indexer.unsafeValues()
-    const indexed = indexer.unsafeByIndex(namespaceIndex, namespace)
+    const indexed = (indexer as Indexer.Reader<A>).unsafeByIndex(namespaceIndex, namespace)
     if (!(indexed instanceof IndexNotFoundError)) return indexed
     const out: Array<A> = []
     for (const obj of indexer.unsafeValues()) if ((obj.metadata?.namespace ?? "") === namespace) out.push(obj)
     return out
   }
   return {
+    byIndex: (indexName, value) => indexer.byIndex(indexName, value),
     list: (selector) => list(() => indexer.unsafeValues(), selector),
     get: (objectName) =>
       Effect.suspend(() => {

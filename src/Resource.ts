@@ -2,7 +2,9 @@
  * Resource descriptors: how a collection is addressed on the wire (group, version, plural resource,
  * scope) and what its objects are typed as. The catalog covers the common built-in kinds with
  * `@kubernetes/client-node` model types (as the JSON they are on the wire, see `KubeObject.Json`);
- * `make` describes anything else, CRDs included, with plain JSON objects.
+ * `make` describes anything else, CRDs included, with plain JSON objects; `custom` describes a custom
+ * resource whose objects an Effect `Schema` decodes where they enter; `metadataOnly` describes the
+ * metadata (`PartialObjectMetadata`) of any resource.
  *
  * @since 0.1.0
  */
@@ -29,7 +31,13 @@ import type {
   V1ServiceAccount,
   V1StatefulSet
 } from "@kubernetes/client-node"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { oneLine } from "./internal/text.js"
 import type { Json, KubeObject } from "./KubeObject.js"
+import * as Metadata from "./Metadata.js"
+import type { DecodeFailure } from "./Wire.js"
 
 /**
  * @since 0.1.0
@@ -44,8 +52,8 @@ export const TypeId: unique symbol = Symbol.for("effect-informers/Resource")
 export type TypeId = typeof TypeId
 
 /**
- * Describes one resource type. `A` is the type of its objects (phantom: nothing is checked at runtime
- * beyond the metadata).
+ * Describes one resource type. `A` is the type of its objects: phantom for `make` and the catalog
+ * (nothing is checked at runtime beyond the metadata), decoded for `custom` and `metadataOnly` (`decode`).
  *
  * @since 0.1.0
  * @category models
@@ -63,6 +71,18 @@ export interface Resource<out A = KubeObject> {
   readonly namespaced: boolean
   readonly shortNames: ReadonlyArray<string>
   readonly verbs: ReadonlyArray<string>
+  /**
+   * `true` for `metadataOnly` resources: requests ask for `PartialObjectMetadata` (the `Accept` headers of
+   * `Metadata`) and objects are cut down to their metadata.
+   */
+  readonly metadataOnly?: boolean | undefined
+  /**
+   * Turns each object as it arrives from the wire (a list item, a watch event's object), already checked
+   * for valid metadata, into an `A`, or says in one line why it cannot. Runs once per object, where it
+   * enters (`HttpListerWatcher`, `FakeListerWatcher.layerSource`); absent for `make` and the catalog, whose
+   * objects are passed on as parsed, with nothing extra run.
+   */
+  readonly decode?: ((object: KubeObject) => Either.Either<A, DecodeFailure>) | undefined
 }
 
 /**
@@ -322,6 +342,156 @@ export const find = (
     r.resource === wanted || r.singular === wanted || r.kind.toLowerCase() === wanted ||
     r.shortNames.includes(wanted) || groupResource(r) === wanted
   )
+}
+
+// -------------------------------------------------------------------------------------------------
+// metadata-only and schema-typed resources
+// -------------------------------------------------------------------------------------------------
+
+const toMetadata = (object: KubeObject): Either.Either<Metadata.PartialObjectMetadata, DecodeFailure> =>
+  Either.right(Metadata.fromObject(object))
+
+/**
+ * The metadata of `resource`'s objects: an informer of it caches `PartialObjectMetadata` (metadata only,
+ * no spec or status), as client-go's metadata informers do. Requests ask for metadata only
+ * (`Metadata.listAccept`, `Metadata.watchAccept`); objects a server sends in full anyway are cut down to
+ * their metadata where they enter. Paths, scope and name are `resource`'s; an informer factory keeps the
+ * metadata informer of a resource apart from its full informer.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { InformerFactory, Resource } from "effect-informers"
+ *
+ * const program = Effect.gen(function*() {
+ *   const factory = yield* InformerFactory.InformerFactory
+ *   const pods = yield* factory.informerFor(Resource.metadataOnly(Resource.pods))
+ *   yield* pods.addEventHandler({
+ *     onAdd: (meta) => Effect.log(`${meta.metadata.name}: ${Object.keys(meta.metadata.labels ?? {}).length} labels`)
+ *   })
+ *   yield* factory.start
+ * })
+ * ```
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const metadataOnly = (resource: Resource<unknown>): Resource<Metadata.PartialObjectMetadata> => ({
+  [TypeId]: variance,
+  group: resource.group,
+  version: resource.version,
+  resource: resource.resource,
+  kind: resource.kind,
+  listKind: resource.listKind,
+  singular: resource.singular,
+  namespaced: resource.namespaced,
+  shortNames: resource.shortNames,
+  verbs: resource.verbs,
+  metadataOnly: true,
+  decode: toMetadata
+})
+
+/**
+ * Options of `custom`: those of `make`, and the `Schema` of the objects.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface CustomOptions<S extends Schema.Schema.AnyNoContext> extends MakeOptions {
+  /**
+   * Decodes a whole object (`apiVersion`, `kind`, `metadata`, `spec`, ...). Properties it does not declare
+   * are kept as they are (`onExcessProperty: "preserve"`), so the metadata the machinery reads
+   * (`namespace`, `resourceVersion`, `uid`...) survives a schema that declares only `metadata.name`; its
+   * type must still describe a Kubernetes object (`KubeObject`), and it should decode to plain objects
+   * (transforms such as managedFields stripping copy them with a spread).
+   */
+  readonly schema: S
+}
+
+const nameOf = (object: KubeObject): string => {
+  const namespace = object.metadata?.namespace
+  const name = object.metadata?.name ?? ""
+  return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`
+}
+
+const issueLine = (issue: ParseResult.ArrayFormatterIssue): string =>
+  issue.path.length === 0 ? issue.message : `${issue.path.map(String).join(".")}: ${issue.message}`
+
+/**
+ * A custom resource whose objects `options.schema` decodes where they enter (each list item and watch
+ * event's object, once): an informer of it holds `Schema.Type<S>` values. An object that does not decode
+ * is a `DecodeError` (`reason: "SchemaMismatch"`) naming the object and the first issue in one line (the
+ * full tree in its `detail`); the ListerWatcher fails the LIST or WATCH with it, as for any malformed
+ * answer, so the Reflector reports it (on the informer's `errors` stream and its watch-error handler),
+ * backs off and relists. While an object that does not decode is in the collection, no list succeeds: the
+ * cache keeps its last good state (it never drops the object as if deleted) and the informer tries again
+ * after each backoff, recovering once the object is fixed or deleted (client-go's typed informers do the
+ * same). `Client` reads (`get`, `list`, the objects its writes return) are decoded the same way; its
+ * writes send the object as given, so with a schema that transforms (`NumberFromString`...) encode it
+ * first (`Schema.encode`). Without a schema (`make`) nothing is decoded.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { InformerFactory, Resource } from "effect-informers"
+ *
+ * const Widget = Schema.Struct({
+ *   apiVersion: Schema.Literal("example.com/v1"),
+ *   kind: Schema.Literal("Widget"),
+ *   metadata: Schema.Struct({ name: Schema.String, namespace: Schema.optional(Schema.String) }),
+ *   spec: Schema.Struct({ replicas: Schema.Int, image: Schema.String })
+ * })
+ *
+ * const widgets = Resource.custom({
+ *   group: "example.com",
+ *   version: "v1",
+ *   resource: "widgets",
+ *   kind: "Widget",
+ *   namespaced: true,
+ *   schema: Widget
+ * })
+ *
+ * const program = Effect.gen(function*() {
+ *   const factory = yield* InformerFactory.InformerFactory
+ *   const informer = yield* factory.informerFor(widgets)
+ *   yield* informer.addEventHandler({ onAdd: (widget) => Effect.log(widget.spec.replicas) })
+ * })
+ * ```
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const custom = <S extends Schema.Schema.AnyNoContext>(
+  options: CustomOptions<S>
+): Resource<Schema.Schema.Type<S> & KubeObject> => {
+  const { schema, ...rest } = options
+  const base = make<Schema.Schema.Type<S> & KubeObject>(rest)
+  const decodeEither = Schema.decodeUnknownEither(schema as Schema.Schema<Schema.Schema.Type<S>, unknown>, {
+    onExcessProperty: "preserve",
+    errors: "first"
+  })
+  const label = base.kind
+  const decode = (object: KubeObject): Either.Either<Schema.Schema.Type<S> & KubeObject, DecodeFailure> => {
+    let decoded: Either.Either<Schema.Schema.Type<S>, ParseResult.ParseError>
+    try {
+      decoded = decodeEither(object)
+    } catch (cause) {
+      // a value nested too deeply for the decoder's recursion, or a schema whose own code threw
+      return Either.left({
+        message: oneLine(`${label} ${nameOf(object)} could not be decoded: ${String(cause)}`, 400),
+        cause
+      })
+    }
+    if (Either.isRight(decoded)) return decoded as Either.Either<Schema.Schema.Type<S> & KubeObject, never>
+    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    const first = issues.length === 0 ? "invalid value" : issueLine(issues[0])
+    return Either.left({
+      message: oneLine(`${label} ${nameOf(object)} does not match its schema: ${first}`, 400),
+      detail: ParseResult.TreeFormatter.formatErrorSync(decoded.left),
+      cause: decoded.left
+    })
+  }
+  return { ...base, decode }
 }
 
 // -------------------------------------------------------------------------------------------------

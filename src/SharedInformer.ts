@@ -221,7 +221,7 @@ export declare namespace SharedInformer {
    * @since 0.1.0
    * @category models
    */
-  export interface Service<A> {
+  export interface Service<A, I extends string = string> {
     readonly name: string
     /**
      * Registers a handler. Its callbacks run in their own fiber, which inherits this Effect's context
@@ -249,11 +249,18 @@ export declare namespace SharedInformer {
      * The cache (client-go's `GetStore`/`GetIndexer`), as a read-only view: only the informer's machinery
      * writes it. A separate object from the store, the same one at every access. Objects are shared.
      */
-    readonly indexer: Indexer.Indexer.Reader<A>
-    /** Adds indexes, before or after start; existing objects are indexed at once. */
-    readonly addIndexers: (
-      indexers: Indexers<A>
-    ) => Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError>
+    readonly indexer: Indexer.Indexer.Reader<A, I | typeof Indexer.namespaceIndex>
+    /**
+     * Adds indexes, before or after start; existing objects are indexed at once. Returns `indexer` typed
+     * with the new names too (the same object): `indexer` itself is typed with the names the informer was
+     * made with.
+     */
+    readonly addIndexers: <J extends string>(
+      indexers: Indexers<A, J>
+    ) => Effect.Effect<
+      Indexer.Indexer.Reader<A, I | J | typeof Indexer.namespaceIndex>,
+      IndexConflictError | IndexFunctionError | InformerStoppedError
+    >
     readonly setTransform: (transform: (obj: A) => A) => Effect.Effect<void, InformerStartedError>
     readonly setWatchErrorHandler: (
       handler: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
@@ -269,13 +276,16 @@ export declare namespace SharedInformer {
    * @since 0.1.0
    * @category models
    */
-  export interface Options<A> {
+  export interface Options<A, I extends string = string> {
     /** Object description for logs and metrics, e.g. `"pods"`. Defaults to the ListerWatcher's. */
     readonly name?: string | undefined
     /** Default resync period of handlers. Zero or absent: no resync. */
     readonly resyncPeriod?: Duration.DurationInput | undefined
-    /** Indexes besides the namespace index every informer has. */
-    readonly indexers?: Indexers<A> | undefined
+    /**
+     * Indexes besides the namespace index every informer has. Their names type the informer's `indexer`
+     * (and listers over it): a query by another name does not compile.
+     */
+    readonly indexers?: Indexers<A, I> | undefined
     /** Defaults to `"inOrder"` (client-go's RealFIFO, atomic). */
     readonly fifo?: DeltaFifo.Mode | undefined
     /** Applied once to every object before it is queued and cached; must not mutate its input. */
@@ -310,6 +320,11 @@ export class SharedInformer extends Context.Tag("effect-informers/SharedInformer
  * Builds an informer in the current scope. Add handlers, then `start` it; closing the scope stops it:
  * first the controller (Reflector, processing loop, DeltaFifo), then the handlers' fibers.
  *
+ * The names of `options.indexers` type the informer's `indexer` (and listers over it): with
+ * `indexers: { byNode }`, `informer.indexer.byIndex("byNode", v)` and the namespace index compile, any
+ * other name does not. Without `indexers` every name compiles (and an unknown one is an
+ * `IndexNotFoundError` at run time). `addIndexers` returns the view typed with the added names.
+ *
  * Inside (`src/internal/`): the controller (`informerController.ts`: the pop loop, the cache update),
  * the processor (`processor.ts`: the listeners, distribution, resync, late join), one listener per
  * handler (`listener.ts`: its buffer and fiber) and the sync tracker (`syncTracker.ts`: every
@@ -335,10 +350,10 @@ export class SharedInformer extends Context.Tag("effect-informers/SharedInformer
  * @since 0.1.0
  * @category constructors
  */
-export const make = <A extends KubeObject>(
+export const make = <A extends KubeObject, I extends string = string>(
   lw: ListerWatcher.Service<A>,
-  options: SharedInformer.Options<A> = {}
-): Effect.Effect<SharedInformer.Service<A>, never, Scope.Scope> =>
+  options: SharedInformer.Options<A, I> = {}
+): Effect.Effect<SharedInformer.Service<A, I>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const name = options.name ?? lw.description ?? "informer"
     const clock = yield* Effect.clock
@@ -354,7 +369,7 @@ export const make = <A extends KubeObject>(
       keyFunction: Indexer.deletionHandlingMetaNamespaceKey,
       indexers: {
         [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction as Indexer.IndexFunction<A>,
-        ...options.indexers
+        ...options.indexers as Indexers<A> | undefined
       }
     })
     const tracker = new SyncTracker<InformerStoppedError>((handler) =>
@@ -478,13 +493,19 @@ export const make = <A extends KubeObject>(
 
     // --- settings -----------------------------------------------------------------------------------
 
-    const addIndexers = (
-      indexers: Indexers<A>
-    ): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
-      Effect.suspend((): Effect.Effect<void, IndexConflictError | IndexFunctionError | InformerStoppedError> =>
+    const addIndexers = <J extends string>(
+      indexers: Indexers<A, J>
+    ): Effect.Effect<
+      Indexer.Indexer.Reader<A, I | J | typeof Indexer.namespaceIndex>,
+      IndexConflictError | IndexFunctionError | InformerStoppedError
+    > =>
+      Effect.suspend((): Effect.Effect<
+        Indexer.Indexer.Reader<A, I | J | typeof Indexer.namespaceIndex>,
+        IndexConflictError | IndexFunctionError | InformerStoppedError
+      > =>
         stopped
           ? Effect.fail(new InformerStoppedError({ informer: name, operation: "addIndexers" }))
-          : store.addIndexers(indexers)
+          : Effect.as(store.addIndexers(indexers as Indexers<A>), store.reader)
       )
 
     const setTransform = (f: (obj: A) => A): Effect.Effect<void, InformerStartedError> =>

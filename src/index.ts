@@ -131,6 +131,13 @@ export * as ListerWatcher from "./ListerWatcher.js"
 export * as Manager from "./Manager.js"
 
 /**
+ * Metadata-only objects (`PartialObjectMetadata`): what an informer of `Resource.metadataOnly(r)` caches.
+ *
+ * @since 0.3.0
+ */
+export * as Metadata from "./Metadata.js"
+
+/**
  * @since 0.1.0
  */
 export * as Metrics from "./Metrics.js"

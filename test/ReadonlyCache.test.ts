@@ -142,8 +142,10 @@ describe("the informer's cache is read-only", () => {
       assert.isTrue(Option.isNone(yield* view.getByKey("prod/web-1")))
       assert.strictEqual(yield* view.lastResourceVersion, deleted.metadata?.resourceVersion)
       // indexes are added through the informer, not the view
-      yield* informer.addIndexers({ byName: (o) => [o.metadata?.name ?? ""] })
-      assert.deepStrictEqual(names(yield* view.byIndex("byName", "db-1")), ["dev/db-1"])
+      // (the view is typed with the names the informer was made with; addIndexers returns it with the new ones)
+      const withByName = yield* informer.addIndexers({ byName: (o) => [o.metadata?.name ?? ""] })
+      assert.strictEqual(withByName, view)
+      assert.deepStrictEqual(names(yield* withByName.byIndex("byName", "db-1")), ["dev/db-1"])
       assertReadOnly(view)
     }))
 

@@ -36,6 +36,8 @@ const layerOf: Record<string, LayerName> = {
   "LabelSelector.ts": "protocol",
   "FieldSelector.ts": "protocol",
   "internal/wireGuard.ts": "protocol",
+  "Metadata.ts": "protocol",
+  "internal/objectDecoder.ts": "protocol",
   "Reflector.ts": "machinery",
   "SharedInformer.ts": "machinery",
   "internal/reflector.ts": "machinery",

@@ -35,6 +35,7 @@ import {
   statusError,
   transportError
 } from "./httpRequest.js"
+import { decodePage } from "./objectDecoder.js"
 import type { Scrub } from "./redact.js"
 import { explain, oneLine } from "./text.js"
 import { makeLimiter } from "./tokenBucket.js"
@@ -230,7 +231,13 @@ export const make = (
           })
         )
       }
-      return Effect.succeed(u as A)
+      // `Resource.custom` / `Resource.metadataOnly`: the object as its resource decodes it
+      return resource.decode === undefined ? Effect.succeed(u as A) : decodePage(
+        { items: [u], resourceVersion: "", continue: undefined },
+        resource.decode,
+        prefix,
+        scrub
+      ).pipe(Effect.map((page) => page.items[0]))
     }
 
     const decodeObject =
@@ -348,7 +355,13 @@ export const make = (
         path: collectionPath(resource, namespace),
         params: listQuery(options),
         prefix,
-        decode: (response, scrub) => decodeListBody<A>(response, description, scrub, Duration.infinity)
+        decode: (response, scrub) =>
+          resource.decode === undefined
+            ? decodeListBody<A>(response, description, scrub, Duration.infinity)
+            : Effect.flatMap(
+              decodeListBody<KubeObject>(response, description, scrub, Duration.infinity),
+              (page) => decodePage(page, resource.decode!, prefix, scrub)
+            )
       })
     }
 

@@ -21,6 +21,9 @@
  * - WATCH from a resourceVersion, with synthetic ADDED events, `sendInitialEvents` and its end bookmark,
  *   periodic bookmarks, `timeoutSeconds` and the watch cache's selector semantics. Each event is encoded
  *   once and the bytes are shared by every watcher; pending events are written as one chunk.
+ * - Metadata-only answers, as client-go's metadata client asks for them (`Accept:
+ *   application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=v1`): GET, LIST (with the list's
+ *   metadata), WATCH and watch-list events and bookmarks of `PartialObjectMetadata` objects.
  * - Discovery, `/version` and minimal OpenAPI documents so that kubectl (1.20 to 1.32) works unchanged.
  * - kubectl's imperative commands (`create namespace`, `create configmap`, `create secret generic`,
  *   `create serviceaccount`, `create deployment`, `create service`, `expose`, `create job`): their

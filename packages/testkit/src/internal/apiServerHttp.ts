@@ -29,6 +29,7 @@ import { writeOptions } from "./apiServerApply.js"
 import { applyObject, decodeApplyBody } from "./apiServerApplyRequest.js"
 import type { AuditSink } from "./apiServerAudit.js"
 import { mutatingVerbs } from "./apiServerAudit.js"
+import { metadataListResponse, metadataObjectResponse, MetadataWatcher, wantsMetadata } from "./apiServerMetadata.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import { decodeProtobufObject, isProtobuf } from "./apiServerProtobuf.js"
 import type {
@@ -360,10 +361,17 @@ const watchResponse = (
   state: ServerState,
   rs: ResourceStore,
   plan: WatchPlan,
-  connection: ServerResponse | undefined
+  connection: ServerResponse | undefined,
+  metadataOnly = false
 ): HttpServerResponse.HttpServerResponse => {
   const body = Stream.fromPull(Effect.gen(function*() {
-    const watcher = new Watcher(rs, plan.selection, state.store.counters, state.watchBufferBytes, connection)
+    const watcher = new (metadataOnly ? MetadataWatcher : Watcher)(
+      rs,
+      plan.selection,
+      state.store.counters,
+      state.watchBufferBytes,
+      connection
+    )
     yield* Effect.acquireRelease(
       Effect.sync(() => {
         register(state, rs, watcher, plan)
@@ -839,6 +847,7 @@ const serveResource = (
         if (target.subresource === "finalize") return statusResponse(methodNotAllowed)
         const entry = rs.entries.get(objectKey(objectNamespace, name!))
         if (entry === undefined) return statusResponse(notFound(rs, name!))
+        if (wantsMetadata(request.headers.accept, "get")) return metadataObjectResponse(entry)
         const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
         if (Either.isLeft(table)) return statusResponse(table.left)
         if (table.right === undefined) return jsonText(200, entry.json)
@@ -867,6 +876,7 @@ const serveResource = (
           sendInitialEvents: param(query, "sendInitialEvents")
         })
         if (Either.isLeft(outcome)) return statusResponse(outcome.left)
+        if (wantsMetadata(request.headers.accept, "list")) return metadataListResponse(outcome.right)
         const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
         if (Either.isLeft(table)) return statusResponse(table.left)
         if (table.right !== undefined) {
@@ -910,7 +920,8 @@ const serveResource = (
           state,
           rs,
           gone === undefined ? plan.right : { ...plan.right, gone: true },
-          connection
+          connection,
+          wantsMetadata(request.headers.accept, "watch")
         )
         return table.right === undefined ? response : tableWatchResponse(response, rs.groupResource, table.right)
       }
