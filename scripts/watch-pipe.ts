@@ -4,7 +4,7 @@
  * `bench/`); a quick before/after check of the CLI's output path.
  *
  *   node --import tsx scripts/watch-pipe.ts [--pods=N] [--events=M] [--runs=R] [--only=ours,floor,peer]
- *     [--ours=dist|src]
+ *     [--ours=dist|src] [--before=BIN.ts] [--cpu-prof=DIR]
  *
  * One embedded ApiServer (in this process) holds N pods (`ChurnSimulator.makePod`, ~3 KB each). Per client
  * and run, a child process watches pods with its stdout on a pipe read here, line by line:
@@ -15,7 +15,8 @@
  * build:packages`, or the sources through tsx), `floor` (node:http, paged LIST then WATCH, `JSON.parse`,
  * a Map, the same lines written in one `write` per 64 KiB or 20 ms) and `peer` (client-node 1.4's
  * `makeInformer`, one `console.log` per notification). The latter two are this file run as
- * `floor URL` / `peer URL`.
+ * `floor URL` / `peer URL`. `--before=BIN.ts` adds the client `before` (to `--only`): another CLI entry point
+ * run through tsx (e.g. an earlier `Cli.ts` copied beside the current one).
  */
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { makePod, podName } from "@effect-informers/testkit/ChurnSimulator"
@@ -25,6 +26,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -135,6 +137,16 @@ interface Result {
   readonly startMs: number
   readonly syncMs: number
   readonly rate: number
+  /** CPU time of the child (user + system) during the sync, ms. */
+  readonly syncCpuMs: number
+  /** Lines per CPU second of the child during the burst. */
+  readonly cpuRate: number
+}
+
+/** User + system CPU time of process `pid` so far, in ms (Linux: /proc/PID/stat, in clock ticks of 10 ms). */
+const cpuMs = (pid: number): number => {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+  return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
 const measure = async (
@@ -144,7 +156,9 @@ const measure = async (
   events: number
 ): Promise<Result> => {
   const dist = path.join(root, "packages/cli/dist/bin.js")
-  const args = client === "ours"
+  const args = client === "before"
+    ? ["--import", "tsx", path.resolve(flag("before", "")), "watch", "pods", "--server", server.url]
+    : client === "ours"
     ? [
       ...(flag("ours", "src") === "dist"
         ? [dist]
@@ -157,10 +171,18 @@ const measure = async (
     : ["--import", "tsx", self, client, server.url]
   const before = (await Effect.runPromise(server.stats)).requests
   const spawned = performance.now()
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: root, stdio: ["ignore", "pipe", "inherit"] })
+  const profile = flag("cpu-prof", "") === "" ? [] : ["--cpu-prof", `--cpu-prof-dir=${flag("cpu-prof", "")}`]
+  const child: ChildProcess = spawn(process.execPath, [...profile, ...args], {
+    cwd: root,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
   let firstRequest = 0
+  let firstCpu = 0
   const poll = setInterval(() => {
-    if (firstRequest === 0 && Effect.runSync(server.stats).requests > before) firstRequest = performance.now()
+    if (firstRequest === 0 && Effect.runSync(server.stats).requests > before) {
+      firstRequest = performance.now()
+      firstCpu = cpuMs(child.pid!)
+    }
   }, 1)
   let lines = 0
   let target = pods
@@ -173,6 +195,7 @@ const measure = async (
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   await wait
   const synced = performance.now()
+  const syncedCpu = cpuMs(child.pid!)
   clearInterval(poll)
   // let the watch open before the burst
   await new Promise((resolve) => setTimeout(resolve, 500))
@@ -180,16 +203,20 @@ const measure = async (
   target = pods + events
   wait = new Promise<void>((resolve) => (reached = resolve))
   const burstStart = performance.now()
+  const burstCpu = cpuMs(child.pid!)
   await Effect.runPromise(burst)
   await wait
   const done = performance.now()
+  const doneCpu = cpuMs(child.pid!)
   child.kill("SIGINT")
   await exited
   return {
     client,
     startMs: firstRequest - spawned,
     syncMs: synced - firstRequest,
-    rate: events / ((done - burstStart) / 1000)
+    rate: events / ((done - burstStart) / 1000),
+    syncCpuMs: syncedCpu - firstCpu,
+    cpuRate: events / ((doneCpu - burstCpu) / 1000)
   }
 }
 
@@ -221,7 +248,9 @@ const driver = async (): Promise<void> => {
       console.log(
         `run ${run + 1} ${client.padEnd(5)} start ${result.startMs.toFixed(0).padStart(5)} ms  sync ${
           result.syncMs.toFixed(0).padStart(5)
-        } ms  rate ${result.rate.toFixed(0).padStart(6)} lines/s`
+        } ms (cpu ${result.syncCpuMs.toFixed(0).padStart(5)} ms)  rate ${result.rate.toFixed(0).padStart(6)} lines/s (${
+          result.cpuRate.toFixed(0).padStart(6)
+        } per cpu s)`
       )
     }
   }
@@ -229,9 +258,11 @@ const driver = async (): Promise<void> => {
   for (const client of only) {
     const mine = results.filter((r) => r.client === client)
     console.log(
-      `median ${client.padEnd(5)} sync ${median(mine.map((r) => r.syncMs)).toFixed(0)} ms, rate ${
-        median(mine.map((r) => r.rate)).toFixed(0)
-      } lines/s`
+      `median ${client.padEnd(5)} sync ${median(mine.map((r) => r.syncMs)).toFixed(0)} ms (cpu ${
+        median(mine.map((r) => r.syncCpuMs)).toFixed(0)
+      } ms), rate ${median(mine.map((r) => r.rate)).toFixed(0)} lines/s (${
+        median(mine.map((r) => r.cpuRate)).toFixed(0)
+      } per cpu s)`
     )
   }
   await Effect.runPromise(Scope.close(scope, Exit.void))
