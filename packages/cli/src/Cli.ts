@@ -21,6 +21,7 @@ import type { KubeConfig, KubeConfigError } from "effect-informers/KubeConfig"
 import * as KubeObject from "effect-informers/KubeObject"
 import * as Informers from "effect-informers/Layer"
 import * as LeaderElection from "effect-informers/LeaderElection"
+import type { ReflectorError } from "effect-informers/Reflector"
 import * as Resource from "effect-informers/Resource"
 import * as Sharding from "effect-informers/Sharding"
 import * as Cause from "effect/Cause"
@@ -38,6 +39,7 @@ import * as Stream from "effect/Stream"
 import * as Demo from "./Demo.js"
 import * as Metrics from "./Metrics.js"
 import * as Replicate from "./Replicate.js"
+import * as WatchOutput from "./WatchOutput.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -363,14 +365,6 @@ const serve = Command.make("serve", {
 // watch
 // -------------------------------------------------------------------------------------------------
 
-const describeObject = (obj: KubeObject.DeletedObject<KubeObject.KubeObject>): string => {
-  const key = deletionHandlingMetaNamespaceKey(obj)
-  const name = Either.getOrElse(key, () => "<unknown>")
-  const unwrapped = KubeObject.unwrapDeleted(obj)
-  const rv = unwrapped === undefined ? undefined : KubeObject.resourceVersion(unwrapped)
-  return `${name}${rv === undefined ? "" : ` rv=${rv}`}`
-}
-
 /** `NAMESPACE/NAME` of an object for a message, whatever the object is. */
 const keyForMessage = (obj: KubeObject.DeletedObject<KubeObject.KubeObject>): string => {
   try {
@@ -429,8 +423,21 @@ const printCache = (
     )
   })
 
-/** How long `watch --output json` waits for the cache to sync (or `--duration`, when longer). */
+/** How long `watch --output json` waits for the cache to sync without a `--duration`. */
 const jsonSyncTimeout = Duration.seconds(30)
+
+/**
+ * The informer's sync state after `after`: nothing when it has synced, else a `NotSyncedError` with the
+ * last error it saw, as one line for the user.
+ */
+const requireSynced = (factory: InformerFactory.InformerFactory.Service, after: Duration.Duration) =>
+  Effect.flatMap(factory.status, (statuses) => {
+    const unsynced = statuses.find((status) => !status.synced)
+    return unsynced === undefined ? Effect.void : Effect.fail(notSynced(after, unsynced.lastError))
+  })
+
+const notSynced = (after: Duration.Duration, lastError: Option.Option<ReflectorError>): CliFailure =>
+  new CliFailure(oneLine(new WatchOutput.NotSyncedError({ after, lastError }).message))
 
 const watch = Command.make("watch", {
   resource: Args.text({ name: "RESOURCE" }).pipe(
@@ -466,6 +473,8 @@ const watch = Command.make("watch", {
       : Option.isSome(options.kubeconfig)
       ? Informers.kubeConfigFromFile(options.kubeconfig.value, { context: Option.getOrUndefined(options.context) })
       : Informers.kubeConfigFromDefault({ context: Option.getOrUndefined(options.context) })
+    // Made before the informers: its scope closes after theirs, so that every line printed gets out.
+    const output = yield* WatchOutput.make({ destination: process.stdout })
     const context = yield* Layer.build(Informers.fromKubeConfig(kubeConfig)).pipe(
       Effect.mapError((e) => new CliFailure(e.message))
     )
@@ -485,10 +494,15 @@ const watch = Command.make("watch", {
     if (options.output === "events") {
       // Whatever printing an event throws is one line on stderr, never the end of the command (nor a
       // handler failure, which the informer would log with its stack trace).
-      const print = (type: string, obj: KubeObject.DeletedObject<KubeObject.KubeObject>) =>
-        Effect.suspend(() => Console.log(`${type.padEnd(8)} ${describeObject(obj)}`)).pipe(
-          Effect.catchAllCause((cause) => Console.error(cannotPrint(resource, obj, Cause.squash(cause))))
-        )
+      const print = (type: string, obj: KubeObject.DeletedObject<KubeObject.KubeObject>): Effect.Effect<void> => {
+        let text: string
+        try {
+          text = WatchOutput.eventLine(type, obj)
+        } catch (error) {
+          return Console.error(cannotPrint(resource, obj, error))
+        }
+        return output.line(text)
+      }
       yield* informer.addEventHandler({
         name: "cli",
         onAdd: (obj, initial) => print(initial ? "EXISTING" : "ADDED", obj),
@@ -500,10 +514,15 @@ const watch = Command.make("watch", {
     const started = yield* Clock.currentTimeMillis
     if (options.output === "json") {
       // An informer that cannot sync (unreachable server, 403, unknown resource) fails the command with
-      // the last error it saw instead of waiting forever.
+      // the last error it saw, by --duration when one is given.
       const wanted = Option.getOrElse(options.duration, () => Duration.zero)
-      yield* factory.waitForCacheSync({ timeout: Duration.max(wanted, jsonSyncTimeout) }).pipe(
-        Effect.mapError((e) => new CliFailure(e.message))
+      const timeout = Option.getOrElse(options.duration, () => jsonSyncTimeout)
+      yield* factory.waitForCacheSync({ timeout }).pipe(
+        Effect.mapError((e) =>
+          e.reason === "Timeout" && e.informers.length > 0
+            ? notSynced(timeout, e.informers[0].lastError)
+            : new CliFailure(oneLine(e.message))
+        )
       )
       const remaining = Duration.toMillis(wanted) - ((yield* Clock.currentTimeMillis) - started)
       if (remaining > 0) yield* Effect.sleep(Duration.millis(remaining))
@@ -519,9 +538,11 @@ const watch = Command.make("watch", {
       )
       return
     }
-    // The duration counts from the start, so that a watch that never syncs still ends on time.
-    if (Option.isSome(options.duration)) yield* Effect.sleep(options.duration.value)
-    else yield* Effect.never
+    // The duration counts from the start, so that a watch that never syncs still ends on time; it then
+    // fails with the last error the informer saw.
+    if (Option.isNone(options.duration)) return yield* Effect.never
+    yield* Effect.sleep(options.duration.value)
+    yield* requireSynced(factory, options.duration.value)
   }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))).pipe(
     Command.withDescription("an informer against a cluster: print each notification, or the cache as JSON")
   )

@@ -305,14 +305,14 @@ describe("Cli - effect-informers as a child process", () => {
     }), 90_000)
 
   it.live(
-    "errors are one clear line on stderr, without a stack trace; an unreachable server only warns",
+    "errors are one clear line on stderr, without a stack trace; an unreachable server warns, then fails at --duration",
     () =>
       Effect.gen(function*() {
         const [unknown, kubeconfig, badDuration, unreachable] = yield* Effect.all([
           run(["watch", "nosuchthing", "--server", "http://127.0.0.1:1"]),
           run(["watch", "pods", "--kubeconfig", "/nonexistent/kubeconfig"]),
           run(["demo", "--duration", "banana"]),
-          // nothing listens on port 1: the informer never syncs, the watch still ends after its duration
+          // nothing listens on port 1: the informer never syncs, the watch fails after its duration
           run(["watch", "pods", "--server", "http://127.0.0.1:1", "--duration", "1s"])
         ], { concurrency: "unbounded" })
 
@@ -328,9 +328,12 @@ describe("Cli - effect-informers as a child process", () => {
 
         assert.notStrictEqual(badDuration.code, 0)
         assert.include(badDuration.stderr, "banana")
-        assert.strictEqual(unreachable.code, 0, unreachable.stderr)
+        // warnings while the informer retries, then the error: it never synced
+        assert.strictEqual(unreachable.code, 1, unreachable.stderr)
         assert.strictEqual(unreachable.stdout, "")
-        for (const line of nonEmptyLines(unreachable.stderr)) assert.match(line, /^warning: .*ECONNREFUSED/)
+        const unreachableLines = nonEmptyLines(unreachable.stderr)
+        for (const line of unreachableLines.slice(0, -1)) assert.match(line, /^warning: .*ECONNREFUSED/)
+        assert.match(unreachableLines[unreachableLines.length - 1], /^error: not synced after 1s: .*ECONNREFUSED/)
 
         for (const result of [unknown, kubeconfig, badDuration, unreachable]) assertNoStackTrace(result.stderr)
       }),

@@ -1,0 +1,256 @@
+/**
+ * The output of `effect-informers watch --output events`: one line per notification, written in batches,
+ * and the error of a watch that did not sync in time.
+ *
+ * A write per line costs a system call per event, which through a pipe made the command slower than the
+ * informer under it. A {@link LineWriter} appends each line to a buffer and writes the buffer as one chunk
+ * when it reaches `maxBytes` (64 KiB) or `maxDelay` (20 ms) after the first line waiting in it, whichever
+ * comes first: lines keep their order, and none waits longer than `maxDelay` while the destination takes
+ * what it is given. A destination that does not (a pipe read slowly) slows the writer down instead of
+ * growing memory: once more than `maxBytes` are waiting in the stream, a full buffer waits for the stream's
+ * `drain`, so at most about two buffers are held. The writer's scope writes out what is left and waits
+ * until the stream has taken it (also on Ctrl-C: the runtime then exits the process at once).
+ *
+ * @since 0.1.0
+ */
+import { fastMetaNamespaceKey } from "effect-informers/Indexer"
+import * as KubeObject from "effect-informers/KubeObject"
+import type { ReflectorError } from "effect-informers/Reflector"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+
+// -------------------------------------------------------------------------------------------------
+// models
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * What a {@link LineWriter} writes to: the part of a Node.js `Writable` (such as `process.stdout`) it uses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Destination {
+  /** Returns `false` when the stream wants the writer to wait for `drain`; `callback` once written. */
+  readonly write: (chunk: string, callback: (error?: Error | null) => void) => boolean
+  /** Bytes written but not yet taken by the underlying resource. */
+  readonly writableLength: number
+  readonly on: (event: "drain" | "close" | "error", listener: () => void) => unknown
+  readonly removeListener: (event: "drain" | "close" | "error", listener: () => void) => unknown
+}
+
+/**
+ * Options of {@link make}.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  readonly destination: Destination
+  /** A buffer this long (in UTF-16 code units) is written at once. Defaults to 64 KiB. */
+  readonly maxBytes?: number | undefined
+  /** The longest a line waits in the buffer while the destination takes what it is given. Defaults to 20 ms. */
+  readonly maxDelay?: Duration.DurationInput | undefined
+}
+
+/**
+ * Batched lines.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LineWriter {
+  /**
+   * Appends `line` and a newline. Completes at once, unless the buffer is full while the destination is
+   * still busy with earlier chunks: then it waits for the destination's `drain`.
+   */
+  readonly line: (line: string) => Effect.Effect<void>
+  /** Writes out every line appended so far and waits until the destination has taken them. */
+  readonly flush: Effect.Effect<void>
+}
+
+// -------------------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A {@link LineWriter} on `options.destination`. Its timer is a fiber of the scope; closing the scope
+ * flushes, and waits until the destination has taken everything (or has closed).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const destination = options.destination
+    const maxBytes = Math.max(1, options.maxBytes ?? 64 * 1024)
+    const maxDelay = Duration.decode(options.maxDelay ?? Duration.millis(20))
+
+    // --- state: the buffer, whether the timer runs, whether the destination is full or gone ---
+    let buffer = ""
+    /** The timer is running for the lines in `buffer` (or some of them, already written since). */
+    let armed = false
+    /** Wakes the timer fiber when a line waits in an empty buffer. */
+    const wake = Effect.unsafeMakeLatch(false)
+    /** Closed while the destination holds more than `maxBytes`, until its `drain`. */
+    const writable = Effect.unsafeMakeLatch(true)
+    let blocked = false
+    /** The destination closed or failed: nothing more can be written. */
+    let closed = false
+    let issued = 0
+    let written = 0
+    const idle: Array<() => void> = []
+
+    const notifyIdle = () => {
+      for (const resume of idle.splice(0)) resume()
+    }
+    const onWritten = () => {
+      written++
+      if (written === issued) notifyIdle()
+    }
+    /** Writes the whole buffer as one chunk; the destination must not be blocked. */
+    const writeOut = (): void => {
+      if (buffer === "") return
+      const chunk = buffer
+      buffer = ""
+      if (closed) return
+      issued++
+      const accepted = destination.write(chunk, onWritten)
+      // `false` sets the stream's need for `drain`, so one follows once it is empty
+      if (!accepted && destination.writableLength > maxBytes) {
+        blocked = true
+        writable.unsafeClose()
+      }
+    }
+    const onDrain = () => {
+      if (!blocked) return
+      blocked = false
+      writable.unsafeOpen()
+      // what waited while the destination was full goes out now, not at the next timer or full buffer
+      writeOut()
+    }
+    const onClosed = () => {
+      closed = true
+      buffer = ""
+      blocked = false
+      writable.unsafeOpen()
+      notifyIdle()
+    }
+    destination.on("drain", onDrain)
+    destination.on("close", onClosed)
+    destination.on("error", onClosed)
+
+    // --- the timer: `maxDelay` after the first line waiting, the buffer is written ---
+    yield* wake.await.pipe(
+      Effect.zipRight(wake.close),
+      Effect.zipRight(Effect.sleep(maxDelay)),
+      Effect.zipRight(Effect.sync(() => {
+        armed = false
+        if (!blocked) writeOut()
+      })),
+      Effect.forever,
+      Effect.interruptible,
+      Effect.forkScoped
+    )
+
+    /** A full buffer: written at once, or after the destination's `drain`. */
+    const writeFull: Effect.Effect<void> = Effect.suspend(() => {
+      if (buffer.length < maxBytes) return Effect.void
+      if (blocked) return Effect.zipRight(writable.await, writeFull)
+      writeOut()
+      return Effect.void
+    })
+
+    const flush: Effect.Effect<void> = Effect.suspend(() => {
+      if (closed) return Effect.void
+      if (blocked) return Effect.zipRight(writable.await, flush)
+      writeOut()
+      if (written === issued || closed) return Effect.void
+      return Effect.async<void>((resume) => {
+        const resumed = () => resume(Effect.void)
+        idle.push(resumed)
+        return Effect.sync(() => {
+          const i = idle.indexOf(resumed)
+          if (i !== -1) idle.splice(i, 1)
+        })
+      }).pipe(Effect.zipRight(flush))
+    })
+
+    yield* Effect.addFinalizer(() =>
+      flush.pipe(
+        Effect.ensuring(Effect.sync(() => {
+          destination.removeListener("drain", onDrain)
+          destination.removeListener("close", onClosed)
+          destination.removeListener("error", onClosed)
+        }))
+      )
+    )
+
+    const line = (text: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        buffer += text + "\n"
+        if (buffer.length >= maxBytes) return writeFull
+        if (!armed) {
+          armed = true
+          wake.unsafeOpen()
+        }
+        return Effect.void
+      })
+
+    return { line, flush }
+  })
+
+// -------------------------------------------------------------------------------------------------
+// lines
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The line of one notification: `TYPE     NAMESPACE/NAME rv=RESOURCEVERSION` (the type padded to 8
+ * columns; `<unknown>` for an object without a valid name, no `rv=` without a resourceVersion).
+ *
+ * @since 0.1.0
+ * @category lines
+ */
+export const eventLine = (type: string, obj: KubeObject.DeletedObject<KubeObject.KubeObject>): string => {
+  const key = fastMetaNamespaceKey(obj) ?? "<unknown>"
+  const rv = KubeObject.resourceVersion(KubeObject.unwrapDeleted(obj))
+  return `${type.padEnd(8)} ${key}${rv === undefined ? "" : ` rv=${rv}`}`
+}
+
+// -------------------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A watch whose informer had not synced when its time was up (`--duration`, or the default wait of
+ * `--output json`), with the last error the informer saw.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotSyncedError extends Data.TaggedError("NotSyncedError")<{
+  /** How long the watch waited. */
+  readonly after: Duration.Duration
+  readonly lastError: Option.Option<ReflectorError>
+}> {
+  override get message(): string {
+    return Option.match(this.lastError, {
+      onNone: () => `not synced after ${Duration.format(this.after)} (no error seen)`,
+      onSome: (error) => `not synced after ${Duration.format(this.after)}: ${describeError(error)}: ${error.message}`
+    })
+  }
+}
+
+/** `StatusError (NotFound)`: an error's tag and what went wrong, as the library's messages name it. */
+const describeError = (error: ReflectorError): string => {
+  switch (error._tag) {
+    case "StoreError":
+      return `${error._tag} (${error.operation})`
+    case "UnexpectedError":
+      return `${error._tag} (Defect)`
+    default:
+      return `${error._tag} (${error.reason})`
+  }
+}

@@ -1,0 +1,453 @@
+/**
+ * `effect-informers watch` as a child process (`node --import tsx packages/cli/src/bin.ts watch ...` from
+ * the repository root) against the embedded ApiServer of this process: the lines of `--output events`
+ * (all of them, in order, promptly when the stream is idle, none lost through a pipe read slowly), and
+ * the exit codes and durations of watches that sync and of watches that cannot (404, 403, unreachable).
+ */
+import * as ApiServer from "@effect-informers/testkit/ApiServer"
+import { assert, describe, it } from "@effect/vitest"
+import * as Resource from "effect-informers/Resource"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { ChildProcess } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+// -------------------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------------------
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
+
+interface Exited {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  /** `Date.now()` at the exit. */
+  readonly at: number
+}
+
+interface Cli {
+  readonly child: ChildProcess
+  readonly args: ReadonlyArray<string>
+  /** `Date.now()` at the spawn. */
+  readonly startedAt: number
+  /** Complete stdout lines so far. */
+  readonly lines: () => ReadonlyArray<string>
+  /** What was read of stdout after its last newline. */
+  readonly partial: () => string
+  /** `Date.now()` when stdout line `i` was read. */
+  readonly lineAt: (i: number) => number
+  readonly stderr: () => string
+  /** `Date.now()` when the first stderr byte was read (0: none yet). */
+  readonly firstStderrAt: () => number
+  readonly exited: Effect.Effect<Exited>
+}
+
+/**
+ * A named pipe: its write end for the child's stdout, its read end as a stream (closed with the scope). A
+ * FIFO holds 64 KiB, where the socket pair of `stdio: "pipe"` holds a few hundred.
+ */
+const fifo = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "watch-test-"))
+    const file = path.join(dir, "stdout")
+    execFileSync("mkfifo", [file])
+    // the read end first (without waiting for a writer), so that the write end opens at once
+    const readFd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+    const writeFd = fs.openSync(file, fs.constants.O_WRONLY)
+    const reader = new net.Socket({ fd: readFd, readable: true, writable: false })
+    return { dir, writeFd, reader }
+  }),
+  ({ dir, reader, writeFd }) =>
+    Effect.sync(() => {
+      reader.destroy()
+      try {
+        fs.closeSync(writeFd)
+      } catch {
+        // closed after the spawn
+      }
+      fs.rmSync(dir, { recursive: true, force: true })
+    })
+)
+
+/**
+ * Starts the CLI (killed when the scope closes, if still running). With `slowReader`, stdout is not read
+ * until `resume()` is called, then one chunk every `slowReader` ms. With `fifo`, stdout is a named pipe.
+ */
+const start = (
+  args: ReadonlyArray<string>,
+  options: { readonly slowReader?: number; readonly fifo?: boolean } = {}
+): Effect.Effect<Cli & { readonly resume: () => void }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const done = yield* Deferred.make<Exited>()
+    const named = options.fifo === true ? yield* fifo : undefined
+    const startedAt = Date.now()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const child = spawn(process.execPath, ["--import", "tsx", "packages/cli/src/bin.ts", ...args], {
+          cwd: root,
+          env: { ...process.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+          stdio: ["ignore", named === undefined ? "pipe" : named.writeFd, "pipe"]
+        })
+        if (named !== undefined) fs.closeSync(named.writeFd)
+        return child
+      }),
+      (child) =>
+        Effect.sync(() => {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+        })
+    )
+    const lines: Array<string> = []
+    const times: Array<number> = []
+    let partial = ""
+    let stderr = ""
+    let firstStderrAt = 0
+    const stdout = named === undefined ? child.stdout! : named.reader
+    stdout.setEncoding("utf8")
+    child.stderr!.setEncoding("utf8")
+    stdout.on("data", (chunk: string) => {
+      const now = Date.now()
+      const parts = (partial + chunk).split("\n")
+      partial = parts.pop()!
+      for (const line of parts) {
+        lines.push(line)
+        times.push(now)
+      }
+      if (options.slowReader !== undefined) {
+        stdout.pause()
+        setTimeout(() => stdout.resume(), options.slowReader)
+      }
+    })
+    if (options.slowReader !== undefined) stdout.pause()
+    child.stderr!.on("data", (chunk: string) => {
+      if (firstStderrAt === 0) firstStderrAt = Date.now()
+      stderr += chunk
+    })
+    child.on("close", (code, signal) => Deferred.unsafeDone(done, Effect.succeed({ code, signal, at: Date.now() })))
+    return {
+      child,
+      args,
+      startedAt,
+      lines: () => lines,
+      partial: () => partial,
+      lineAt: (i: number) => times[i],
+      stderr: () => stderr,
+      firstStderrAt: () => firstStderrAt,
+      exited: Deferred.await(done),
+      resume: () => stdout.resume()
+    }
+  })
+
+const describeCli = (cli: Cli) =>
+  `effect-informers ${cli.args.join(" ")}\nstdout (${cli.lines().length} lines): ${
+    cli.lines().slice(-5).join("\n")
+  }\nstderr: ${cli.stderr()}`
+
+/** Waits for the process to exit (at most `timeout`). */
+const awaitExit = (cli: Cli, timeout: Duration.DurationInput = "90 seconds") =>
+  cli.exited.pipe(
+    Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`still running: ${describeCli(cli)}`) }),
+    Effect.orDie
+  )
+
+/** Polls `condition` every 10 ms (real time); dies after `timeout` with the process's output. */
+const waitFor = (cli: Cli, what: string, condition: () => boolean, timeout: Duration.DurationInput = "90 seconds") =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + Duration.toMillis(Duration.decode(timeout))
+    while (!condition()) {
+      if (Date.now() > deadline || cli.child.exitCode !== null) {
+        return yield* Effect.dieMessage(`${what}: not seen (exit code ${cli.child.exitCode})\n${describeCli(cli)}`)
+      }
+      yield* Effect.sleep("10 millis")
+    }
+  })
+
+const nonEmptyLines = (text: string): Array<string> => text.split("\n").filter((line) => line.trim() !== "")
+
+const assertNoStackTrace = (stderr: string) => {
+  assert.notMatch(stderr, /^\s+at /m, `stack trace on stderr:\n${stderr}`)
+  assert.notInclude(stderr, "node:internal", `stack trace on stderr:\n${stderr}`)
+}
+
+/** `count` small pods named `pod-NNNN` over `namespaces` namespaces `ns-N`. */
+const podsOf = (count: number, namespaces: number): Array<Resource.Pod> =>
+  Array.from({ length: count }, (_, i) => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: `pod-${String(i).padStart(4, "0")}`, namespace: `ns-${i % namespaces}`, labels: { app: "web" } },
+    spec: { containers: [{ name: "main", image: "nginx" }] }
+  }))
+
+const keyOf = (pod: Resource.Pod): string => `${pod.metadata?.namespace}/${pod.metadata?.name}`
+
+const line = (type: string, pod: Resource.Pod): string =>
+  `${type.padEnd(8)} ${keyOf(pod)} rv=${pod.metadata?.resourceVersion}`
+
+const rvOf = (text: string): number => Number(/ rv=(\d+)$/.exec(text)?.[1])
+
+const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+const withServer = ApiServer.make({ garbageCollection: false, watchBufferBytes: 256 * 1024 * 1024 }).pipe(Effect.orDie)
+
+// -------------------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------------------
+
+describe("watch --output events: the lines", () => {
+  it.scopedLive(
+    "EXISTING for every pod, then each change in order; a change on an idle stream is printed promptly",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* withServer
+        yield* server.load(Resource.pods, podsOf(500, 3)).pipe(Effect.orDie)
+        const initial = yield* server.snapshot(Resource.pods)
+        const cli = yield* start(["watch", "pods", "--server", server.url])
+        yield* waitFor(cli, "an EXISTING line per pod", () => cli.lines().length >= initial.length)
+        assert.deepStrictEqual([...cli.lines()].sort(), initial.map((pod) => line("EXISTING", pod)).sort())
+
+        // changes, one after the other: their lines come in the same order
+        const expected: Array<string> = []
+        for (let i = 0; i < 60; i++) {
+          const ref = { namespace: `ns-${i % 3}`, name: `pod-${String(i).padStart(4, "0")}` }
+          const patched = yield* server.patch(Resource.pods, ref, { metadata: { labels: { step: `${i}` } } })
+            .pipe(Effect.orDie)
+          expected.push(line("MODIFIED", patched))
+          if (i % 3 === 0) {
+            yield* server.delete(Resource.pods, ref).pipe(Effect.orDie)
+            expected.push(`DELETED  ${ref.namespace}/${ref.name}`)
+          }
+        }
+        for (let i = 0; i < 20; i++) {
+          const created = yield* server.create(
+            Resource.pods,
+            podsOf(1, 1).map((pod) => ({
+              ...pod,
+              metadata: { ...pod.metadata, name: `new-${i}`, namespace: "ns-1" }
+            }))[0]
+          ).pipe(Effect.orDie)
+          expected.push(line("ADDED", created))
+        }
+        const total = initial.length + expected.length
+        yield* waitFor(cli, "a line per change", () => cli.lines().length >= total)
+        const changes = cli.lines().slice(initial.length)
+        // a DELETED line carries the resourceVersion of the deletion, which the API did not return
+        assert.deepStrictEqual(
+          changes.map((text) => text.startsWith("DELETED") ? text.replace(/ rv=\d+$/, "") : text),
+          expected
+        )
+        const rvs = changes.map(rvOf)
+        for (let i = 1; i < rvs.length; i++) assert.isAbove(rvs[i], rvs[i - 1], changes.join("\n"))
+
+        // idle stream: each new pod's line arrives well within a second (the batches wait 20 ms at most)
+        const latencies: Array<number> = []
+        for (let i = 0; i < 5; i++) {
+          yield* Effect.sleep("300 millis")
+          const before = cli.lines().length
+          const created = yield* server.create(Resource.pods, {
+            ...podsOf(1, 1)[0],
+            metadata: { name: `probe-${i}`, namespace: "ns-2" }
+          }).pipe(Effect.orDie)
+          const sent = Date.now()
+          yield* waitFor(cli, `the line of probe-${i}`, () => cli.lines().length > before)
+          assert.strictEqual(cli.lines()[before], line("ADDED", created))
+          latencies.push(cli.lineAt(before) - sent)
+        }
+        assert.isBelow(median(latencies), 500, `latencies ${latencies.join(", ")} ms`)
+
+        // Ctrl-C: a quiet exit, code 0, nothing more printed
+        cli.child.kill("SIGINT")
+        const exited = yield* awaitExit(cli, "20 seconds")
+        assert.strictEqual(exited.code, 0, cli.stderr())
+        assert.lengthOf(cli.lines(), total + 5)
+        assertNoStackTrace(cli.stderr())
+        assert.strictEqual(cli.stderr(), "")
+      }),
+    180_000
+  )
+
+  it.scopedLive(
+    "a pipe read slowly loses nothing: a burst of 20,000 changes, every line in order",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* withServer
+        yield* server.load(Resource.pods, podsOf(2000, 4)).pipe(Effect.orDie)
+        const initial = yield* server.snapshot(Resource.pods)
+        // not read at all until the burst has been sent, then a chunk every 20 ms
+        const cli = yield* start(["watch", "pods", "--server", server.url], { slowReader: 20 })
+        yield* Effect.sleep("100 millis")
+        // the watch is open once the server counts it
+        const deadline = Date.now() + 90_000
+        while ((yield* server.stats).watchesOpen === 0) {
+          if (Date.now() > deadline) return yield* Effect.dieMessage(`no watch opened\n${describeCli(cli)}`)
+          yield* Effect.sleep("20 millis")
+        }
+        const burst = yield* server.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
+        assert.strictEqual(cli.lines().length, 0)
+        cli.resume()
+        const total = initial.length + 20_000
+        yield* waitFor(cli, "every line", () => cli.lines().length >= total, "120 seconds")
+        const lines = cli.lines()
+        assert.deepStrictEqual(
+          [...lines.slice(0, initial.length)].sort(),
+          initial.map((pod) => line("EXISTING", pod)).sort()
+        )
+        const modified = lines.slice(initial.length)
+        assert.isTrue(modified.every((text) => text.startsWith("MODIFIED ")), modified.slice(0, 3).join("\n"))
+        // one line per event, in the order the server wrote them: consecutive resourceVersions
+        const first = Number(burst.firstResourceVersion)
+        assert.strictEqual(Number(burst.lastResourceVersion) - first + 1, 20_000)
+        for (let i = 0; i < modified.length; i++) {
+          if (rvOf(modified[i]) !== first + i) assert.fail(`line ${i}: ${modified[i]}, expected rv=${first + i}`)
+        }
+        // round-robin over the pods in key order
+        const keys = initial.map(keyOf)
+        assert.deepStrictEqual(modified.slice(0, 3).map((text) => text.split(" ").filter((s) => s !== "")[1]), [
+          keys[0],
+          keys[1],
+          keys[2]
+        ])
+        cli.child.kill("SIGINT")
+        const exited = yield* awaitExit(cli, "30 seconds")
+        assert.strictEqual(exited.code, 0, cli.stderr())
+        assert.lengthOf(cli.lines(), total)
+        assert.strictEqual(cli.stderr(), "")
+      }),
+    240_000
+  )
+})
+
+describe("watch --output events: the exit", () => {
+  it.scopedLive(
+    "Ctrl-C while the pipe is full: what the writer holds gets out, in order, with no gap and no partial line",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* withServer
+        yield* server.load(Resource.pods, podsOf(2000, 4)).pipe(Effect.orDie)
+        const initial = yield* server.snapshot(Resource.pods)
+        const cli = yield* start(["watch", "pods", "--server", server.url], { slowReader: 5, fifo: true })
+        const deadline = Date.now() + 90_000
+        while ((yield* server.stats).watchesOpen === 0) {
+          if (Date.now() > deadline) return yield* Effect.dieMessage(`no watch opened\n${describeCli(cli)}`)
+          yield* Effect.sleep("20 millis")
+        }
+        const burst = yield* server.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
+        // the CLI has had the time to fill the pipe (64 KiB), its stream's buffer and its own
+        yield* Effect.sleep("3 seconds")
+        assert.strictEqual(cli.lines().length, 0)
+        cli.child.kill("SIGINT")
+        yield* Effect.sleep("200 millis")
+        cli.resume()
+        const exited = yield* awaitExit(cli, "60 seconds")
+        assert.strictEqual(exited.code, 0, cli.stderr())
+        assert.strictEqual(cli.stderr(), "")
+        const lines = cli.lines()
+        assert.strictEqual(cli.partial(), "")
+        // more than the pipe holds: what waited in the process was written before it exited
+        const bytes = lines.reduce((n, text) => n + text.length + 1, 0)
+        assert.isAbove(bytes, 128 * 1024, `${lines.length} lines`)
+        // a prefix of the whole sequence: the EXISTING lines, then MODIFIED at consecutive resourceVersions
+        const existing = new Set(initial.map((pod) => line("EXISTING", pod)))
+        const first = Number(burst.firstResourceVersion)
+        for (let i = 0; i < lines.length; i++) {
+          if (i < initial.length) {
+            if (!existing.has(lines[i])) assert.fail(`line ${i}: ${lines[i]}`)
+          } else if (!lines[i].startsWith("MODIFIED ") || rvOf(lines[i]) !== first + i - initial.length) {
+            assert.fail(`line ${i}: ${lines[i]}, expected MODIFIED rv=${first + i - initial.length}`)
+          }
+        }
+      }),
+    180_000
+  )
+})
+
+describe("watch: exit codes and --duration", () => {
+  it.scopedLive(
+    "synced: exit 0 at --duration; unsynced (404, 403, unreachable): one error line with the last error, exit 1, on time",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* withServer
+        yield* server.load(Resource.pods, podsOf(30, 2)).pipe(Effect.orDie)
+        const forbidden = yield* withServer
+        yield* forbidden.inject({ _tag: "ServerError", status: 403, count: 1_000_000, on: "any" })
+        const unknown = "example.com/v1/widgets"
+        const unreachable = "http://127.0.0.1:1"
+        const duration = 3
+        const cases = [
+          { name: "events, synced", args: ["pods", "--server", server.url], synced: true },
+          { name: "json, synced", args: ["pods", "--server", server.url, "-o", "json"], synced: true },
+          {
+            name: "events, 404",
+            args: [unknown, "--server", server.url],
+            error: /^error: not synced after 3s: StatusError \(NotFound\): /
+          },
+          {
+            name: "json, 404",
+            args: [unknown, "--server", server.url, "-o", "json"],
+            error: /^error: not synced after 3s: StatusError \(NotFound\): /
+          },
+          {
+            name: "events, 403",
+            args: ["pods", "--server", forbidden.url],
+            error: /^error: not synced after 3s: StatusError \(Forbidden\): /
+          },
+          {
+            name: "json, 403",
+            args: ["pods", "--server", forbidden.url, "-o", "json"],
+            error: /^error: not synced after 3s: StatusError \(Forbidden\): /
+          },
+          {
+            name: "events, unreachable",
+            args: ["pods", "--server", unreachable],
+            error: /^error: not synced after 3s: \w+ \(\w+\): .*ECONNREFUSED/
+          },
+          {
+            name: "json, unreachable",
+            args: ["pods", "--server", unreachable, "-o", "json"],
+            error: /^error: not synced after 3s: \w+ \(\w+\): .*ECONNREFUSED/
+          }
+        ]
+        // two at a time: the machine may be small
+        const results = yield* Effect.forEach(cases, (c) =>
+          Effect.scoped(Effect.gen(function*() {
+            const cli = yield* start(["watch", ...c.args, "--duration", `${duration}s`])
+            const exited = yield* awaitExit(cli)
+            return { ...c, cli, exited }
+          })), { concurrency: 2 })
+
+        for (const { args, cli, exited, name, ...c } of results) {
+          const where = `${name}: ${describeCli(cli)}`
+          assertNoStackTrace(cli.stderr())
+          assert.isNull(exited.signal, where)
+          if ("synced" in c) {
+            assert.strictEqual(exited.code, 0, where)
+            assert.strictEqual(cli.stderr(), "", where)
+            if (args.includes("json")) assert.lengthOf(JSON.parse(cli.lines().join("\n")), 30, where)
+            else assert.lengthOf(cli.lines(), 30, where)
+            // ends at --duration, not before: from the first line (the informer had started by then) to the exit
+            assert.isAtLeast(exited.at - cli.startedAt, duration * 1000, where)
+            if (!args.includes("json")) assert.isBelow(exited.at - cli.lineAt(0), duration * 1000 + 4000, where)
+            continue
+          }
+          assert.strictEqual(exited.code, 1, where)
+          assert.deepStrictEqual(cli.lines(), [], where)
+          const stderr = nonEmptyLines(cli.stderr())
+          // the informer's warnings as it retries, then the one error line
+          for (const text of stderr.slice(0, -1)) assert.match(text, /^warning: /, where)
+          assert.match(stderr[stderr.length - 1], c.error!, where)
+          assert.notInclude(stderr[stderr.length - 1], "\n")
+          // on time: from the first warning (the informer had started) to the exit, not the 30 s json default
+          const elapsed = exited.at - cli.firstStderrAt()
+          assert.isAbove(cli.firstStderrAt(), 0, where)
+          assert.isAtLeast(exited.at - cli.startedAt, duration * 1000, where)
+          assert.isBelow(elapsed, duration * 1000 + 4000, where)
+        }
+      }),
+    300_000
+  )
+})
