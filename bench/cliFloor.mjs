@@ -24,7 +24,7 @@ process.stdout.on("error", (error) => {
 })
 
 const agent = new Http.Agent({ keepAlive: true, maxSockets: 4 })
-/** @type {Map<string, string>} key -> resourceVersion */
+/** @type {Map<string, any>} key -> the object (kept as an informer's cache keeps it) */
 const cache = new Map()
 let resourceVersion = ""
 
@@ -63,20 +63,20 @@ const list = async (/** @type {boolean} */ initial) => {
       const rv = obj.metadata.resourceVersion
       listed.add(key)
       const old = cache.get(key)
-      cache.set(key, rv)
+      cache.set(key, obj)
       if (initial) out += line("EXISTING", key, rv)
       else if (old === undefined) out += line("ADDED", key, rv)
-      else if (old !== rv) out += line("MODIFIED", key, rv)
+      else if (old.metadata.resourceVersion !== rv) out += line("MODIFIED", key, rv)
     }
     if (out !== "") process.stdout.write(out)
     resourceVersion = page.metadata.resourceVersion
     cont = page.metadata.continue === undefined || page.metadata.continue === "" ? undefined : page.metadata.continue
   } while (cont !== undefined)
   let out = ""
-  for (const [key, rv] of cache) {
+  for (const [key, obj] of cache) {
     if (!listed.has(key)) {
       cache.delete(key)
-      out += line("DELETED", key, rv)
+      out += line("DELETED", key, obj.metadata.resourceVersion)
     }
   }
   if (out !== "") process.stdout.write(out)
@@ -110,7 +110,7 @@ const watch = async () => {
             const key = keyOf(obj)
             const old = cache.get(key)
             resourceVersion = obj.metadata.resourceVersion
-            cache.set(key, resourceVersion)
+            cache.set(key, obj)
             out += line(old === undefined ? "ADDED" : "MODIFIED", key, resourceVersion)
             break
           }
