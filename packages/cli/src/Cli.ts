@@ -805,7 +805,7 @@ const replicate = Command.make("replicate", {
   ),
   identity: Options.text("identity").pipe(
     Options.withDescription(
-      "this replica's name, put in the User-Agent of its requests and in its Leases (required, no default)"
+      "this replica's name, put in the User-Agent of its requests and in its Leases (required)"
     )
   ),
   concurrency: Options.integer("concurrency").pipe(
