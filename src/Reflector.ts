@@ -181,7 +181,11 @@ export interface Reflector {
   readonly name: string
   /** The resourceVersion of the last list, event or bookmark the Reflector processed. */
   readonly lastSyncResourceVersion: Effect.Effect<string>
-  /** Where the loop is now (read-only; for status displays and probes). */
+  /**
+   * Where the loop is now (read-only; for status displays and probes).
+   *
+   * @since 0.2.0
+   */
   readonly status: Effect.Effect<Status>
 }
 
@@ -193,7 +197,7 @@ export interface Reflector {
  * - `BackingOff`: waiting after `error` (the tag of the error), until `until` (Clock milliseconds, the
  *   backoff's wait and any `Retry-After`), then watching or relisting again.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export type Status =

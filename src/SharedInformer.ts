@@ -263,6 +263,8 @@ export declare namespace SharedInformer {
     /**
      * Where the Reflector is (syncing, watching, backing off until when, relisting); `None` before `start`.
      * Read-only, for status displays and probes.
+     *
+     * @since 0.2.0
      */
     readonly status: Effect.Effect<Option.Option<Reflector.Status>>
     /** Every notification, as a Stream (a handler registered while the stream runs); ends when the informer stops. */

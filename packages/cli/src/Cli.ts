@@ -271,7 +271,7 @@ const informerText = (informer: Demo.InformerProgress): string => {
  * with the wait left), the event rate over the last 5 seconds, the total, relists, the handler lag (the
  * mean over the last 5 seconds, in ms), the handlers' backlog and the faults.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category formatting
  */
 export const renderProgress = (progress: Demo.Progress): string => {
@@ -932,7 +932,7 @@ const root = Command.make("effect-informers").pipe(
 /**
  * The CLI package's version, from its package.json (`../package.json` from `src/` and from `dist/`).
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category cli
  */
 export const version: string = (JSON.parse(
@@ -943,7 +943,7 @@ export const version: string = (JSON.parse(
  * Whether output to `stream` may carry ANSI colors: only to a terminal, and neither `NO_COLOR` (set and not
  * empty) nor `FORCE_COLOR=0` is in the environment.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category cli
  */
 export const colorsEnabled = (
@@ -964,7 +964,7 @@ const helpBanner = /^effect-informers\n\neffect-informers \S+/
  * a help text, each usage line as the command is typed (`effect-informers demo [--pods integer] ...`, not
  * `$ demo ...`). Anything else passes through unchanged.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category cli
  */
 export const presentOutput = (text: string, color: boolean): string => {

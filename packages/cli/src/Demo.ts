@@ -61,7 +61,7 @@ export interface Options {
  * The window `Progress.eventsPerSecond` and the lag figures are computed over: 5 seconds, long enough
  * that a rate does not read 0 between the bursts of a relist.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export const progressWindow: Duration.Duration = Duration.seconds(5)
@@ -69,13 +69,13 @@ export const progressWindow: Duration.Duration = Duration.seconds(5)
 /**
  * What an informer is doing, from its Reflector's `status`: `starting` before its Reflector runs.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export type InformerState = "starting" | "syncing" | "watching" | "backing off" | "relisting"
 
 /**
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export interface InformerProgress {
