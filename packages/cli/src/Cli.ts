@@ -971,7 +971,7 @@ export const presentOutput = (text: string, color: boolean): string => {
   const plain = text.includes("\x1b") ? text.replace(ansiEscape, "") : text
   const out = color ? text : plain
   // `--version`: the version alone, without the blank line of its paragraph
-  if (plain.trim() === version) return version
+  if (plain.length <= version.length + 4 && plain.trim() === version) return version
   if (!helpBanner.test(plain)) return out
   return out.trimEnd().replace(
     /^\$ (?:effect-informers(?= |$))?/gm,
