@@ -181,7 +181,30 @@ export interface Reflector {
   readonly name: string
   /** The resourceVersion of the last list, event or bookmark the Reflector processed. */
   readonly lastSyncResourceVersion: Effect.Effect<string>
+  /**
+   * Where the loop is now (read-only; for status displays and probes).
+   *
+   * @since 0.2.0
+   */
+  readonly status: Effect.Effect<Status>
 }
+
+/**
+ * Where a Reflector's loop is:
+ * - `Syncing`: the first LIST (or watch-list, until its initial-events-end bookmark) has not completed;
+ * - `Relisting`: a later LIST or watch-list (after a Gone, an error, a watch-list fallback);
+ * - `Watching`: a WATCH is open or being opened (a watch-list after its end bookmark too);
+ * - `BackingOff`: waiting after `error` (the tag of the error), until `until` (Clock milliseconds, the
+ *   backoff's wait and any `Retry-After`), then watching or relisting again.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Status =
+  | { readonly _tag: "Syncing" }
+  | { readonly _tag: "Relisting" }
+  | { readonly _tag: "Watching" }
+  | { readonly _tag: "BackingOff"; readonly until: number; readonly error: ReflectorError["_tag"] }
 
 /**
  * The `cause` tag a relist is counted under in `Metrics.relists` (besides `initial`, the first sync).

@@ -50,6 +50,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -266,6 +267,13 @@ export declare namespace SharedInformer {
       handler: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
     ) => Effect.Effect<void, InformerStartedError>
     readonly lastSyncResourceVersion: Effect.Effect<string>
+    /**
+     * Where the Reflector is (syncing, watching, backing off until when, relisting); `None` before `start`.
+     * Read-only, for status displays and probes.
+     *
+     * @since 0.2.0
+     */
+    readonly status: Effect.Effect<Option.Option<Reflector.Status>>
     /** Every notification, as a Stream (a handler registered while the stream runs); ends when the informer stops. */
     readonly notifications: Stream.Stream<Notification<A>>
     /** Every error the Reflector reports, as a Stream (subscribed while the stream runs); ends when the informer stops. */
@@ -566,6 +574,9 @@ export const make = <A extends KubeObject, I extends string = string>(
       setWatchErrorHandler,
       lastSyncResourceVersion: Effect.suspend(() =>
         reflector === undefined ? Effect.succeed("") : reflector.lastSyncResourceVersion
+      ),
+      status: Effect.suspend(() =>
+        reflector === undefined ? Effect.succeed(Option.none()) : Effect.map(reflector.status, Option.some)
       ),
       notifications,
       errors

@@ -25,6 +25,8 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
+import * as ScheduleDecision from "effect/ScheduleDecision"
+import * as Intervals from "effect/ScheduleIntervals"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DecodeError } from "../ApiError.js"
@@ -43,6 +45,7 @@ import type {
   Reflector,
   ReflectorError,
   RelistCause,
+  Status,
   Store
 } from "../Reflector.js"
 import { describeError, ProtocolError, reasonOf, StoreError, UnexpectedError } from "./reflectorErrors.js"
@@ -120,6 +123,12 @@ interface Memory {
   watchListRetryAt: number
   /** The first any-age list came back paginated (client-go's `paginatedResult`): relists stay paged. */
   paginatedResult: boolean
+  /** For `status`: the state the loop is in, whether a list ever synced, whether this cycle's did. */
+  state: State
+  everSynced: boolean
+  cycleSynced: boolean
+  /** For `status`: when the current backoff's wait ends (Clock milliseconds). */
+  backoffUntil: number
 }
 
 /** The resync timer's hold on the current cycle. */
@@ -143,7 +152,11 @@ export const make = <A, E>(
   Effect.suspend(() => {
     const name = options.name ?? lw.description ?? "reflector"
     const memory = initialMemory()
-    const reflector: Reflector = { name, lastSyncResourceVersion: Effect.sync(() => memory.position) }
+    const reflector: Reflector = {
+      name,
+      lastSyncResourceVersion: Effect.sync(() => memory.position),
+      status: Effect.sync(() => statusOf(memory))
+    }
     return Effect.as(Effect.forkScoped(Effect.interruptible(loop(lw, store, options, name, memory))), reflector)
   })
 
@@ -160,8 +173,28 @@ const initialMemory = (): Memory => ({
   goneStreak: 0,
   watchListRejections: 0,
   watchListRetryAt: 0,
-  paginatedResult: false
+  paginatedResult: false,
+  state: { _tag: "Relisting", afterGone: false },
+  everSynced: false,
+  cycleSynced: false,
+  backoffUntil: 0
 })
+
+/** What `Reflector.status` reports for the loop's memory. */
+const statusOf = (memory: Memory): Status => {
+  const state = memory.state
+  switch (state._tag) {
+    case "BackingOff":
+      return { _tag: "BackingOff", until: memory.backoffUntil, error: state.error._tag }
+    case "Watching":
+      return { _tag: "Watching" }
+    case "WatchListing":
+      if (memory.cycleSynced) return { _tag: "Watching" }
+      return memory.everSynced ? { _tag: "Relisting" } : { _tag: "Syncing" }
+    default:
+      return memory.everSynced ? { _tag: "Relisting" } : { _tag: "Syncing" }
+  }
+}
 
 /** The loop: one step after another, forever. */
 const loop = <A, E>(
@@ -176,10 +209,13 @@ const loop = <A, E>(
     yield* countRelist(m, "initial")
     let state: State = { _tag: "Relisting", afterGone: false }
     while (true) {
+      memory.state = state
       const next: State = yield* guarded(m, state)
       if (next._tag === "Relisting" || (next._tag === "BackingOff" && next.then._tag === "Relisting")) {
         yield* endCycle(m)
       }
+      // until the backoff's decision says when its wait ends
+      if (next._tag === "BackingOff") memory.backoffUntil = m.clock.unsafeCurrentTimeMillis()
       state = next
     }
   }).pipe(Effect.scoped, Effect.annotateLogs({ module: "Reflector" }))
@@ -391,6 +427,14 @@ const machine = <A, E>(
     const clock = yield* Effect.clock
     const driver = yield* Schedule.driver(
       honourRetryAfterUpTo(options.maxRetryAfter ?? defaultMaxRetryAfter)(options.backoff ?? jitteredExponential)
+        .pipe(
+          // for `status`: when this wait ends
+          Schedule.onDecision((_, decision) =>
+            Effect.sync(() => {
+              if (ScheduleDecision.isContinue(decision)) memory.backoffUntil = Intervals.start(decision.intervals)
+            })
+          )
+        )
     )
     const resyncTimer = yield* FiberHandle.make<void, never>()
     const min = options.minWatchTimeout === undefined ? minimumWatchTimeout : Duration.decode(options.minWatchTimeout)
@@ -439,6 +483,7 @@ const machine = <A, E>(
 /** A cycle begins: with a resync period, its timer starts, to wait until the cycle has synced. */
 const startCycle = <A, E>(m: Machine<A, E>): Effect.Effect<void> => {
   m.synced = false
+  m.memory.cycleSynced = false
   if (m.resyncPeriod === undefined) return Effect.void
   const cycle: Cycle = { synced: Deferred.unsafeMake(FiberId.none), ended: Deferred.unsafeMake(FiberId.none) }
   m.cycle = cycle
@@ -448,6 +493,8 @@ const startCycle = <A, E>(m: Machine<A, E>): Effect.Effect<void> => {
 /** The cycle's list or watch-list replaced the store. */
 const markSynced = <A, E>(m: Machine<A, E>): void => {
   m.synced = true
+  m.memory.cycleSynced = true
+  m.memory.everSynced = true
   if (m.cycle !== undefined) Deferred.unsafeDone(m.cycle.synced, Exit.void)
 }
 

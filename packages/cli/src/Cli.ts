@@ -10,6 +10,7 @@ import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import * as Chaos from "@effect-informers/testkit/Chaos"
 import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
 import * as Args from "@effect/cli/Args"
+import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
@@ -28,14 +29,18 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
 import * as Demo from "./Demo.js"
 import * as Metrics from "./Metrics.js"
 import * as Replicate from "./Replicate.js"
@@ -71,10 +76,19 @@ export const parseDuration = (input: string): Either.Either<Duration.Duration, s
 
 const duration = (name: string): Options.Options<Duration.Duration> =>
   Options.text(name).pipe(
+    Options.withPseudoName("duration"),
     Options.mapEffect((text) =>
       Either.mapLeft(parseDuration(text), (message) => ValidationError.invalidValue(HelpDoc.p(message)))
     )
   )
+
+/** An option's description, with the default it has: `(default: ...)` ends every help entry. */
+const described = (description: string, byDefault: string) => <A>(self: Options.Options<A>): Options.Options<A> =>
+  Options.withDescription(self, `${description} (default: ${byDefault})`)
+
+/** An optional option's description, with what happens without it. */
+const whenAbsent = (description: string, absent: string) => <A>(self: Options.Options<A>): Options.Options<A> =>
+  Options.withDescription(self, `${description} (default: ${absent})`)
 
 /** A user-facing failure: printed as one line, exit code 1. */
 class CliFailure extends Error {}
@@ -245,12 +259,52 @@ export const stringifyJson = (value: unknown, indent = 0): string | undefined =>
 // demo
 // -------------------------------------------------------------------------------------------------
 
-const renderProgress = (progress: Demo.Progress): string => {
-  const cached = Object.entries(progress.cached).map(([name, n]) => `${name.split(" ")[0]} ${n}`).join(" · ")
-  return `[${progress.phase} ${Duration.toSeconds(progress.elapsed).toFixed(1)}s] ${cached || "starting"} · ` +
-    `${formatNumber(progress.eventsPerSecond)} events/s · ${formatNumber(progress.events)} events · ` +
-    `relists ${progress.relists} · lag ${progress.handlerLag} · faults ${progress.faults}`
+const millisText = (d: Duration.Duration | undefined): string =>
+  d === undefined ? "-" : `${formatNumber(Duration.toMillis(d))} ms`
+
+const informerText = (informer: Demo.InformerProgress): string => {
+  const state = informer.state === "backing off" && informer.backoffLeft !== undefined
+    ? `backing off ${Duration.toSeconds(informer.backoffLeft).toFixed(1)}s`
+    : informer.state
+  return `${informer.name.split(" ")[0]} ${formatNumber(informer.cached)} ${state}`
 }
+
+/**
+ * The demo's live line: each informer's cache size and state (watching, syncing, relisting, backing off
+ * with the wait left), the event rate over the last 5 seconds, the total, relists, the handler lag (the
+ * mean over the last 5 seconds, in ms), the handlers' backlog and the faults.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const renderProgress = (progress: Demo.Progress): string => {
+  const informers = progress.informers.map(informerText).join(" · ")
+  return `[${progress.phase} ${Duration.toSeconds(progress.elapsed).toFixed(1)}s] ${informers || "starting"} · ` +
+    `${formatNumber(progress.eventsPerSecond)} events/s · ${formatNumber(progress.events)} events · ` +
+    `relists ${progress.relists} · lag ${millisText(progress.lag)} · backlog ${formatNumber(progress.backlog)} · ` +
+    `faults ${progress.faults}`
+}
+
+/** A progress report as JSON (durations in milliseconds): the demo's `--json-progress` lines. */
+const progressJson = (progress: Demo.Progress) => ({
+  type: "progress",
+  phase: progress.phase,
+  elapsedMs: Duration.toMillis(progress.elapsed),
+  informers: progress.informers.map((i) => ({
+    name: i.name,
+    cached: i.cached,
+    state: i.state,
+    ...(i.backoffLeft === undefined ? {} : { backoffLeftMs: Duration.toMillis(i.backoffLeft) }),
+    ...(i.error === undefined ? {} : { error: i.error })
+  })),
+  events: progress.events,
+  eventsPerSecond: progress.eventsPerSecond,
+  relists: progress.relists,
+  lagMs: progress.lag === undefined ? null : Math.round(Duration.toMillis(progress.lag)),
+  maxLagMs: progress.maxLag === undefined ? null : Math.round(Duration.toMillis(progress.maxLag)),
+  backlog: progress.backlog,
+  faults: progress.faults
+})
 
 const renderSummary = (summary: Demo.Summary): string => {
   const informers = summary.informers.map((r) =>
@@ -260,7 +314,9 @@ const renderSummary = (summary: Demo.Summary): string => {
   const faults = Object.entries(summary.faultsByClass).map(([tag, n]) => `${tag} ${n}`).join(", ")
   return [
     "",
-    `Summary: ${summary.consistent ? "every cache equals the server's state" : "CACHES DIFFER FROM THE SERVER"}`,
+    `Summary${summary.interrupted ? ` (interrupted after ${summary.churnSeconds.toFixed(1)}s)` : ""}: ${
+      summary.consistent ? "every cache equals the server's state" : "CACHES DIFFER FROM THE SERVER"
+    }`,
     ...informers,
     `  objects ${formatNumber(summary.objects)} · events ${formatNumber(summary.events)} · relists ${summary.relists}` +
     ` · faults ${summary.faults}${faults === "" ? "" : ` (${faults})`}`,
@@ -269,71 +325,173 @@ const renderSummary = (summary: Demo.Summary): string => {
   ].join("\n")
 }
 
-const faultLevel = Options.choice("faults", ["none", "mild", "chaos"]).pipe(
-  Options.withDescription("fault injection: none, mild or chaos")
-)
+/** The exit code of a command ended by Ctrl-C (128 + SIGINT), as shells report it. */
+const interruptedExitCode = 130
+
+const faultLevel = Options.choice("faults", ["none", "mild", "chaos"])
 
 const demo = Command.make("demo", {
-  pods: Options.integer("pods").pipe(Options.withDefault(2000), Options.withDescription("pods to seed")),
-  namespaces: Options.integer("namespaces").pipe(Options.withDefault(20)),
-  deployments: Options.integer("deployments").pipe(Options.withDefault(200)),
-  churn: Options.integer("churn").pipe(Options.withDefault(200), Options.withDescription("changes per second")),
-  duration: duration("duration").pipe(Options.withDefault(Duration.seconds(20))),
-  faults: faultLevel.pipe(Options.withDefault("mild" as const)),
-  json: Options.boolean("json").pipe(Options.withDescription("print the summary as one JSON line"))
+  pods: Options.integer("pods").pipe(Options.withDefault(2000), described("pods to seed", "2000")),
+  namespaces: Options.integer("namespaces").pipe(
+    Options.withDefault(20),
+    described("namespaces the pods are spread over", "20")
+  ),
+  deployments: Options.integer("deployments").pipe(Options.withDefault(200), described("deployments to seed", "200")),
+  churn: Options.integer("churn").pipe(
+    Options.withDefault(200),
+    described("creates, updates and deletes of pods per second", "200")
+  ),
+  duration: duration("duration").pipe(
+    Options.withDefault(Duration.seconds(20)),
+    described("how long churn and faults run, e.g. 500ms, 20s, 2m", "20s")
+  ),
+  faults: faultLevel.pipe(
+    Options.withDefault("mild" as const),
+    described("faults the server injects meanwhile: none, mild or chaos", "mild")
+  ),
+  json: Options.boolean("json").pipe(
+    described("print the summary as one JSON line instead of the live line and the text summary", "off")
+  ),
+  jsonProgress: Options.boolean("json-progress").pipe(
+    described(
+      "like --json, and before the summary one JSON line of progress ({\"type\":\"progress\",...}) a second",
+      "off"
+    )
+  )
 }, (options) =>
   Effect.gen(function*() {
+    const json = options.json || options.jsonProgress
     let lastLine = 0
+    let lastWidth = 0
     const onProgress = (progress: Demo.Progress) =>
       Effect.sync(() => {
-        if (options.json) return
+        const now = Date.now()
+        if (options.jsonProgress) {
+          if (now - lastLine < 1000) return
+          lastLine = now
+          process.stdout.write(`${JSON.stringify(progressJson(progress))}\n`)
+          return
+        }
+        if (json) return
         const line = renderProgress(progress)
-        if (isTTY) process.stdout.write(`\r\x1b[2K${line}`)
-        else if (Date.now() - lastLine >= 2000) {
-          lastLine = Date.now()
+        if (isTTY) {
+          // rewritten in place: a carriage return, and spaces over what the longer previous line left
+          process.stdout.write(`\r${line}${" ".repeat(Math.max(0, lastWidth - line.length))}`)
+          lastWidth = line.length
+        } else if (now - lastLine >= 2000) {
+          lastLine = now
           process.stdout.write(`${line}\n`)
         }
       })
-    if (!options.json) {
+    if (!json) {
       yield* Console.log(
         `effect-informers demo: ${options.pods} pods in ${options.namespaces} namespaces, ${options.deployments} ` +
-          `deployments, ${options.churn} changes/s for ${Duration.format(options.duration)}, faults: ${options.faults}`
+          `deployments, ${options.churn} changes/s for ${
+            Duration.format(options.duration)
+          }, faults: ${options.faults}` +
+          " (Ctrl-C ends it early)"
       )
     }
-    const summary = yield* Demo.run({ ...options, onProgress }).pipe(Effect.scoped)
-    if (options.json) yield* Console.log(JSON.stringify(summary))
-    else yield* Console.log(renderSummary(summary))
+    // Ctrl-C: the churn stops, the informers settle, the summary is printed, and the exit code is 130.
+    const stop = yield* Deferred.make<void>()
+    // in the command's scope, not a child fiber: the interruption of Ctrl-C must not reach it
+    const running = yield* Demo.run({ ...options, onProgress, stop: Deferred.await(stop) }).pipe(
+      Effect.scoped,
+      Effect.forkScoped
+    )
+    const summary = yield* Fiber.join(running).pipe(
+      Effect.onInterrupt(() =>
+        Effect.gen(function*() {
+          yield* Deferred.succeed(stop, undefined)
+          const exit = yield* Fiber.await(running)
+          if (Exit.isSuccess(exit)) yield* printSummary(exit.value, json)
+          process.exitCode = interruptedExitCode
+        })
+      )
+    )
+    yield* printSummary(summary, json)
     if (!summary.consistent) process.exitCode = 1
-  }).pipe(Logger.withMinimumLogLevel(LogLevel.None))).pipe(
+  }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None))).pipe(
     Command.withDescription(
-      "an embedded API server with a simulated cluster under churn and faults, watched by informers over HTTP"
+      "an embedded API server with a simulated cluster under churn and faults, watched by informers over HTTP " +
+        "(npm start); Ctrl-C ends the churn early, prints the summary and exits 130"
     )
   )
+
+const printSummary = (summary: Demo.Summary, json: boolean): Effect.Effect<void> =>
+  json ? Console.log(JSON.stringify(summary)) : Console.log(renderSummary(summary))
 
 // -------------------------------------------------------------------------------------------------
 // serve
 // -------------------------------------------------------------------------------------------------
 
+/** Where `serve` listens: loopback only, as the embedded server does by default. */
+const serveHost = "127.0.0.1"
+
+/** What a failed `listen` said, in words, for the codes a user can cause. */
+const listenErrors: { readonly [code: string]: string } = {
+  EADDRINUSE: "address already in use",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "address not available",
+  ERR_SOCKET_BAD_PORT: "not a valid port (0 to 65535)"
+}
+
+/**
+ * The one line for a server that did not start: where, and why (`ServeError`'s own message is empty; its
+ * cause is Node's `listen` error).
+ */
+const cannotServe = (host: string, port: number, error: { readonly _tag: string; readonly message: string }) => {
+  const cause = error._tag === "ServeError" ? (error as { readonly cause?: unknown }).cause : undefined
+  const code = typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string"
+    ? cause.code
+    : undefined
+  const reason = code !== undefined && listenErrors[code] !== undefined
+    ? `${listenErrors[code]} (${code})`
+    : cause !== undefined
+    ? oneLine(messageOf(cause)) || code || "unknown error"
+    : oneLine(error.message) || error._tag
+  return `cannot serve on ${host}:${port}: ${reason}`
+}
+
 const serve = Command.make("serve", {
-  port: Options.integer("port").pipe(Options.withDefault(0), Options.withDescription("0 picks a free port")),
-  pods: Options.integer("pods").pipe(Options.withDefault(0)),
-  namespaces: Options.integer("namespaces").pipe(Options.withDefault(1)),
-  deployments: Options.integer("deployments").pipe(Options.withDefault(0)),
-  churn: Options.integer("churn").pipe(Options.withDefault(0), Options.withDescription("changes per second")),
-  faults: faultLevel.pipe(Options.withDefault("none" as const)),
+  port: Options.integer("port").pipe(
+    Options.withDefault(0),
+    described("the port to listen on, on 127.0.0.1; 0 picks a free one", "0")
+  ),
+  pods: Options.integer("pods").pipe(Options.withDefault(0), described("pods to seed", "0")),
+  namespaces: Options.integer("namespaces").pipe(
+    Options.withDefault(1),
+    described("namespaces the seeded pods are spread over", "1")
+  ),
+  deployments: Options.integer("deployments").pipe(Options.withDefault(0), described("deployments to seed", "0")),
+  churn: Options.integer("churn").pipe(
+    Options.withDefault(0),
+    described("creates, updates and deletes of pods per second", "0, no churn")
+  ),
+  faults: faultLevel.pipe(
+    Options.withDefault("none" as const),
+    described("faults injected all along: none, mild or chaos", "none")
+  ),
   inject: Options.text("inject").pipe(
     Options.repeated,
-    Options.withDescription("a fault to inject at start, e.g. drop-watches or throttle:retry-after=5 (repeatable)")
+    whenAbsent(
+      "a fault to inject at start, e.g. drop-watches or throttle:retry-after=5 (repeatable)",
+      "none injected"
+    )
   ),
   auditLog: Options.file("audit-log").pipe(
     Options.optional,
-    Options.withDescription(
+    whenAbsent(
       "append one JSON line per write request (create, update, patch, delete, deletecollection, status) to FILE: " +
-        "time, verb, resource, subresource, namespace, name, user, userAgent, code; never bodies or credentials"
+        "time, verb, resource, subresource, namespace, name, user, userAgent, code; never bodies or credentials",
+      "no audit log"
     )
   )
 }, (options) =>
   Effect.gen(function*() {
+    if (options.port < 0 || options.port > 65535) {
+      return yield* fail(`cannot serve on ${serveHost}:${options.port}: not a port (0 to 65535; 0 picks a free one)`)
+    }
     const faults: Array<ApiServer.Fault> = []
     for (const text of options.inject) {
       const fault = ApiServer.parseFault(text)
@@ -342,7 +500,7 @@ const serve = Command.make("serve", {
     }
     const server = yield* ApiServer.make({ port: options.port, auditLog: Option.getOrUndefined(options.auditLog) })
       .pipe(
-        Effect.mapError((e) => new CliFailure(`cannot serve: ${e.message}`))
+        Effect.mapError((e) => new CliFailure(cannotServe(serveHost, options.port, e)))
       )
     if (options.pods > 0 || options.deployments > 0) {
       yield* ChurnSimulator.seed(server, {
@@ -358,7 +516,9 @@ const serve = Command.make("serve", {
     yield* Console.log(`try: kubectl --server ${server.url} get pods -A`)
     return yield* Effect.never
   }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))).pipe(
-    Command.withDescription("the embedded Kubernetes API server alone, until interrupted")
+    Command.withDescription(
+      "the embedded Kubernetes API server alone, until interrupted (kubectl --server URL works against it)"
+    )
   )
 
 // -------------------------------------------------------------------------------------------------
@@ -443,20 +603,45 @@ const watch = Command.make("watch", {
   resource: Args.text({ name: "RESOURCE" }).pipe(
     Args.withDescription("pods, deployments, ... or GROUP/VERSION/RESOURCE")
   ),
-  namespace: Options.text("namespace").pipe(Options.withAlias("n"), Options.optional),
-  selector: Options.text("selector").pipe(Options.withAlias("l"), Options.optional),
-  fieldSelector: Options.text("field-selector").pipe(Options.optional),
-  kubeconfig: Options.file("kubeconfig").pipe(Options.optional),
-  context: Options.text("context").pipe(Options.optional),
-  server: Options.text("server").pipe(Options.optional, Options.withDescription("API server URL (no auth)")),
-  clusterScoped: Options.boolean("cluster-scoped").pipe(
-    Options.withDescription("for GROUP/VERSION/RESOURCE: the resource is cluster-scoped")
+  namespace: Options.text("namespace").pipe(
+    Options.withAlias("n"),
+    Options.optional,
+    whenAbsent("watch only this namespace", "every namespace")
   ),
-  output: Options.choice("output", ["events", "json"]).pipe(Options.withAlias("o"), Options.withDefault("events")),
+  selector: Options.text("selector").pipe(
+    Options.withAlias("l"),
+    Options.optional,
+    whenAbsent("a label selector, e.g. app=web,tier!=db", "every object")
+  ),
+  fieldSelector: Options.text("field-selector").pipe(
+    Options.optional,
+    whenAbsent("a field selector, e.g. status.phase=Running", "every object")
+  ),
+  kubeconfig: Options.file("kubeconfig").pipe(
+    Options.optional,
+    whenAbsent("the kubeconfig file", "$KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
+  ),
+  context: Options.text("context").pipe(
+    Options.optional,
+    whenAbsent("the kubeconfig's context to use", "its current-context")
+  ),
+  server: Options.text("server").pipe(
+    Options.optional,
+    whenAbsent("an API server URL, without authentication, instead of a kubeconfig", "the kubeconfig's")
+  ),
+  clusterScoped: Options.boolean("cluster-scoped").pipe(
+    described("for GROUP/VERSION/RESOURCE: the resource is cluster-scoped", "off, namespaced")
+  ),
+  output: Options.choice("output", ["events", "json"]).pipe(
+    Options.withAlias("o"),
+    Options.withDefault("events"),
+    described("events: a line per notification as it arrives; json: the cached objects, once synced", "events")
+  ),
   duration: duration("duration").pipe(
     Options.optional,
-    Options.withDescription(
-      "stop after this long (events: from the start, synced or not; json: print the cache then, once synced)"
+    whenAbsent(
+      "stop after this long, from the start (events: exit 0 if the cache synced, else 1 with the last error; json: print the cache then, or exit 1 with the last error if it has not synced)",
+      "events: until Ctrl-C; json: as soon as the cache has synced, at most 30s"
     )
   )
 }, (options) =>
@@ -560,13 +745,25 @@ const faultSummary = (result: Chaos.Result): string =>
   ].join(", ")
 
 const chaos = Command.make("chaos", {
-  seeds: Options.integer("seeds").pipe(Options.withDefault(20)),
-  firstSeed: Options.integer("first-seed").pipe(Options.withDefault(1)),
-  duration: duration("duration").pipe(Options.withDefault(Duration.seconds(30))),
-  pods: Options.integer("pods").pipe(Options.withDefault(1000)),
-  namespaces: Options.integer("namespaces").pipe(Options.withDefault(10)),
-  churn: Options.integer("churn").pipe(Options.withDefault(200), Options.withDescription("changes per second")),
-  json: Options.boolean("json").pipe(Options.withDescription("one JSON line per seed"))
+  seeds: Options.integer("seeds").pipe(Options.withDefault(20), described("how many seeds (runs) to play", "20")),
+  firstSeed: Options.integer("first-seed").pipe(
+    Options.withDefault(1),
+    described("the first seed; the others follow it", "1")
+  ),
+  duration: duration("duration").pipe(
+    Options.withDefault(Duration.seconds(30)),
+    described("how long each seed's churn and faults run", "30s")
+  ),
+  pods: Options.integer("pods").pipe(Options.withDefault(1000), described("pods to seed", "1000")),
+  namespaces: Options.integer("namespaces").pipe(
+    Options.withDefault(10),
+    described("namespaces the pods are spread over", "10")
+  ),
+  churn: Options.integer("churn").pipe(
+    Options.withDefault(200),
+    described("creates, updates and deletes of pods per second", "200")
+  ),
+  json: Options.boolean("json").pipe(described("one JSON line per seed instead of the table", "off"))
 }, (options) =>
   Effect.gen(function*() {
     if (!options.json) {
@@ -616,47 +813,65 @@ const chaos = Command.make("chaos", {
 // -------------------------------------------------------------------------------------------------
 
 const replicate = Command.make("replicate", {
-  kubeconfig: Options.file("kubeconfig").pipe(Options.optional, Options.withDescription("kubeconfig file")),
-  context: Options.text("context").pipe(Options.optional, Options.withDescription("the kubeconfig's context")),
-  server: Options.text("server").pipe(Options.optional, Options.withDescription("API server URL (no auth)")),
+  kubeconfig: Options.file("kubeconfig").pipe(
+    Options.optional,
+    whenAbsent("the kubeconfig file", "$KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
+  ),
+  context: Options.text("context").pipe(
+    Options.optional,
+    whenAbsent("the kubeconfig's context to use", "its current-context")
+  ),
+  server: Options.text("server").pipe(
+    Options.optional,
+    whenAbsent("an API server URL, without authentication, instead of a kubeconfig", "the kubeconfig's")
+  ),
   identity: Options.text("identity").pipe(
-    Options.withDescription("this replica's name, put in the User-Agent of its requests")
+    Options.withDescription(
+      "this replica's name, put in the User-Agent of its requests and in its Leases (required)"
+    )
   ),
   concurrency: Options.integer("concurrency").pipe(
     Options.withDefault(4),
-    Options.withDescription("reconciles at once")
+    described("reconciles at once", "4")
   ),
   leaderElect: Options.boolean("leader-elect").pipe(
-    Options.withDescription("reconcile only while holding the Lease effect-informers-replicate (followers stay warm)")
+    described(
+      "reconcile only while holding the Lease effect-informers-replicate (followers stay warm)",
+      "off, every replica reconciles"
+    )
   ),
   sharded: Options.boolean("sharded").pipe(
-    Options.withDescription("split the sources across replicas by membership Leases named after --identity")
+    described(
+      "split the sources across replicas by membership Leases named after --identity",
+      "off, every replica reconciles every source"
+    )
   ),
   leaseNamespace: Options.text("lease-namespace").pipe(
     Options.withDefault("default"),
-    Options.withDescription("the namespace of the election's Lease")
+    described("the namespace of the election's and the shards' Leases", "default")
   ),
   leaseDuration: duration("lease-duration").pipe(
     Options.optional,
-    Options.withDescription("how long a Lease lasts without renewal (client-go's default: 15s)")
+    whenAbsent("how long a Lease lasts without renewal", "15s, client-go's")
   ),
   renewDeadline: duration("renew-deadline").pipe(
     Options.optional,
-    Options.withDescription("how long a leader retries renewing before it steps down (default: 10s)")
+    whenAbsent("how long a leader retries renewing before it steps down", "10s, client-go's")
   ),
   retryPeriod: duration("retry-period").pipe(
     Options.optional,
-    Options.withDescription("the wait between attempts to acquire or renew (default: 2s)")
+    whenAbsent("the wait between attempts to acquire or renew", "2s, client-go's")
   ),
   metricsPort: Options.integer("metrics-port").pipe(
     Options.optional,
-    Options.withDescription(
-      "serve the metrics in the Prometheus text format at http://HOST:PORT/metrics (0: any free port)"
+    whenAbsent(
+      "serve the metrics in the Prometheus text format at http://HOST:PORT/metrics (0: any free port)",
+      "no metrics server"
     )
   ),
   metricsHost: Options.text("metrics-host").pipe(
     Options.withDefault(Metrics.defaultHost),
-    Options.withDescription("the address the metrics are served on (0.0.0.0: every interface)")
+    described("the address the metrics are served on (0.0.0.0: every interface)", Metrics.defaultHost)
   )
 }, (options) =>
   Effect.gen(function*() {
@@ -749,30 +964,105 @@ const replicate = Command.make("replicate", {
 // -------------------------------------------------------------------------------------------------
 
 const root = Command.make("effect-informers").pipe(
-  Command.withDescription("Kubernetes informers for Effect"),
+  Command.withDescription(
+    "Kubernetes informers for Effect: the demo, the embedded API server, an informer against any cluster, " +
+      "the fault campaign and an example controller"
+  ),
   Command.withSubcommands([demo, serve, watch, chaos, replicate])
 )
 
 /**
+ * The CLI package's version, from its package.json (`../package.json` from `src/` and from `dist/`).
+ *
+ * @since 0.2.0
+ * @category cli
+ */
+export const version: string = (JSON.parse(
+  fs.readFileSync(new URL("../package.json", import.meta.url), "utf8")
+) as { readonly version: string }).version
+
+/**
+ * Whether output to `stream` may carry ANSI colors: only to a terminal, and neither `NO_COLOR` (set and not
+ * empty) nor `FORCE_COLOR=0` is in the environment.
+ *
+ * @since 0.2.0
+ * @category cli
+ */
+export const colorsEnabled = (
+  stream: { readonly isTTY?: boolean | undefined },
+  env: { readonly [name: string]: string | undefined } = process.env
+): boolean =>
+  stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === "") &&
+  env.FORCE_COLOR !== "0" && env.FORCE_COLOR !== "false"
+
+// eslint-disable-next-line no-control-regex -- ANSI escapes are what it matches
+const ansiEscape = /\x1b\[[0-9;?]*[ -/]*[@-~]/g
+
+/** The help banner @effect/cli prints first: the name, then `name version`. */
+const helpBanner = /^effect-informers\n\neffect-informers \S+/
+
+/**
+ * What @effect/cli prints, as this command line shows it: without ANSI escapes when `color` is off, and in
+ * a help text, each usage line as the command is typed (`effect-informers demo [--pods integer] ...`, not
+ * `$ demo ...`). Anything else passes through unchanged.
+ *
+ * @since 0.2.0
+ * @category cli
+ */
+export const presentOutput = (text: string, color: boolean): string => {
+  const plain = text.includes("\x1b") ? text.replace(ansiEscape, "") : text
+  const out = color ? text : plain
+  // `--version`: the version alone, without the blank line of its paragraph
+  if (plain.length <= version.length + 4 && plain.trim() === version) return version
+  if (!helpBanner.test(plain)) return out
+  return out.trimEnd().replace(
+    /^\$ (?:effect-informers(?= |$))?/gm,
+    (match) => match === "$ " ? "effect-informers " : "effect-informers"
+  )
+}
+
+/** The Console of `run`: what @effect/cli and the commands print, through `presentOutput`. */
+const presentingConsole = (base: Console.Console): Console.Console => {
+  const stdoutColor = colorsEnabled(process.stdout)
+  const stderrColor = colorsEnabled(process.stderr)
+  const present = (color: boolean) => (args: ReadonlyArray<unknown>) =>
+    args.map((arg) => typeof arg === "string" ? presentOutput(arg, color) : arg)
+  return {
+    ...base,
+    log: (...args) => base.log(...present(stdoutColor)(args)),
+    error: (...args) => base.error(...present(stderrColor)(args))
+  }
+}
+
+const footer = HelpDoc.p(
+  "Every command takes -h/--help; effect-informers --version prints the version; " +
+    "--completions sh|bash|fish|zsh prints a shell completion script."
+)
+
+/**
  * Runs the command line on `argv` (as `process.argv`). User errors print one line and set exit code 1;
- * interruption (Ctrl-C) closes every scope quietly.
+ * interruption (Ctrl-C) closes every scope quietly, except the demo's, which prints its summary and sets
+ * exit code 130. Output carries ANSI colors only to a terminal without `NO_COLOR`.
  *
  * @since 0.1.0
  * @category cli
  */
 export const run = (argv: ReadonlyArray<string>) =>
-  Command.run(root, { name: "effect-informers", version: "0.1.0" })(argv).pipe(
-    Effect.catchAllCause((cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.void
-      const failure = Cause.failureOption(cause)
-      const setExitCode = Effect.sync(() => {
-        process.exitCode = 1
-      })
-      // @effect/cli has already printed its own validation errors (unknown flag, bad value...).
-      if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return setExitCode
-      const message = Option.isSome(failure)
-        ? failure.value instanceof CliFailure ? failure.value.message : messageOf(failure.value)
-        : Cause.pretty(cause)
-      return Effect.zipRight(Console.error(`error: ${message}`), setExitCode)
-    })
-  )
+  Effect.flatMap(Effect.console, (base) =>
+    Command.run(root, { name: "effect-informers", version, footer })(argv).pipe(
+      Effect.provide(CliConfig.layer({ showBuiltIns: false })),
+      Effect.catchAllCause((cause) => {
+        if (Cause.isInterruptedOnly(cause)) return Effect.void
+        const failure = Cause.failureOption(cause)
+        const setExitCode = Effect.sync(() => {
+          process.exitCode = 1
+        })
+        // @effect/cli has already printed its own validation errors (unknown flag, bad value...).
+        if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return setExitCode
+        const message = Option.isSome(failure)
+          ? failure.value instanceof CliFailure ? failure.value.message : messageOf(failure.value)
+          : Cause.pretty(cause)
+        return Effect.zipRight(Console.error(`error: ${message}`), setExitCode)
+      }),
+      Effect.withConsole(presentingConsole(base))
+    ))

@@ -9,9 +9,12 @@
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import * as Chaos from "@effect-informers/testkit/Chaos"
 import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
+import type { StatusError } from "effect-informers/ApiError"
 import * as InformerFactory from "effect-informers/InformerFactory"
-import type { KubeObject } from "effect-informers/KubeObject"
+import type { DeletedObject, KubeObject } from "effect-informers/KubeObject"
+import { resourceVersion, unwrapDeleted } from "effect-informers/KubeObject"
 import * as Informers from "effect-informers/Layer"
+import type * as Reflector from "effect-informers/Reflector"
 import * as Resource from "effect-informers/Resource"
 import type * as SharedInformer from "effect-informers/SharedInformer"
 import * as Clock from "effect/Clock"
@@ -22,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 
@@ -46,6 +50,43 @@ export interface Options {
   readonly settleTimeout?: Duration.DurationInput | undefined
   /** Called about four times a second while the demo runs. */
   readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
+  /**
+   * Ends the churn early when it completes (Ctrl-C): churn and faults stop, the informers settle (10 seconds
+   * at most) and the summary says `interrupted`.
+   */
+  readonly stop?: Effect.Effect<void> | undefined
+}
+
+/**
+ * The window `Progress.eventsPerSecond` and the lag figures are computed over: 5 seconds, long enough
+ * that a rate does not read 0 between the bursts of a relist.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const progressWindow: Duration.Duration = Duration.seconds(5)
+
+/**
+ * What an informer is doing, from its Reflector's `status`: `starting` before its Reflector runs.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type InformerState = "starting" | "syncing" | "watching" | "backing off" | "relisting"
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export interface InformerProgress {
+  /** The informer's name (`pods`, `deployments.apps`). */
+  readonly name: string
+  readonly cached: number
+  readonly state: InformerState
+  /** While backing off: the wait left (zero once it is over). */
+  readonly backoffLeft?: Duration.Duration | undefined
+  /** While backing off: the tag of the error it backs off from. */
+  readonly error?: string | undefined
 }
 
 /**
@@ -55,13 +96,20 @@ export interface Options {
 export interface Progress {
   readonly phase: "seeding" | "syncing" | "churning" | "settling"
   readonly elapsed: Duration.Duration
-  /** Cached objects per informer (`pods`, `deployments.apps`). */
-  readonly cached: { readonly [informer: string]: number }
+  readonly informers: ReadonlyArray<InformerProgress>
+  /** Notifications the handlers received so far. */
   readonly events: number
+  /** Notifications per second over the last `progressWindow` (Clock time). */
   readonly eventsPerSecond: number
   readonly relists: number
   /** Notifications buffered and not yet handled, over all handlers. */
-  readonly handlerLag: number
+  readonly backlog: number
+  /**
+   * From a churn write's completion at the server to the handler's notification of it: the mean and the
+   * maximum over the notifications of the last `progressWindow`; `undefined` when there were none.
+   */
+  readonly lag: Duration.Duration | undefined
+  readonly maxLag: Duration.Duration | undefined
   readonly faults: number
 }
 
@@ -85,6 +133,10 @@ export interface Summary {
   readonly informers: ReadonlyArray<Chaos.InformerResult>
   /** Seconds from the end of churn until every cache matched (or the settle timeout). */
   readonly settleSeconds: number
+  /** `stop` ended the churn before its duration. */
+  readonly interrupted: boolean
+  /** Seconds from the start to the end of churn. */
+  readonly churnSeconds: number
 }
 
 /**
@@ -123,11 +175,13 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     yield* report({
       phase: "seeding",
       elapsed: yield* elapsed,
-      cached: {},
+      informers: [],
       events: 0,
       eventsPerSecond: 0,
       relists: 0,
-      handlerLag: 0,
+      backlog: 0,
+      lag: undefined,
+      maxLag: undefined,
       faults: 0
     })
     yield* ChurnSimulator.seed(server, {
@@ -145,9 +199,18 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     )
     const factory = Context.get(context, InformerFactory.InformerFactory)
     let events = 0
-    const count = () =>
-      Effect.sync(() => {
+    // the lag: when each churn write completed (by the resourceVersion it wrote), and when the handler saw it
+    const writtenAt = new Map<string, number>()
+    const lags: Array<{ readonly at: number; readonly millis: number }> = []
+    const count = (obj: DeletedObject<KubeObject>) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
         events++
+        const rv = resourceVersion(unwrapDeleted(obj))
+        const written = rv === undefined ? undefined : writtenAt.get(rv)
+        if (written !== undefined) {
+          writtenAt.delete(rv!)
+          lags.push({ at: now, millis: now - written })
+        }
       })
     const watched: Array<Watched> = []
     for (const resource of [Resource.pods, Resource.deployments] as ReadonlyArray<Resource.Resource<KubeObject>>) {
@@ -155,7 +218,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
       const registration = yield* informer.addEventHandler({
         name: "demo-counter",
         onAdd: count,
-        onUpdate: count,
+        onUpdate: (_, obj) => count(obj),
         onDelete: count
       }).pipe(Effect.orDie)
       watched.push({ name: informer.name, resource, informer, registration })
@@ -164,31 +227,62 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     let relistsBefore = 0
     for (const w of watched) relistsBefore += yield* Chaos.relistCount(w.name)
 
-    let lastEvents = 0
-    let lastAt = started
+    const window = Duration.toMillis(progressWindow)
+    const samples: Array<{ readonly at: number; readonly events: number }> = []
+    const stateOf = (status: Option.Option<Reflector.Status>, now: number) => {
+      if (Option.isNone(status)) return { state: "starting" as const }
+      switch (status.value._tag) {
+        case "Syncing":
+          return { state: "syncing" as const }
+        case "Relisting":
+          return { state: "relisting" as const }
+        case "Watching":
+          return { state: "watching" as const }
+        case "BackingOff":
+          return {
+            state: "backing off" as const,
+            backoffLeft: Duration.millis(Math.max(0, status.value.until - now)),
+            error: status.value.error
+          }
+      }
+    }
     const progress = (phase: Progress["phase"]) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const cached: Record<string, number> = {}
-        let lag = 0
+        const informers: Array<InformerProgress> = []
+        let backlog = 0
         let relists = -relistsBefore
         for (const w of watched) {
-          cached[w.name] = yield* w.informer.indexer.size
-          lag += yield* w.registration.backlog
+          informers.push({
+            name: w.name,
+            cached: yield* w.informer.indexer.size,
+            ...stateOf(yield* w.informer.status, now)
+          })
+          backlog += yield* w.registration.backlog
           relists += yield* Chaos.relistCount(w.name)
         }
         const stats = yield* server.stats
-        const rate = now > lastAt ? ((events - lastEvents) * 1000) / (now - lastAt) : 0
-        lastEvents = events
-        lastAt = now
+        // the rate over the window: the oldest sample still inside it (or the first one) to now
+        samples.push({ at: now, events })
+        while (samples.length > 1 && samples[1].at <= now - window) samples.shift()
+        const oldest = samples[0]
+        const rate = now > oldest.at ? ((events - oldest.events) * 1000) / (now - oldest.at) : 0
+        while (lags.length > 0 && lags[0].at <= now - window) lags.shift()
+        for (const [rv, at] of writtenAt) {
+          if (at > now - 60_000) break
+          writtenAt.delete(rv) // a write whose notification never came (coalesced by a relist)
+        }
+        const lagSum = lags.reduce((sum, l) => sum + l.millis, 0)
         yield* report({
           phase,
           elapsed: Duration.millis(now - started),
-          cached,
+          informers,
           events,
           eventsPerSecond: Math.round(rate),
           relists,
-          handlerLag: lag,
+          backlog,
+          lag: lags.length === 0 ? undefined : Duration.millis(lagSum / lags.length),
+          maxLag: lags.length === 0 ? undefined : Duration.millis(Math.max(...lags.map((l) => l.millis))),
           faults: Object.values(stats.faults).reduce((a, b) => a + b, 0)
         })
       })
@@ -207,19 +301,37 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     phase.current = "churning"
     const outer = yield* Effect.scope
     const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
-    const churn = yield* ChurnSimulator.make(server, { rate: options.churn ?? 200 })
+    // the churn's writes, each remembered by the resourceVersion it wrote, for the lag
+    const wrote = <A>(write: Effect.Effect<A, StatusError>): Effect.Effect<A, StatusError> =>
+      Effect.tap(write, () =>
+        Effect.zipWith(server.resourceVersion, Clock.currentTimeMillis, (rv, now) => {
+          writtenAt.set(rv, now)
+        }))
+    const tracked: ApiServer.ApiServer.Service = {
+      ...server,
+      create: (resource, object, createOptions) => wrote(server.create(resource, object, createOptions)),
+      update: (resource, object) => wrote(server.update(resource, object)),
+      delete: (resource, ref, deleteOptions) => wrote(server.delete(resource, ref, deleteOptions))
+    }
+    const churn = yield* ChurnSimulator.make(tracked, { rate: options.churn ?? 200 })
     yield* Effect.forkIn(churn.run, chaos)
     yield* Effect.forkIn(Chaos.injectFaults(server, level), chaos)
-    yield* Effect.sleep(options.duration ?? "20 seconds")
+    const interrupted = yield* Effect.raceFirst(
+      Effect.as(Effect.sleep(options.duration ?? "20 seconds"), false),
+      Effect.as(options.stop ?? Effect.never, true)
+    )
+    const churnEnded = yield* Clock.currentTimeMillis
     yield* Scope.close(chaos, Exit.void)
 
     // Settle: wait until every cache equals the server's state.
     phase.current = "settling"
-    const churnEnded = yield* Clock.currentTimeMillis
     const check = Effect.forEach(watched, (w) =>
       Effect.zipWith(w.informer.indexer.list, server.snapshot(w.resource), (cached, objects) =>
         Chaos.compare(w.name, cached, objects)))
-    const settleTimeout = Duration.decode(options.settleTimeout ?? "60 seconds")
+    const settleTimeout = Duration.decode(options.settleTimeout ?? "60 seconds").pipe(
+      (timeout) =>
+        interrupted ? Duration.min(timeout, Duration.seconds(10)) : timeout
+    )
     const results = yield* check.pipe(
       Effect.flatMap((results) =>
         results.every((r) =>
@@ -246,6 +358,8 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
       faultsByClass,
       churn: yield* churn.counts,
       informers: results,
-      settleSeconds: (settled - churnEnded) / 1000
+      settleSeconds: (settled - churnEnded) / 1000,
+      interrupted,
+      churnSeconds: (churnEnded - started) / 1000
     }
   })

@@ -6,7 +6,9 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Cli from "./Cli.js"
 
 // `effect-informers watch ... | head`: once the reader has gone, end quietly as other command-line tools
@@ -18,4 +20,19 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
-Cli.run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: true }))
+Cli.run(process.argv).pipe(
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    // The exit code the command set (the demo's 130 after Ctrl-C, 1 after a user error), also when a signal
+    // ended it: the default teardown exits 0 after a signal whatever the command set.
+    teardown: (exit, onExit) =>
+      onExit(
+        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+          ? 1
+          : typeof process.exitCode === "number"
+          ? process.exitCode
+          : Number(process.exitCode ?? 0) || 0
+      )
+  })
+)

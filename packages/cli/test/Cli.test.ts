@@ -16,7 +16,7 @@ import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { stringifyJson } from "../src/Cli.js"
+import { colorsEnabled, presentOutput, renderProgress, stringifyJson, version } from "../src/Cli.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -268,6 +268,64 @@ describe("Cli - stringifyJson", () => {
       assert.throws(() => stringifyJson(wrap(value, 100_000)), TypeError)
     }
     assert.isUndefined(stringifyJson(wrap({ toJSON: () => undefined }, 0)))
+  })
+})
+
+describe("Cli - presentation", () => {
+  it("colors only to a terminal, never with NO_COLOR (not empty) or FORCE_COLOR=0", () => {
+    assert.isTrue(colorsEnabled({ isTTY: true }, {}))
+    assert.isTrue(colorsEnabled({ isTTY: true }, { NO_COLOR: "" }))
+    assert.isFalse(colorsEnabled({ isTTY: false }, {}))
+    assert.isFalse(colorsEnabled({}, {}))
+    assert.isFalse(colorsEnabled({ isTTY: true }, { NO_COLOR: "1" }))
+    assert.isFalse(colorsEnabled({ isTTY: true }, { FORCE_COLOR: "0" }))
+  })
+
+  it("presentOutput: ANSI stripped without color, usage lines as typed in help texts, the version alone", () => {
+    const help = `\x1b[0;1meffect-informers\x1b[0m\n\neffect-informers ${version}\n\n\x1b[0;1mUSAGE\x1b[0m\n\n` +
+      "$ demo [--pods integer]\n\n"
+    assert.strictEqual(
+      presentOutput(help, false),
+      `effect-informers\n\neffect-informers ${version}\n\nUSAGE\n\neffect-informers demo [--pods integer]`
+    )
+    assert.include(presentOutput(help, true), "\x1b[0;1mUSAGE")
+    assert.include(presentOutput(help, true), "\neffect-informers demo [--pods integer]")
+    const rootHelp = `effect-informers\n\neffect-informers ${version}\n\nUSAGE\n\n$ effect-informers\n`
+    assert.match(presentOutput(rootHelp, false), /\nUSAGE\n\neffect-informers$/)
+    assert.strictEqual(presentOutput(`${version}\n`, false), version)
+    // anything else passes through, a "$ " line included
+    assert.strictEqual(presentOutput("$ not help\n", false), "$ not help\n")
+    assert.strictEqual(presentOutput("\x1b[31mred\x1b[0m", false), "red")
+    assert.strictEqual(presentOutput("\x1b[31mred\x1b[0m", true), "\x1b[31mred\x1b[0m")
+  })
+
+  it("renderProgress: each informer's state, backing off with the wait left, events/s, lag in ms", () => {
+    const line = renderProgress({
+      phase: "churning",
+      elapsed: Duration.millis(4300),
+      informers: [
+        { name: "pods in all namespaces", cached: 2013, state: "watching" },
+        {
+          name: "deployments.apps in all namespaces",
+          cached: 200,
+          state: "backing off",
+          backoffLeft: Duration.millis(1240),
+          error: "StatusError"
+        }
+      ],
+      events: 8321,
+      eventsPerSecond: 412,
+      relists: 3,
+      backlog: 0,
+      lag: Duration.millis(14.4),
+      maxLag: Duration.millis(80),
+      faults: 12
+    })
+    assert.strictEqual(
+      line,
+      "[churning 4.3s] pods 2,013 watching · deployments.apps 200 backing off 1.2s · 412 events/s · 8,321 events · " +
+        "relists 3 · lag 14 ms · backlog 0 · faults 12"
+    )
   })
 })
 
