@@ -282,7 +282,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
           relists,
           backlog,
           lag: lags.length === 0 ? undefined : Duration.millis(lagSum / lags.length),
-          maxLag: lags.length === 0 ? undefined : Duration.millis(Math.max(...lags.map((l) => l.millis))),
+          maxLag: lags.length === 0 ? undefined : Duration.millis(lags.reduce((max, l) => Math.max(max, l.millis), 0)),
           faults: Object.values(stats.faults).reduce((a, b) => a + b, 0)
         })
       })

@@ -136,7 +136,10 @@ export const serve = (options: ServeOptions): Effect.Effect<MetricsServer, Metri
     yield* OtelMetrics.registerProducer(producer, () => exporter as unknown as MetricReader)
 
     const server = Http.createServer((req, res) => {
-      const path = new URL(req.url ?? "/", "http://metrics").pathname
+      // the path by hand: `new URL` throws on request targets such as `//[`, and a throw here would end the process
+      const target = req.url ?? "/"
+      const query = target.indexOf("?")
+      const path = query < 0 ? target : target.slice(0, query)
       if (path !== "/metrics" || (req.method !== "GET" && req.method !== "HEAD")) {
         res.writeHead(404, { "content-type": "text/plain" })
         res.end("not found\n")

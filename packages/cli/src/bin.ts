@@ -20,19 +20,21 @@ for (const stream of [process.stdout, process.stderr]) {
   })
 }
 
+// runMain's own listeners interrupt the command on these; this only notes that one came.
+let signalled = false
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => signalled = true)
+
 Cli.run(process.argv).pipe(
   Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({
     disableErrorReporting: true,
-    // The exit code the command set (the demo's 130 after Ctrl-C, 1 after a user error), also when a signal
-    // ended it: the default teardown exits 0 after a signal whatever the command set.
-    teardown: (exit, onExit) =>
-      onExit(
-        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-          ? 1
-          : typeof process.exitCode === "number"
-          ? process.exitCode
-          : Number(process.exitCode ?? 0) || 0
-      )
+    // After a signal: the exit code the command set (the demo's 130 after Ctrl-C), where the default teardown
+    // exits 0 whatever the command set. Otherwise a command that only set `process.exitCode` ends naturally,
+    // once its output is written (runMain calls `process.exit` for a code other than 0).
+    teardown: (exit, onExit) => {
+      if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return onExit(1)
+      const code = typeof process.exitCode === "number" ? process.exitCode : Number(process.exitCode ?? 0) || 0
+      onExit(signalled ? code : 0)
+    }
   })
 )

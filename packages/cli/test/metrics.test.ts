@@ -89,6 +89,16 @@ describe("Metrics.serve", () => {
       assert.strictEqual(sample(parse(text), "effect_informers_test_served_total", { case: "serve" }), 3)
       assert.strictEqual(sample(parse(text), "target_info", { service_name: "effect-informers" }), 1)
       assert.strictEqual((yield* scrape(server.url.replace("/metrics", "/other"))).status, 404)
+      // a request target that `new URL` cannot read (`//[`) is a 404 too, not the end of the process
+      const raw = yield* Effect.async<string>((resume) => {
+        const socket = Net.connect(server.port, "127.0.0.1", () => socket.end("GET //[ HTTP/1.1\r\nHost: x\r\n\r\n"))
+        let answer = ""
+        socket.setEncoding("utf8")
+        socket.on("data", (chunk: string) => answer += chunk)
+        socket.on("close", () => resume(Effect.succeed(answer)))
+      })
+      assert.match(raw, /^HTTP\/1\.1 404/)
+      assert.strictEqual((yield* scrape(server.url)).status, 200, "still serving")
     }).pipe(Effect.scoped))
 
   it.live("a port in use is a MetricsServerError of one line; closing the scope frees the port", () =>

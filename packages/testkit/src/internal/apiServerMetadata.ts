@@ -43,10 +43,17 @@ export const wantsMetadata = (accept: string | undefined, verb: "get" | "list" |
   const wanted = verb === "list" ? "PartialObjectMetadataList" : "PartialObjectMetadata"
   for (const range of accept.split(",")) {
     const { params, type } = parseRange(range)
-    if (!jsonLike(type)) continue
     const as = params.get("as")
+    // Plain protobuf first: the full object (answered as JSON), as kube-apiserver would send it.
+    if (!jsonLike(type)) {
+      if (type === "application/vnd.kubernetes.protobuf" && as === undefined) return false
+      continue
+    }
     if (as === undefined) return false
-    if (as === wanted && params.get("g") === metaGroup && metaVersions.includes(params.get("v") ?? "")) return true
+    const meta = params.get("g") === metaGroup && metaVersions.includes(params.get("v") ?? "")
+    if (as === wanted && meta) return true
+    // A Table range first wins over a metadata range after it (apiServerTable's `tableVersion`).
+    if (as === "Table" && meta) return false
   }
   return false
 }

@@ -54,9 +54,12 @@ export const tableVersion = (accept: string | undefined): TableVersion | undefin
       ) return undefined
       continue
     }
-    if (as !== "Table" || params.get("g") !== "meta.k8s.io" || media !== "application/json") continue
+    if (params.get("g") !== "meta.k8s.io" || media !== "application/json") continue
     const v = params.get("v")
-    if (v === "v1" || v === "v1beta1") return v
+    if (v !== "v1" && v !== "v1beta1") continue
+    if (as === "Table") return v
+    // A metadata range first wins over a Table range after it (apiServerMetadata's `wantsMetadata`).
+    if (as === "PartialObjectMetadata" || as === "PartialObjectMetadataList") return undefined
   }
   return undefined
 }

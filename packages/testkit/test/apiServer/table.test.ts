@@ -7,6 +7,7 @@ import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ChurnSimulator from "../../src/ChurnSimulator.js"
+import { wantsMetadata } from "../../src/internal/apiServerMetadata.js"
 import type { TableRequest } from "../../src/internal/apiServerTable.js"
 import {
   formatSelector,
@@ -73,6 +74,27 @@ describe("ApiServer Tables", () => {
     assert.strictEqual(tableVersion("application/json, application/json;as=Table;v=v1;g=meta.k8s.io"), undefined)
     assert.strictEqual(tableVersion("application/json;as=Table;v=v2;g=meta.k8s.io,application/json"), undefined)
     assert.strictEqual(tableVersion(undefined), undefined)
+  })
+
+  it("the first range the server can answer wins, between Table, metadata and the full object", () => {
+    const table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    const metaList = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+    const meta = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+    // Table first: a Table, never metadata
+    assert.strictEqual(tableVersion(`${table},${metaList},application/json`), "v1")
+    assert.isFalse(wantsMetadata(`${table},${metaList},application/json`, "list"))
+    assert.isFalse(wantsMetadata(`${table},${meta},application/json`, "watch"))
+    // metadata first: metadata, never a Table
+    assert.isTrue(wantsMetadata(`${metaList},${table},application/json`, "list"))
+    assert.strictEqual(tableVersion(`${metaList},${table},application/json`), undefined)
+    assert.strictEqual(tableVersion(`${meta},${table},application/json`), undefined)
+    // plain protobuf or JSON first: the full object
+    assert.isFalse(wantsMetadata(`application/vnd.kubernetes.protobuf,${meta}`, "get"))
+    assert.isFalse(wantsMetadata(`application/json,${meta}`, "get"))
+    assert.strictEqual(tableVersion(`application/vnd.kubernetes.protobuf,${table}`), undefined)
+  })
+
+  it("validates includeObject", () => {
     assert.deepStrictEqual(includeObject(undefined), Either.right("Metadata"))
     assert.deepStrictEqual(includeObject("Object"), Either.right("Object"))
     const bad = includeObject("Everything")
