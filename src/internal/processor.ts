@@ -79,8 +79,8 @@ export class Processor<A> {
 
   /**
    * Publishes the backlog of every listener in a batch (also a stuck handler's, whose own fiber cannot). A
-   * listener between batches publishes its own when its fiber ends the next batch: with many handlers, one
-   * gauge update per handler per FIFO batch here was a good part of the fan-out's cost.
+   * listener between batches publishes its own when its fiber ends the next batch, so that with many
+   * handlers a FIFO batch does not cost one gauge update per handler.
    */
   updateBacklogGauges(): void {
     for (const listener of this.listeners.values()) if (listener.running) listener.updateBacklogGauge()
