@@ -240,24 +240,36 @@ export const run = <A, EH, R>(
     )
   }
   const guarded: Effect.Effect<void, never, R> = Effect.catchAllCause(next, recover)
-  const runBatch = (taken: ReadonlyArray<Notification<A>>): Effect.Effect<void, never, R> => {
+  // Until the buffer is shut down (the handler removed): its take then fails, and the loop ends. Not
+  // `Effect.forever`, which yields to the scheduler after every turn: a scheduler round trip per batch, on
+  // top of the one a take that waits already costs. The run loop still yields every 2048 operations.
+  //
+  // A batch whose callbacks all ran inline goes straight back to the take: no failure frame, no
+  // continuation. Only when a callback needs the fiber (or the loop yields) is the rest of the batch run
+  // under `catchAllCause` (`guarded`'s recovery), then the loop goes on.
+  const take = Effect.suspend(() => listener.buffer.take(listener.batch))
+  const again = (): Effect.Effect<never, ListenerBuffer.BufferClosedError, R> => loop
+  const runBatch = (
+    taken: ReadonlyArray<Notification<A>>
+  ): Effect.Effect<never, ListenerBuffer.BufferClosedError, R> => {
     batch = taken
     index = 0
     callbacks = 0
     batchStart = clock.unsafeCurrentTimeNanos()
     listener.inFlight = taken.length
     listener.running = true
-    return guarded
+    let rest: Effect.Effect<void, EH, R>
+    try {
+      rest = step()
+    } catch (defect) {
+      // the handler's function threw while building its Effect: this notification's failure
+      rest = Effect.die(defect)
+    }
+    // `step` ends a batch (or stops for a removed handler) with `Effect.void`
+    if (rest === Effect.void) return loop
+    return Effect.flatMap(Effect.catchAllCause(rest, recover), again)
   }
-  // Until the buffer is shut down (the handler removed): its take then fails, and the loop ends. Not
-  // `Effect.forever`, which yields to the scheduler after every turn: a scheduler round trip per batch, on
-  // top of the one a take that waits already costs. The run loop still yields every 2048 operations.
-  const take = Effect.suspend(() => listener.buffer.take(listener.batch))
-  const again = (): Effect.Effect<never, ListenerBuffer.BufferClosedError, R> => loop
-  const loop: Effect.Effect<never, ListenerBuffer.BufferClosedError, R> = Effect.flatMap(
-    take,
-    (taken) => Effect.flatMap(runBatch(taken), again)
-  )
+  const loop: Effect.Effect<never, ListenerBuffer.BufferClosedError, R> = Effect.flatMap(take, runBatch)
   return Effect.withFiberRuntime<never, ListenerBuffer.BufferClosedError, R>((self, status) => {
     fiber = self as Fiber.RuntimeFiber<unknown, unknown>
     tracer = self.currentTracer
