@@ -81,6 +81,12 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
     }
     const failClosed = Effect.failSync(() => new BufferClosedError())
     const resumeDrained = Effect.suspend(() => closed ? failClosed : Effect.succeed(drain(wakeMax)))
+    // Built once. No canceler: a taker interrupted while it waits leaves `wake` set, and the fiber ignores a
+    // resume after its interruption; `shutdown` (a removal) clears it. An `Effect.async` with a canceler
+    // costs an `onInterrupt` (a mask, a match and their frames) per wait, which is per batch.
+    const wait = Effect.async<ReadonlyArray<N>, BufferClosedError>((resume) => {
+      wake = resume
+    })
     return {
       offer: (notification) => {
         if (closed) return 0
@@ -96,13 +102,8 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
         Effect.suspend(() => {
           if (closed) return failClosed
           if (items.length > head) return Effect.succeed(drain(max))
-          return Effect.async<ReadonlyArray<N>, BufferClosedError>((resume) => {
-            wake = resume
-            wakeMax = max
-            return Effect.sync(() => {
-              if (wake === resume) wake = undefined
-            })
-          })
+          wakeMax = max
+          return wait
         }),
       size: () => items.length - head,
       shutdown: Effect.sync(() => {

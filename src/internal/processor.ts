@@ -77,9 +77,13 @@ export class Processor<A> {
     return due.size > 0
   })
 
-  /** Publishes every listener's backlog (also a stuck handler's, whose own fiber cannot). */
+  /**
+   * Publishes the backlog of every listener in a batch (also a stuck handler's, whose own fiber cannot). A
+   * listener between batches publishes its own when its fiber ends the next batch, so that with many
+   * handlers a FIFO batch does not cost one gauge update per handler.
+   */
   updateBacklogGauges(): void {
-    for (const listener of this.listeners.values()) listener.updateBacklogGauge()
+    for (const listener of this.listeners.values()) if (listener.running) listener.updateBacklogGauge()
   }
 
   // --- joining and leaving ----------------------------------------------------------------------
