@@ -6,9 +6,8 @@
  *
  * @since 0.1.0
  */
-import * as ApiServer from "@effect-informers/testkit/ApiServer"
-import * as Chaos from "@effect-informers/testkit/Chaos"
-import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
+import type * as ApiServer from "@effect-informers/testkit/ApiServer"
+import type * as Chaos from "@effect-informers/testkit/Chaos"
 import * as Args from "@effect/cli/Args"
 import * as CliConfig from "@effect/cli/CliConfig"
 import * as Command from "@effect/cli/Command"
@@ -41,10 +40,28 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
-import * as Demo from "./Demo.js"
-import * as Metrics from "./Metrics.js"
-import * as Replicate from "./Replicate.js"
+import type * as Demo from "./Demo.js"
 import * as WatchOutput from "./WatchOutput.js"
+
+// -------------------------------------------------------------------------------------------------
+// modules loaded by the commands that use them
+// -------------------------------------------------------------------------------------------------
+
+// The test kit (the API server, protobuf, YAML), OpenTelemetry and the demo are imported by the commands that
+// need them, not at start-up: `watch` starts without them (they were ~40% of its start-up time, measured
+// with `node packages/cli/dist/bin.js --version`).
+const loadTestkit = Effect.promise(() =>
+  Promise.all([
+    import("@effect-informers/testkit/ApiServer"),
+    import("@effect-informers/testkit/Chaos"),
+    import("@effect-informers/testkit/ChurnSimulator")
+  ]).then(([ApiServer, Chaos, ChurnSimulator]) => ({ ApiServer, Chaos, ChurnSimulator }))
+)
+const loadDemo = Effect.promise(() => import("./Demo.js"))
+const loadMetrics = Effect.promise(() => import("./Metrics.js"))
+const loadReplicate = Effect.promise(() => import("./Replicate.js"))
+/** `Metrics.defaultHost`, without loading OpenTelemetry to print the help. */
+const defaultMetricsHost = "127.0.0.1"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -395,6 +412,7 @@ const demo = Command.make("demo", {
     // Ctrl-C: the churn stops, the informers settle, the summary is printed, and the exit code is 130.
     const stop = yield* Deferred.make<void>()
     // in the command's scope, not a child fiber: the interruption of Ctrl-C must not reach it
+    const Demo = yield* loadDemo
     const running = yield* Demo.run({ ...options, onProgress, stop: Deferred.await(stop) }).pipe(
       Effect.scoped,
       Effect.forkScoped
@@ -492,6 +510,7 @@ const serve = Command.make("serve", {
     if (options.port < 0 || options.port > 65535) {
       return yield* fail(`cannot serve on ${serveHost}:${options.port}: not a port (0 to 65535; 0 picks a free one)`)
     }
+    const { ApiServer, Chaos, ChurnSimulator } = yield* loadTestkit
     const faults: Array<ApiServer.Fault> = []
     for (const text of options.inject) {
       const fault = ApiServer.parseFault(text)
@@ -777,6 +796,7 @@ const chaos = Command.make("chaos", {
           `${pad("settle", 7)} ${pad("heap MiB (synced/peak/end)", 27)} faults by class`
       )
     }
+    const { Chaos } = yield* loadTestkit
     let failed = 0
     for (let seed = options.firstSeed; seed < options.firstSeed + options.seeds; seed++) {
       const result = yield* Chaos.run({
@@ -870,8 +890,8 @@ const replicate = Command.make("replicate", {
     )
   ),
   metricsHost: Options.text("metrics-host").pipe(
-    Options.withDefault(Metrics.defaultHost),
-    described("the address the metrics are served on (0.0.0.0: every interface)", Metrics.defaultHost)
+    Options.withDefault(defaultMetricsHost),
+    described("the address the metrics are served on (0.0.0.0: every interface)", defaultMetricsHost)
   )
 }, (options) =>
   Effect.gen(function*() {
@@ -880,6 +900,7 @@ const replicate = Command.make("replicate", {
     }
     if (Option.isSome(options.metricsPort)) {
       // first: a port in use ends the command before it connects to anything
+      const Metrics = yield* loadMetrics
       const metrics = yield* Metrics.serve({
         port: options.metricsPort.value,
         host: options.metricsHost,
@@ -887,6 +908,7 @@ const replicate = Command.make("replicate", {
       }).pipe(Effect.mapError((e) => new CliFailure(e.message)))
       yield* Console.error(`replicate: ${options.identity}: metrics at ${metrics.url}`)
     }
+    const Replicate = yield* loadReplicate
     const layer = Replicate.layer({
       identity: options.identity,
       server: Option.getOrUndefined(options.server),
