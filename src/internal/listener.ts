@@ -146,9 +146,9 @@ export const run = <A, EH, R>(
   // run loop would run them, without handing each to the run loop: through the fiber it costs a `flatMap`
   // and four turns of the loop per callback, each allocating its closures. With this and the loop below, a
   // handler's cost per notification at 100 handlers went from ~1.2 µs and 1.1 KB allocated to ~0.25 µs and
-  // 400 B, 150 B of them the handler's own Effect (bench/perf16.ts; docs/perf-issue16.md). Anything else,
-  // or what a `suspend` returns that is not one of these, goes to the fiber as before (`flatMap` back into
-  // this loop).
+  // 400 B, 150 B of them the handler's own Effect (bench/perf16.ts; docs/BENCHMARKS.md, "Issue 16: the
+  // hot-path work"). Anything else, or what a `suspend` returns that is not one of these, goes to the fiber
+  // as before (`flatMap` back into this loop).
   let batch: ReadonlyArray<Notification<A>> = []
   let index = 0
   let current: Notification<A> = undefined as never
