@@ -618,6 +618,22 @@ const requireSynced = (factory: InformerFactory.InformerFactory.Service, after: 
 const notSynced = (after: Duration.Duration, lastError: Option.Option<ReflectorError>): CliFailure =>
   new CliFailure(oneLine(new WatchOutput.NotSyncedError({ after, lastError }).message))
 
+/** How `watch` and `replicate` reach a cluster: a kubeconfig (and its context), or a bare server URL. */
+const connectionOptions = {
+  kubeconfig: Options.file("kubeconfig").pipe(
+    Options.optional,
+    whenAbsent("the kubeconfig file", "$KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
+  ),
+  context: Options.text("context").pipe(
+    Options.optional,
+    whenAbsent("the kubeconfig's context to use", "its current-context")
+  ),
+  server: Options.text("server").pipe(
+    Options.optional,
+    whenAbsent("an API server URL, without authentication, instead of a kubeconfig", "the kubeconfig's")
+  )
+}
+
 const watch = Command.make("watch", {
   resource: Args.text({ name: "RESOURCE" }).pipe(
     Args.withDescription("pods, deployments, ... or GROUP/VERSION/RESOURCE")
@@ -636,18 +652,7 @@ const watch = Command.make("watch", {
     Options.optional,
     whenAbsent("a field selector, e.g. status.phase=Running", "every object")
   ),
-  kubeconfig: Options.file("kubeconfig").pipe(
-    Options.optional,
-    whenAbsent("the kubeconfig file", "$KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
-  ),
-  context: Options.text("context").pipe(
-    Options.optional,
-    whenAbsent("the kubeconfig's context to use", "its current-context")
-  ),
-  server: Options.text("server").pipe(
-    Options.optional,
-    whenAbsent("an API server URL, without authentication, instead of a kubeconfig", "the kubeconfig's")
-  ),
+  ...connectionOptions,
   clusterScoped: Options.boolean("cluster-scoped").pipe(
     described("for GROUP/VERSION/RESOURCE: the resource is cluster-scoped", "off, namespaced")
   ),
@@ -833,18 +838,7 @@ const chaos = Command.make("chaos", {
 // -------------------------------------------------------------------------------------------------
 
 const replicate = Command.make("replicate", {
-  kubeconfig: Options.file("kubeconfig").pipe(
-    Options.optional,
-    whenAbsent("the kubeconfig file", "$KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
-  ),
-  context: Options.text("context").pipe(
-    Options.optional,
-    whenAbsent("the kubeconfig's context to use", "its current-context")
-  ),
-  server: Options.text("server").pipe(
-    Options.optional,
-    whenAbsent("an API server URL, without authentication, instead of a kubeconfig", "the kubeconfig's")
-  ),
+  ...connectionOptions,
   identity: Options.text("identity").pipe(
     Options.withDescription(
       "this replica's name, put in the User-Agent of its requests and in its Leases (required)"
