@@ -308,8 +308,19 @@ describe("effect-informers (the built binary)", () => {
           }
         }
         assert.isTrue(states.has("watching"), [...states].join(", "))
-        // events flow all along (100 changes/s): over the 5 s window the rate never reads 0
-        for (const line of churning.slice(1)) assert.isAbove(line.eventsPerSecond, 0, JSON.stringify(line))
+        // the rate never reads 0 while events flow: a line whose count rose over a line less than 4 s before
+        // it (inside the 5 s window) has a rate above 0. Under chaos both informers can back off at once, and
+        // then no event flows and 0 is right.
+        let flowing = 0
+        for (const [i, line] of churning.entries()) {
+          const rose = churning.slice(0, i).some((before) =>
+            line.elapsedMs - before.elapsedMs <= 4000 && line.events > before.events
+          )
+          if (!rose) continue
+          flowing++
+          assert.isAbove(line.eventsPerSecond, 0, JSON.stringify(line))
+        }
+        assert.isAbove(flowing, 0, "no line saw events flow")
         assert.isTrue(churning.some((line) => typeof line.lagMs === "number"), "no lag in ms")
         // the summary is the last line, after Ctrl-C
         const summary = lines[lines.length - 1]
