@@ -20,6 +20,7 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
+import type { LeaderElection } from "../LeaderElection.js"
 import type { Event, Observation, State, Timing, TimingOptions, VersionedRecord } from "./leaderElectionPolicy.js"
 import {
   decide,
@@ -108,16 +109,8 @@ export const validate = (options: Options): Either.Either<Config, InvalidConfig>
         releaseOnCancel: options.releaseOnCancel ?? true
       }))
 
-/** @internal */
-export interface Service {
-  readonly identity: string
-  readonly name: string
-  readonly state: Effect.Effect<State>
-  readonly changes: Stream.Stream<State>
-  readonly holder: Effect.Effect<Option.Option<string>>
-  readonly isLeader: Effect.Effect<boolean>
-  readonly whileLeading: <A, E, R>(work: Effect.Effect<A, E, R>) => Effect.Effect<never, E, Exclude<R, Scope.Scope>>
-}
+/** The service `make` builds: the public `LeaderElection.Service` (one declaration, documented there). @internal */
+export type Service = LeaderElection.Service
 
 interface Worker {
   startedTerm: number
