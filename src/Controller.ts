@@ -11,9 +11,12 @@
  *   `WorkQueue.LowPriority`, so that a fresh event overtakes a backlog.
  * - **Reconcile.** `reconcile(request)` returns an Effect: one reconcile per key at a time (the queue never
  *   hands a key to two workers), `concurrency` workers. It ends with `done` (the default), `requeue`
- *   (again, after the rate limiter's delay) or `requeueAfter(duration)`. A failure (or a defect) is logged
- *   with its key and requeued through the rate limiter (per key exponential, 5 ms doubling to 1,000 s);
- *   `errorPolicy` can decide otherwise (e.g. `done` for errors that will not heal).
+ *   (again, after the rate limiter's delay) or `requeueAfter(duration)` (a zero or negative duration is
+ *   `requeue`: never a hot loop). A failure (or a defect) is logged with its key and requeued through the
+ *   rate limiter; `errorPolicy` can decide otherwise (e.g. `done` for errors that will not heal). The
+ *   default limiter is client-go's `DefaultControllerRateLimiter` (`RateLimiter.defaultController`): per
+ *   key 5 ms doubling to 1,000 s, and overall 10 retries a second after a burst of 100, whichever is later,
+ *   so that a mass failure (every key failing at once) retries at 10 a second, not at full speed.
  * - **Read-your-own-writes.** Every write the library's `Client` makes inside a reconcile is recorded with
  *   its resourceVersion (`Consistency.Writes`); a key is not reconciled again until the caches of the
  *   resources it wrote have caught up to those versions (Kubernetes 1.36's KEP-5647 mechanism). A stale key
@@ -25,8 +28,11 @@
  * - **Lifecycle.** `make` registers the handlers, waits until every source has synced (`cacheSyncTimeout`,
  *   2 minutes), then starts the workers in the current scope. Closing the scope stops taking work at once,
  *   lets the reconciles in progress finish within `shutdownTimeout` (30 s; keep it inside a leader lease's
- *   renew margin), interrupts what is still running, then removes the handlers. The informers belong to
- *   an outer scope (their Layer), so they stop after the controller, never before.
+ *   renew margin), interrupts what is still running, then removes the handlers. A reconcile that has not
+ *   ended 1 s after its interruption (an uninterruptible region) is logged with its key, counted in
+ *   `reconcilesAbandoned` and left behind: the scope closes anyway (its key stays taken in the queue until
+ *   it ends). The informers belong to an outer scope (their Layer), so they stop after the controller,
+ *   never before.
  *
  * @example
  * ```ts
@@ -112,6 +118,8 @@ export const requeue: Result = internal.requeue
 
 /**
  * Reconcile again after `delay` (the key's failures are forgotten), e.g. to check back on something slow.
+ * A zero or negative `delay` asks for no delay of its own: it is `requeue` (after the rate limiter's delay,
+ * the key's failures kept), never an immediate re-run.
  *
  * @since 0.2.0
  * @category results
@@ -283,7 +291,11 @@ export interface Options<A, E, R> {
   readonly reconcile: (request: Request) => Effect.Effect<Result | void, E, R>
   /** Workers: reconciles of different keys at the same time. Defaults to 1. */
   readonly concurrency?: number | undefined
-  /** The delays of failed keys. Defaults to `RateLimiter.exponential()` (5 ms doubling to 1,000 s). */
+  /**
+   * The delays of failed keys. Defaults to `RateLimiter.defaultController` (client-go's: per key 5 ms doubling
+   * to 1,000 s, overall 10 per second after a burst of 100). controller-runtime's priority queue uses the
+   * per-key half alone: `RateLimiter.exponential()`.
+   */
   readonly rateLimiter?: RateLimiter.RateLimiter | undefined
   /** What a failure leads to. Defaults to `requeue` (through the rate limiter). */
   readonly errorPolicy?: ((error: E, request: Request) => Result) | undefined
@@ -293,8 +305,17 @@ export interface Options<A, E, R> {
   readonly fairness?: boolean | undefined
   /** How long `make` waits for the sources to sync. Defaults to 2 minutes. */
   readonly cacheSyncTimeout?: Duration.DurationInput | undefined
-  /** How long reconciles in progress may run on at shutdown. Defaults to 30 s. */
+  /**
+   * How long reconciles in progress may run on at shutdown. Defaults to 30 s. Then they are interrupted;
+   * one still running 1 s later (uninterruptible) is reported and left behind.
+   */
   readonly shutdownTimeout?: Duration.DurationInput | undefined
+  /**
+   * Reconcile only the keys this replica owns (`Sharding`'s service): a key is reconciled inside
+   * `whileOwned` (skipped when another member owns it, interrupted as soon as it leaves), and the keys a
+   * change of the assignment gives this member are queued again. Every replica keeps every cache warm.
+   */
+  readonly sharding?: Sharding.Sharding.Service | undefined
   /**
    * Reconcile only while leading (`LeaderElection`'s service, or anything with its `whileLeading`). The
    * sources sync and the queue fills on every replica (warm standby); the workers start when this replica
@@ -302,14 +323,10 @@ export interface Options<A, E, R> {
    * reconciles in progress may finish within `stepDownTimeout` (2 s, inside client-go's 5 s margin between
    * the renew deadline and the lease duration), then are interrupted. The controller's own end is a term's
    * end too: with leader election, `stepDownTimeout` bounds the reconciles in progress at shutdown, not
-   * `shutdownTimeout` (a leader must stop within its lease's margin whatever the cause).
+   * `shutdownTimeout` (a leader must stop within its lease's margin whatever the cause). A reconcile still
+   * running 1 s after its interruption (uninterruptible) is reported and left behind: the term ends anyway,
+   * and its key is not handed out again before that reconcile ends.
    */
-  /**
-   * Reconcile only the keys this replica owns (`Sharding`'s service): a key is reconciled inside
-   * `whileOwned` (skipped when another member owns it, interrupted as soon as it leaves), and the keys a
-   * change of the assignment gives this member are queued again. Every replica keeps every cache warm.
-   */
-  readonly sharding?: Sharding.Sharding.Service | undefined
   readonly leaderElection?: {
     readonly whileLeading: <A, E2, R2>(
       work: Effect.Effect<A, E2, R2>
@@ -418,6 +435,16 @@ export const reconcilePanics: Metric.Metric.Counter<number> = internal.reconcile
  * @category metrics
  */
 export const terminalReconcileErrors: Metric.Metric.Counter<number> = internal.terminalReconcileErrors
+
+/**
+ * `effect_informers_reconcile_abandoned_total`: reconciles still running 1 s after their interruption at the
+ * controller's shutdown or at the end of a leadership term (an uninterruptible region, a finalizer that
+ * hangs), by `controller`. Each is logged with its key and left behind, so that the shutdown ends.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcilesAbandoned: Metric.Metric.Counter<number> = internal.reconcilesAbandoned
 
 /**
  * `effect_informers_max_concurrent_reconciles`: the controller's number of workers (`concurrency`), by

@@ -45,6 +45,16 @@ export const requeueAfter = (delay: Duration.DurationInput): Controller.Result =
   delay: Duration.decode(delay)
 })
 
+/**
+ * The result as the queue applies it: a `RequeueAfter` without a positive delay is a `Requeue`, through the
+ * rate limiter (controller-runtime reads `RequeueAfter: 0` as "no delay asked"; a plain add would re-run the
+ * key in a hot loop).
+ *
+ * @internal
+ */
+export const effective = (result: Controller.Result): Controller.Result =>
+  result._tag === "RequeueAfter" && !(Duration.toMillis(result.delay) > 0) ? requeue : result
+
 /** @internal */
 export const request = (key: string): Controller.Request => {
   const slash = key.indexOf("/")
@@ -248,6 +258,12 @@ export const terminalReconcileErrors = Metric.counter("effect_informers_terminal
 })
 
 /** @internal */
+export const reconcilesAbandoned = Metric.counter("effect_informers_reconcile_abandoned_total", {
+  description: "Reconciles still running after their interruption at shutdown or step-down, left behind",
+  incremental: true
+})
+
+/** @internal */
 export const maxConcurrentReconciles = Metric.gauge("effect_informers_max_concurrent_reconciles", {
   description: "The controller's number of workers"
 })
@@ -260,6 +276,11 @@ const defaultCacheSyncTimeout = Duration.minutes(2)
 const defaultShutdownTimeout = Duration.seconds(30)
 /** Inside client-go's margin between the renew deadline (10 s) and the lease duration (15 s). */
 const defaultStepDownTimeout = Duration.seconds(2)
+/**
+ * How long the workers' interruption may take once the deadline has passed (the reconciles' own finalizers);
+ * a reconcile still running then (an uninterruptible region, a finalizer that hangs) is left behind.
+ */
+const interruptGrace = Duration.seconds(1)
 
 /** @internal */
 export const make = <A, E, R>(
@@ -287,7 +308,7 @@ const makeIn = <A, E, R>(
     // ---- the queue (created first: closed last) ----------------------------------------------------
     const queue = yield* WorkQueue.make<string>({
       name,
-      rateLimiter: options.rateLimiter ?? RateLimiter.exponential(),
+      rateLimiter: options.rateLimiter ?? RateLimiter.defaultController,
       ...(options.fairness === false ? {} : { group: namespaceOf })
     })
 
@@ -432,10 +453,13 @@ const makeIn = <A, E, R>(
     const duration = tagged(reconcileDuration)
     const activeGauge = tagged(activeWorkers)
     const stale = tagged(staleSkips)
+    const abandoned = tagged(reconcilesAbandoned)
     const policy = options.errorPolicy
     // every series exists from the start, at 0 (as controller-runtime initialises them): a scrape before the
     // first reconcile shows the controller, and rates over a fresh counter start from 0
-    for (const counter of [...Object.values(results), errors, panics, terminal, stale]) counter.unsafeUpdate(0, [])
+    for (const counter of [...Object.values(results), errors, panics, terminal, stale, abandoned]) {
+      counter.unsafeUpdate(0, [])
+    }
     activeGauge.unsafeUpdate(0, [])
 
     let stopping = false
@@ -443,6 +467,7 @@ const makeIn = <A, E, R>(
 
     /** What a result does to the key in the queue. */
     const requeueBy = (key: string, priority: number, result: Controller.Result): Effect.Effect<void> => {
+      // `result` is `effective`: a `RequeueAfter` here has a positive delay
       switch (result._tag) {
         case "Done":
           return queue.forget(key)
@@ -470,7 +495,7 @@ const makeIn = <A, E, R>(
       exit: Exit.Exit<Controller.Result | void, E>
     ) => {
       if (Exit.isSuccess(exit)) {
-        const result = exit.value ?? done
+        const result = exit.value === undefined ? done : effective(exit.value)
         counted[result._tag].unsafeUpdate(1, [])
         return requeueBy(key, priority, result)
       }
@@ -485,7 +510,7 @@ const makeIn = <A, E, R>(
       let next: Controller.Result = requeue
       if (Option.isSome(failure) && policy !== undefined) {
         try {
-          next = policy(failure.value, req)
+          next = effective(policy(failure.value, req))
         } catch (e) {
           next = requeue
           return Effect.zipRight(
@@ -573,12 +598,21 @@ const makeIn = <A, E, R>(
     /**
      * Starts the workers in `into`, with a finalizer there that stops them: keys handed out from then on go
      * back to the queue, the reconciles in progress may finish within `deadline`, the rest are interrupted.
-     * `closing` shuts the queue too (the controller's end, not a leadership term's).
+     * A reconcile still running `interruptGrace` after its interruption (uninterruptible) is reported with
+     * its key and left behind: the scope closes anyway. `closing` shuts the queue too (the controller's end,
+     * not a leadership term's).
      */
     const startWorkers = (into: Scope.Scope, deadline: Duration.Duration, closing: boolean) =>
       Effect.gen(function*() {
-        const term = { stopping: false, inFlight: 0, idle: undefined as (() => void) | undefined }
-        const settled = () => {
+        const term = {
+          stopping: false,
+          inFlight: 0,
+          idle: undefined as (() => void) | undefined,
+          /** The keys of the reconciles in progress (a key is never handed to two workers at once). */
+          running: new Set<string>()
+        }
+        const settled = (key: string) => {
+          term.running.delete(key)
           if (--term.inFlight === 0 && term.stopping) term.idle?.()
         }
         const worker = queue.runWorker((key, priority) => {
@@ -586,10 +620,12 @@ const makeIn = <A, E, R>(
           // queues it again for the next term (the queue is not shut down); at the controller's end, let go.
           if (term.stopping || stopping) return closing ? Effect.void : Effect.never
           term.inFlight++
-          return Effect.ensuring(reconcileOne(key, priority), Effect.sync(settled))
+          term.running.add(key)
+          return Effect.ensuring(reconcileOne(key, priority), Effect.sync(() => settled(key)))
         })
+        // Daemons, stopped by the finalizer below only: a fiber forked into `into` would be awaited by the
+        // scope itself, without bound, when a reconcile cannot be interrupted.
         const fibers: Array<Fiber.RuntimeFiber<void>> = []
-        for (let i = 0; i < concurrency; i++) fibers.push(yield* Effect.forkIn(worker, into))
         yield* Scope.addFinalizer(
           into,
           Effect.gen(function*() {
@@ -610,10 +646,30 @@ const makeIn = <A, E, R>(
                 `${name}: ${term.inFlight} reconciles still running after ${Duration.format(deadline)}: interrupted`
               )
             }
-            yield* Fiber.interruptAll(fibers)
+            const self = yield* Effect.fiberId
+            for (const fiber of fibers) yield* fiber.interruptAsFork(self)
+            const ended = yield* Effect.interruptible(Fiber.awaitAll(fibers)).pipe(
+              Effect.timeout(interruptGrace),
+              Effect.option
+            )
+            if (Option.isNone(ended)) {
+              const left = Array.from(term.running)
+              abandoned.unsafeUpdate(left.length, [])
+              if (left.length === 0) {
+                yield* Effect.logError(`${name}: a worker did not end after its interruption: left behind`)
+              }
+              yield* Effect.forEach(left, (key) =>
+                Effect.logError(
+                  `${name}: the reconcile of ${key} did not end ${Duration.format(interruptGrace)} after its ` +
+                    `interruption (uninterruptible): left behind`
+                ).pipe(Effect.annotateLogs({ controller: name, key })), { discard: true })
+            }
           })
         )
-      })
+        // (interruptible whatever the caller's region: a fork inherits it)
+        const interruptibleWorker = Effect.interruptible(worker)
+        for (let i = 0; i < concurrency; i++) fibers.push(yield* Effect.forkDaemon(interruptibleWorker))
+      }).pipe(Effect.uninterruptible)
 
     // Started last, so that their finalizer runs first when the scope closes: stop taking work, let the
     // reconciles in progress finish within the deadline, interrupt the rest; then the handlers are removed
