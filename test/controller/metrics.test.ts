@@ -52,6 +52,7 @@ describe("Controller: metrics", () => {
           "effect_informers_reconcile_panics_total",
           "effect_informers_terminal_reconcile_errors_total",
           "effect_informers_reconcile_stale_skips_total",
+          "effect_informers_reconcile_abandoned_total",
           "effect_informers_reconcile_active_workers",
           "effect_informers_max_concurrent_reconciles"
         ]
