@@ -264,7 +264,8 @@ export const custom = (make: () => Limiter): RateLimiter => ({ _tag: "Custom", m
 /**
  * client-go's `DefaultTypedControllerRateLimiter`: `maxOf(exponential(), bucket())`, per-key backoff from
  * 5 ms to 1000 s, and overall at most 10 retries per second after a burst of 100. The default of
- * `WorkQueue.make`.
+ * `WorkQueue.make` and of `Controller.make`: 10,000 keys failing on every try are retried 400 times in
+ * their first 30 s (the burst, then 10 a second), where `exponential()` alone retries each 12 times.
  *
  * @since 0.2.0
  * @category constructors
