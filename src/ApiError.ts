@@ -290,16 +290,29 @@ export class TransportError extends Data.TaggedError("TransportError")<{
  * Why an answer could not be read:
  * - `Malformed`: not JSON, or not the shape of a list, an object or a watch event (an object without
  *   `metadata` included);
- * - `TooLarge`: a watch line over the configured limit;
+ * - `TooLarge`: a watch line over the configured limit, a response body over the Client's bound, or a
+ *   paged list (`listAll`) past its bound (`maxPages` pages or `maxItems` objects), which a server
+ *   answering endless distinct `continue` tokens would otherwise never end;
  * - `MissingResourceVersion`: a list, a bookmark or an event whose resourceVersion is empty, which a watch
  *   cannot resume from (the Reflector raises it);
  * - `SchemaMismatch`: an object of a `Resource.custom` resource that its `Schema` does not decode (the
- *   message names the object and the first issue).
+ *   message names the object and the first issue);
+ * - `UnexpectedObject`: the Client asked for (or wrote) one object and was answered with another: another
+ *   kind, API group, name or namespace (the message names what was expected and what came);
+ * - `ContinueRepeated`: a paged list (the Client's `listAll`) the server does not bring to an end: it
+ *   answered a `continue` token with one it had already sent (as the Reflector's `ProtocolError` of that
+ *   reason).
  *
  * @since 0.2.0
  * @category models
  */
-export type DecodeReason = "Malformed" | "TooLarge" | "MissingResourceVersion" | "SchemaMismatch"
+export type DecodeReason =
+  | "Malformed"
+  | "TooLarge"
+  | "MissingResourceVersion"
+  | "SchemaMismatch"
+  | "UnexpectedObject"
+  | "ContinueRepeated"
 
 /**
  * An answer could not be read. The Reflector reports it and relists, so nothing is lost.

@@ -12,7 +12,9 @@
  *   `Forbidden`, `Unauthorized`, `Gone`, `TooManyRequests` with `retryAfter`, `Timeout`, `ServerError`...),
  *   a `TransportError` or a `DecodeError`. Messages are one line and never carry the request's credentials,
  *   whatever the server echoes.
- * - Bodies are checked as the informers check them: an object must have `metadata.name`.
+ * - Bodies are checked as the informers check them: an object must have `metadata.name`. The object of an
+ *   answer must be the one asked for or written: another kind, API group, namespace or name (a create
+ *   with `generateName`: its name is not checked) is a `DecodeError` (`UnexpectedObject`), not the result.
  * - Requests are rate limited as client-go's are: a token bucket of `qps` (5) per second with bursts of
  *   `burst` (10), per Client.
  * - `retryOnConflict` is client-go's `retry.RetryOnConflict`: a get-modify-update effect run again on a
@@ -161,10 +163,20 @@ export interface ListOptions extends ListerWatcher.ListOptions {
  * Options of `listAll`: every page, `limit` objects each (default 500, client-go's pager's; `0` asks for
  * everything in one response). `namespace` absent lists across all namespaces.
  *
+ * `listAll` holds every object in memory, so it is bounded (client-go's pager is not): past `maxItems`
+ * objects or `maxPages` pages it fails with a `DecodeError` (`TooLarge`) rather than grow without end
+ * against a server that answers endless distinct `continue` tokens; a server that repeats a token fails
+ * it with `ContinueRepeated`. A collection larger than the bounds is for an informer, or raise them.
+ *
  * @since 0.2.0
  * @category models
  */
-export interface ListAllOptions extends Omit<ListOptions, "continue"> {}
+export interface ListAllOptions extends Omit<ListOptions, "continue"> {
+  /** The most objects held, over all pages (and in the single list after an expired token). Default 1,000,000. */
+  readonly maxItems?: number | undefined
+  /** The most pages asked for. Default 10,000 (5,000,000 objects at the default `limit`). */
+  readonly maxPages?: number | undefined
+}
 
 /**
  * `fieldValidation` of writes: what the server does with unknown or duplicated fields (`Strict`: fails
@@ -354,7 +366,9 @@ export declare namespace Client {
     ) => Effect.Effect<ListerWatcher.ListPage<A>, ApiError>
     /**
      * Every page, as client-go's pager: one consistent snapshot at the first page's resourceVersion. When
-     * a continue token expires (`Gone`) mid-way, the whole list is asked for again in one request.
+     * a continue token expires (`Gone`) mid-way, the whole list is asked for again in one request. Bounded
+     * by `maxItems` and `maxPages` (`DecodeError` `TooLarge`); a repeated continue token is a `DecodeError`
+     * (`ContinueRepeated`).
      */
     readonly listAll: <A>(
       resource: Resource<A>,

@@ -55,6 +55,14 @@ export const defaultFieldManager = "effect-informers"
 export const defaultTimeout: Duration.Duration = Duration.seconds(60)
 /** client-go's pager's page size. */
 const defaultPageSize = 500
+/**
+ * `listAll`'s bounds (client-go's pager has none): a server's endless continue chain ends there.
+ *
+ * @internal
+ */
+export const defaultMaxItems = 1_000_000
+/** @internal */
+export const defaultMaxPages = 10_000
 /** The largest object body read; Kubernetes objects are at most ~1.5 MiB (etcd's limit). */
 const maxObjectBytes = 64 * 1024 * 1024
 
@@ -96,6 +104,61 @@ const preview = (text: string, scrub: Scrub): string => oneLine(scrub(text.slice
 
 const is2xx = (response: HttpClientResponse.HttpClientResponse): boolean =>
   response.status >= 200 && response.status < 300
+
+/**
+ * The object a request is about, which its answer must be: its namespace (undefined: a cluster-scoped
+ * resource) and name (undefined: not known before the answer, a create with `generateName`).
+ */
+interface Expected {
+  readonly namespace: string | undefined
+  readonly name: string | undefined
+}
+
+/** The group of an `apiVersion`: `apps` of `apps/v1`, `""` of `v1`. */
+const groupOf = (version: string): string => {
+  const slash = version.lastIndexOf("/")
+  return slash === -1 ? "" : version.slice(0, slash)
+}
+
+/** A value of an answer, as a message quotes it: scrubbed, then cut to one line. */
+const quote = (value: unknown, scrub: Scrub): string =>
+  typeof value === "string"
+    ? value === "" ? "none" : JSON.stringify(oneLine(scrub(value), 100))
+    : value === undefined
+    ? "none"
+    : `a ${typeof value}`
+
+/**
+ * Why `object`, the answer to a request about `expected`, is not that object, if it is not: another kind,
+ * API group (the version is not compared), namespace or name. An absent `kind` or `apiVersion` is not
+ * checked (the request was typed); an absent namespace of a namespaced resource is a mismatch.
+ */
+const unexpectedObject = (
+  resource: Resource<unknown>,
+  expected: Expected,
+  object: { readonly kind?: string | undefined; readonly metadata: KubeObject["metadata"] },
+  scrub: Scrub
+): string | undefined => {
+  if (object.kind !== undefined && object.kind !== resource.kind) {
+    // scrubbed before it is cut: a secret the cut went through would no longer be recognised
+    return `expected a ${resource.kind} in response, got ${oneLine(scrub(object.kind), 100)}`
+  }
+  const version = (object as { readonly apiVersion?: unknown }).apiVersion
+  if (version !== undefined && (typeof version !== "string" || groupOf(version) !== resource.group)) {
+    return `expected apiVersion ${apiVersion(resource)} in response, got ${quote(version, scrub)}`
+  }
+  const namespace = nonEmpty(object.metadata?.namespace)
+  if (namespace !== expected.namespace) {
+    return expected.namespace === undefined
+      ? `expected a cluster-scoped ${resource.kind} in response, got namespace ${quote(namespace, scrub)}`
+      : `expected namespace ${JSON.stringify(expected.namespace)} in response, got ${quote(namespace, scrub)}`
+  }
+  const name = object.metadata?.name
+  if (expected.name !== undefined && name !== expected.name) {
+    return `expected name ${JSON.stringify(expected.name)} in response, got ${quote(name, scrub)}`
+  }
+  return undefined
+}
 
 /** What one request is: the verb's parts `send` needs. */
 interface Spec<X> {
@@ -205,10 +268,15 @@ export const make = (
         }
       )
 
-    /** The object of a response: metadata as the informers require it, and the resource's kind. */
+    /**
+     * The object of a response: metadata as the informers require it, and the object asked for: the
+     * resource's kind and API group, and the request's namespace and name (`expected.name` undefined: a
+     * create with `generateName`, whose name the server chooses).
+     */
     const toObject = <A>(
       prefix: string,
       resource: Resource<A>,
+      expected: Expected,
       u: unknown,
       scrub: Scrub
     ): Effect.Effect<A, ApiError> => {
@@ -222,14 +290,9 @@ export const make = (
           })
         )
       }
-      if (u.kind !== undefined && u.kind !== resource.kind) {
-        return Effect.fail(
-          new DecodeError({
-            reason: "Malformed",
-            // scrubbed before it is cut: a secret the cut went through would no longer be recognised
-            message: `${prefix}: expected a ${resource.kind} in response, got ${oneLine(scrub(u.kind), 100)}`
-          })
-        )
+      const unexpected = unexpectedObject(resource, expected, u, scrub)
+      if (unexpected !== undefined) {
+        return Effect.fail(new DecodeError({ reason: "UnexpectedObject", message: `${prefix}: ${unexpected}` }))
       }
       // `Resource.custom` / `Resource.metadataOnly`: the object as its resource decodes it
       return resource.decode === undefined ? Effect.succeed(u as A) : decodePage(
@@ -241,8 +304,9 @@ export const make = (
     }
 
     const decodeObject =
-      <A>(prefix: string, resource: Resource<A>) => (response: HttpClientResponse.HttpClientResponse, scrub: Scrub) =>
-        Effect.flatMap(readJson(prefix, response, scrub), (u) => toObject(prefix, resource, u, scrub))
+      <A>(prefix: string, resource: Resource<A>, expected: Expected) =>
+      (response: HttpClientResponse.HttpClientResponse, scrub: Scrub) =>
+        Effect.flatMap(readJson(prefix, response, scrub), (u) => toObject(prefix, resource, expected, u, scrub))
 
     // ---------------------------------------------------------------------------------------------
     // addressing
@@ -337,7 +401,7 @@ export const make = (
         path: objectPath(resource, namespace, name),
         params,
         prefix,
-        decode: decodeObject(prefix, resource)
+        decode: decodeObject(prefix, resource, { namespace, name })
       })
     }
 
@@ -369,44 +433,67 @@ export const make = (
       resource: Resource<A>,
       options: Client.ListAllOptions = {}
     ): Effect.Effect<ListPage<A>, ApiError> => {
-      const limit = options.limit ?? defaultPageSize
-      const first = { ...options, limit }
-      const pages = (
-        token: string | undefined,
-        items: Array<A>,
-        seen: Set<string>
-      ): Effect.Effect<ListPage<A>, ApiError> =>
-        Effect.flatMap(
-          list(resource, token === undefined ? first : { ...first, continue: token, resourceVersion: undefined }),
-          (page) => {
-            for (const item of page.items) items.push(item)
-            if (page.continue === undefined) {
-              return Effect.succeed({ items, resourceVersion: page.resourceVersion, continue: undefined })
-            }
-            if (seen.has(page.continue)) {
-              return Effect.fail(
-                new DecodeError({
-                  reason: "Malformed",
-                  message: `list ${
-                    describeCollection(resource, options.namespace)
-                  }: the server sent the same continue token twice`
-                })
-              )
-            }
-            seen.add(page.continue)
-            return pages(page.continue, items, seen)
+      const { maxItems = defaultMaxItems, maxPages = defaultMaxPages, ...listOptions } = options
+      const limit = listOptions.limit ?? defaultPageSize
+      const first = { ...listOptions, limit }
+      const prefix = `list ${
+        describeCollection(resource, resource.namespaced ? nonEmpty(options.namespace) : undefined)
+      }`
+      const tooMany = (items: number): DecodeError =>
+        new DecodeError({
+          reason: "TooLarge",
+          message: `${prefix}: ${items} items, more than listAll's maxItems (${maxItems})`
+        })
+      const pages = Effect.gen(function*() {
+        let page = yield* list(resource, first)
+        if (page.items.length > maxItems) return yield* tooMany(page.items.length)
+        const items: Array<A> = page.items.slice()
+        let pages = 1
+        // A repeated token, found in constant memory (Brent's cycle detection: each token is compared with
+        // a checkpoint that moves at powers of two), whatever the tokens' size; a chain of distinct tokens
+        // ends at `maxPages`.
+        let checkpoint: string | undefined
+        let power = 1
+        let steps = 0
+        while (page.continue !== undefined) {
+          const token = page.continue
+          if (token === checkpoint) {
+            return yield* new DecodeError({
+              reason: "ContinueRepeated",
+              message: `${prefix}: the server repeated a continue token after ${pages} pages (${items.length} ` +
+                `items): paging would never end`
+            })
           }
-        )
-      return pages(undefined, [], new Set()).pipe(
+          if (++steps === power) {
+            checkpoint = token
+            power *= 2
+            steps = 0
+          }
+          if (pages >= maxPages) {
+            return yield* new DecodeError({
+              reason: "TooLarge",
+              message: `${prefix}: still a continue token after ${pages} pages (${items.length} items), ` +
+                `listAll's maxPages`
+            })
+          }
+          page = yield* list(resource, { ...first, continue: token, resourceVersion: undefined })
+          pages++
+          if (items.length + page.items.length > maxItems) return yield* tooMany(items.length + page.items.length)
+          for (const item of page.items) items.push(item)
+        }
+        return { items, resourceVersion: page.resourceVersion, continue: undefined }
+      })
+      return pages.pipe(
         // client-go's pager (FullListIfExpired): a continue token that expired mid-way, one full list
         Effect.catchIf(
           (error): error is StatusError => error._tag === "StatusError" && error.reason === "Gone" && limit > 0,
           () =>
-            Effect.map(list(resource, { ...options, limit: undefined }), (page) => ({
-              items: page.items,
-              resourceVersion: page.resourceVersion,
-              continue: undefined
-            }))
+            Effect.flatMap(list(resource, { ...listOptions, limit: undefined }), (page) =>
+              page.items.length > maxItems ? Effect.fail(tooMany(page.items.length)) : Effect.succeed({
+                items: page.items,
+                resourceVersion: page.resourceVersion,
+                continue: undefined
+              }))
         )
       )
     }
@@ -436,7 +523,14 @@ export const make = (
       return recorded(
         resource,
         target.dryRun,
-        Effect.suspend(() => send({ ...request(), prefix, decode: decodeObject(prefix, resource) }))
+        Effect.suspend(() =>
+          send({
+            ...request(),
+            prefix,
+            // a create with `generateName` (no name): the server chooses the name, only the rest is checked
+            decode: decodeObject(prefix, resource, { namespace: target.namespace, name: nonEmpty(target.name) })
+          })
+        )
       )
     }
 
@@ -556,7 +650,10 @@ export const make = (
           Effect.flatMap(readJson(prefix, response, scrub), (u): Effect.Effect<Client.Deleted<A>, ApiError> => {
             if (isStatus(u)) return Effect.succeed({ _tag: "Status", status: u as Status })
             return Effect.tap(
-              Effect.map(toObject(prefix, resource, u, scrub), (object) => ({ _tag: "Object", object }) as const),
+              Effect.map(
+                toObject(prefix, resource, { namespace, name }, u, scrub),
+                (object) => ({ _tag: "Object", object }) as const
+              ),
               (deleted) =>
                 options?.dryRun === true
                   ? Effect.void

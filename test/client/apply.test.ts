@@ -285,7 +285,9 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
     withStub(
       () => ({
         code: 202,
-        body: configMap("cm", { metadata: { name: "cm", deletionTimestamp: "2026-01-01T00:00:00Z" } })
+        body: configMap("cm", {
+          metadata: { name: "cm", namespace: "prod", deletionTimestamp: "2026-01-01T00:00:00Z" }
+        })
       }),
       (stub, client) =>
         Effect.gen(function*() {
@@ -384,7 +386,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
       (request) => ({
         code: 200,
         body: configMap("cm", {
-          kind: request.url.pathname.includes("/deployments/") ? "Deployment" : "ConfigMap",
+          ...(request.url.pathname.includes("/deployments/") ? { apiVersion: "apps/v1", kind: "Deployment" } : {}),
           metadata: { name: "cm", namespace: "default", resourceVersion: String(++rv) }
         })
       }),

@@ -185,6 +185,7 @@ describe("Client errors", () => {
         assert.strictEqual(noMeta.kind, "DecodeError (Malformed)")
         assert.match(noMeta.error.message, /invalid object in response: metadata/)
         const other = yield* failure(client.get(Resource.configMaps, "cm"))
+        assert.strictEqual(other.kind, "DecodeError (UnexpectedObject)")
         assert.strictEqual(
           other.error.message,
           `get configmaps "cm" in default: expected a ConfigMap in response, got Secret`
@@ -214,8 +215,12 @@ describe("Client errors", () => {
       (stub, client) =>
         Effect.gen(function*() {
           const { error, kind } = yield* failure(client.listAll(Resource.configMaps))
-          assert.strictEqual(kind, "DecodeError (Malformed)")
-          assert.include(error.message, "the same continue token twice")
+          assert.strictEqual(kind, "DecodeError (ContinueRepeated)")
+          assert.strictEqual(
+            error.message,
+            "list configmaps in all namespaces: the server repeated a continue token after 2 pages (0 items): " +
+              "paging would never end"
+          )
           assert.strictEqual(stub.requests.length, 2)
         })
     ))

@@ -12,7 +12,9 @@
  *   rules of kube-apiserver: the `status` subresource (built-ins that have one, custom resources unless
  *   `ServedResource.subresources.status` is `false`), `metadata.generation`, no-op writes that write
  *   nothing, finalizers and deletion timestamps, propagation policies (`Background`, `Foreground`,
- *   `Orphan`).
+ *   `Orphan`). Leases (`coordination.k8s.io/v1`) are decoded and validated as kube-apiserver does (400
+ *   for a field of the wrong type on create and update, 422 on a patch; 422 Invalid with field causes for
+ *   `spec.leaseDurationSeconds` not above 0 or a negative `spec.leaseTransitions`).
  * - kube-controller-manager's garbage collector (dependents by `ownerReferences`) and namespace controller
  *   (`Options.garbageCollection`).
  * - An audit log of the writes (`Options.auditLog`).

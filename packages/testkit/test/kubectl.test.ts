@@ -241,6 +241,59 @@ describe("kubectl against the embedded API server", () => {
       assert.strictEqual(error.reason, "NotFound")
     }))
 
+  it.scopedLive("a Lease kube-apiserver would reject: create and patch get its errors, nothing is stored", () =>
+    Effect.gen(function*() {
+      const c = yield* cluster
+      const leaseManifest = (name: string, duration: string) =>
+        manifest(c, `${name}.yaml`, [
+          "apiVersion: coordination.k8s.io/v1",
+          "kind: Lease",
+          "metadata:",
+          `  name: ${name}`,
+          "spec:",
+          "  holderIdentity: replica-a",
+          `  leaseDurationSeconds: ${duration}`
+        ])
+      const negative = yield* runFailing(c, "create", "-f", leaseManifest("negative", "-1"))
+      assert.include(
+        negative,
+        `The Lease "negative" is invalid: spec.leaseDurationSeconds: Invalid value: -1: must be greater than 0`
+      )
+      const text = yield* runFailing(c, "create", "-f", leaseManifest("text", `"15"`))
+      assert.include(text, "LeaseSpec.spec.leaseDurationSeconds of type int32")
+      assert.match(
+        yield* run(c, "create", "-f", leaseManifest("good", "15")),
+        /lease.coordination.k8s.io\/good created/
+      )
+      const holder = yield* runFailing(
+        c,
+        "patch",
+        "lease",
+        "good",
+        "--type=merge",
+        "-p",
+        `{"spec":{"holderIdentity":5}}`
+      )
+      assert.include(holder, "LeaseSpec.spec.holderIdentity of type string")
+      const zero = yield* runFailing(
+        c,
+        "patch",
+        "lease",
+        "good",
+        "--type=merge",
+        "-p",
+        `{"spec":{"leaseDurationSeconds":0}}`
+      )
+      assert.include(zero, `spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0`)
+      const stored = yield* c.server.snapshot(Resource.leases)
+      assert.deepStrictEqual(
+        stored.map((l) => [l.metadata?.name, l.spec?.holderIdentity, l.spec?.leaseDurationSeconds]),
+        [
+          ["good", "replica-a", 15]
+        ]
+      )
+    }))
+
   it.scopedLive("apply --server-side creates, updates, reports conflicts, forces and removes (ConfigMap)", () =>
     Effect.gen(function*() {
       const c = yield* cluster

@@ -60,6 +60,7 @@ import {
   resourceTraits
 } from "./apiServerStore.js"
 import { tableJson, tableRequest, tableWatchResponse } from "./apiServerTable.js"
+import { decodeError, patchDecodeFailure } from "./apiServerValidation.js"
 import { pull, Watcher } from "./apiServerWatch.js"
 import type { JsonObject } from "./json.js"
 
@@ -702,6 +703,9 @@ export const patchObject = (
     return Either.left(badRequest("the patched object is not a JSON object"))
   }
   const input = obj as JsonObject
+  // a patched object that does not decode: 422 on the field `patch` (a create or an update's body: 400)
+  const undecodable = scope === "object" || scope === "all" ? decodeError(rs.groupResource, input) : undefined
+  if (undecodable !== undefined) return Either.left(patchDecodeFailure(input, undecodable))
   const meta: JsonObject = typeof input.metadata === "object" && input.metadata !== null
     ? { ...(input.metadata as JsonObject) }
     : {}

@@ -22,6 +22,7 @@ import { failureStatus } from "effect-informers/Wire"
 import * as Either from "effect/Either"
 import type { Writer } from "./apiServerApply.js"
 import { formatTime, recordUpdate } from "./apiServerApply.js"
+import { decodeError, decodeFailure, specErrors } from "./apiServerValidation.js"
 import type { Watcher } from "./apiServerWatch.js"
 import type { JsonObject } from "./json.js"
 import { isObject, jsonEqual } from "./json.js"
@@ -751,6 +752,8 @@ export class Store extends ApiStore.Store<Entry> {
     if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
     const check = this.checkTypeMeta(store, input)
     if (check !== undefined) return Either.left(check)
+    const undecodable = decodeError(store.groupResource, input)
+    if (undecodable !== undefined) return Either.left(decodeFailure(resource.kind, resource.version, undecodable))
     const meta: JsonObject = isObject(input.metadata) ? { ...input.metadata } : {}
     let namespace = ""
     if (resource.namespaced) {
@@ -783,7 +786,7 @@ export class Store extends ApiStore.Store<Entry> {
     }
     const nameError = validateName(store, name)
     if (nameError !== undefined) return Either.left(invalid(resource.kind, resource.group, name, [nameError]))
-    const ownerErrors = validateOwnerReferences(meta.ownerReferences)
+    const ownerErrors = [...validateOwnerReferences(meta.ownerReferences), ...specErrors(store.groupResource, input)]
     if (ownerErrors.length > 0) return Either.left(invalid(resource.kind, resource.group, name, ownerErrors))
     if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") {
       return Either.left(internalError("resourceVersion should not be set on objects to be created"))
@@ -847,6 +850,10 @@ export class Store extends ApiStore.Store<Entry> {
     if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
     const check = this.checkTypeMeta(store, input)
     if (check !== undefined) return Either.left(check)
+    if (scope === "object" || scope === "all") {
+      const undecodable = decodeError(store.groupResource, input)
+      if (undecodable !== undefined) return Either.left(decodeFailure(resource.kind, resource.version, undecodable))
+    }
     const meta: JsonObject = isObject(input.metadata) ? { ...input.metadata } : {}
     const bodyName = typeof meta.name === "string" ? meta.name : ""
     const name = pathName ?? bodyName
@@ -936,7 +943,11 @@ export class Store extends ApiStore.Store<Entry> {
       else delete metadata.generation
       delete metadata.generateName
       if (old.generateName !== undefined) metadata.generateName = old.generateName
-      const errors = validateOwnerReferences(metadata.ownerReferences)
+      const undecodable = decodeError(store.groupResource, input)
+      if (undecodable !== undefined) {
+        return Either.left(decodeFailure(store.resource.kind, store.resource.version, undecodable))
+      }
+      const errors = [...validateOwnerReferences(metadata.ownerReferences), ...specErrors(store.groupResource, input)]
       if (old.deletionTimestamp !== undefined) {
         const before = new Set(finalizersOf(old.finalizers))
         const added = [...new Set(finalizersOf(metadata.finalizers))].filter((f) => !before.has(f)).sort()
