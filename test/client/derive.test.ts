@@ -13,8 +13,7 @@ import * as Client from "../../src/Client.js"
 import * as Resource from "../../src/Resource.js"
 import { clientLayer, configMap, failure, realSleep, realWait, status, TOKEN, withStub } from "./fixtures.js"
 
-const gets = (server: ApiServer.ApiServer.Service) =>
-  Effect.map(server.stats, (stats) => stats.requestsByVerb.get ?? 0)
+const gets = (server: ApiServer.ApiServer.Service) => Effect.map(server.stats, (stats) => stats.requestsByVerb.get ?? 0)
 
 describe("Client.derive", () => {
   it.scoped("a bucket of its own: its requests go while the parent's wait for tokens (TestClock)", () =>
