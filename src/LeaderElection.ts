@@ -600,7 +600,8 @@ export interface ClientLockOptions extends locks.ClientLockOptions {}
 /**
  * A lock over a `coordination.k8s.io/v1` Lease through the `Client`. As client-go's Lease lock, it keeps
  * the Lease it last read or wrote: an update replaces the spec of that object (its other metadata kept)
- * with the resourceVersion as precondition.
+ * with the resourceVersion as precondition. It uses the `Client` of the context as it is: give it one of
+ * its own (`Client.Service.derive`, as `layerClient` does) so that renewals never wait behind the work.
  *
  * @example
  * ```ts

@@ -353,7 +353,8 @@ export const lost: (change: AssignmentChange, key: string) => boolean = policy.l
 export interface Backend extends internal.Backend {}
 
 /**
- * The membership Leases of `namespace`, through the `Client`.
+ * The membership Leases of `namespace`, through the `Client` of the context as it is: give it one of its
+ * own (`Client.Service.derive`, as `layerClient` does) so that renewals and lists never wait behind the work.
  *
  * @since 0.2.0
  * @category backends
