@@ -16,7 +16,9 @@
  *   answer must be the one asked for or written: another kind, API group, namespace or name (a create
  *   with `generateName`: its name is not checked) is a `DecodeError` (`UnexpectedObject`), not the result.
  * - Requests are rate limited as client-go's are: a token bucket of `qps` (5) per second with bursts of
- *   `burst` (10), per Client.
+ *   `burst` (10), per Client. `derive` makes a Client with a bucket of its own over the same connections
+ *   and credentials: leader election and sharding use one, so that their Lease requests never wait behind
+ *   the work's writes (controller-runtime gives its leader election a client of its own for this reason).
  * - `retryOnConflict` is client-go's `retry.RetryOnConflict`: a get-modify-update effect run again on a
  *   `Conflict`.
  * - A successful write is recorded in the reconcile's `Consistency.Writes` when there is one in the
@@ -85,6 +87,15 @@ export interface Options {
    */
   readonly timeout?: Duration.DurationInput | undefined
 }
+
+/**
+ * Options of `derive`: each one given replaces the Client's own (`Options`); absent, the derived Client has
+ * the same value, with a token bucket of its own.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DeriveOptions extends Pick<Options, "qps" | "burst" | "timeout" | "userAgent"> {}
 
 /**
  * Client-go's default `QPS`.
@@ -418,6 +429,14 @@ export declare namespace Client {
       name: string,
       options?: DeleteOptions
     ) => Effect.Effect<Deleted<A>, ApiError>
+    /**
+     * A Client over the same connections (the `HttpClient`), `KubeConfig`, credentials, scrubbing and
+     * field manager, with a rate limiter of its own: its requests never wait for this Client's tokens, nor
+     * this Client's for its (client-go's copy of a `rest.Config`, which gets a limiter of its own). `qps`,
+     * `burst`, `timeout` and `userAgent` are this Client's unless given. `LeaderElection.layerClient` and
+     * `Sharding.layerClient` use one for their Leases. Dies when `qps` or `burst` is out of range.
+     */
+    readonly derive: (options?: DeriveOptions) => Effect.Effect<Service>
   }
 }
 

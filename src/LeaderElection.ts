@@ -68,7 +68,8 @@ import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { Client } from "./Client.js"
+import type { DeriveOptions } from "./Client.js"
+import { Client } from "./Client.js"
 import * as internal from "./internal/leaderElection.js"
 import * as policy from "./internal/leaderElectionPolicy.js"
 import * as locks from "./internal/leaseLock.js"
@@ -599,7 +600,8 @@ export interface ClientLockOptions extends locks.ClientLockOptions {}
 /**
  * A lock over a `coordination.k8s.io/v1` Lease through the `Client`. As client-go's Lease lock, it keeps
  * the Lease it last read or wrote: an update replaces the spec of that object (its other metadata kept)
- * with the resourceVersion as precondition.
+ * with the resourceVersion as precondition. It uses the `Client` of the context as it is: give it one of
+ * its own (`Client.Service.derive`, as `layerClient` does) so that renewals never wait behind the work.
  *
  * @example
  * ```ts
@@ -772,7 +774,8 @@ export const layer = (options: Options): Layer.Layer<LeaderElection, InvalidConf
   Layer.scoped(LeaderElection, make(options))
 
 /**
- * Options of `layerClient`: those of `make`, with the Lease named instead of a lock.
+ * Options of `layerClient`: those of `make`, with the Lease named instead of a lock, and the options of
+ * the elector's own Client (`client`: `Client.DeriveOptions`; absent, the context's Client's values).
  *
  * @since 0.2.0
  * @category models
@@ -781,19 +784,33 @@ export interface ClientOptions extends Omit<Options, "lock"> {
   readonly namespace: string
   readonly leaseName: string
   readonly labels?: { readonly [key: string]: string } | undefined
+  /**
+   * The rate limit (`qps`, `burst`), request `timeout` and `userAgent` of the Client the elector's
+   * requests go through: one derived from the context's (`Client.Service.derive`), with a token bucket of
+   * its own. Default: the context's Client's values.
+   */
+  readonly client?: DeriveOptions | undefined
 }
 
 /**
- * Provides `LeaderElection` over the Lease `namespace/leaseName`, through the `Client`.
+ * Provides `LeaderElection` over the Lease `namespace/leaseName`, through a Client derived from the
+ * `Client` of the context (`Client.Service.derive`): the same connections and credentials, with a rate
+ * limiter of its own, so that renewals, acquisitions and the release never wait behind the work's
+ * requests (as controller-runtime builds its leader-election client apart from the manager's). Each
+ * request is then bounded by `requestTimeout` alone, not by a queue it shares.
  *
  * @since 0.2.0
  * @category layers
  */
 export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection, InvalidConfig, Client> => {
-  const { labels, leaseName, namespace, ...rest } = options
+  const { client: clientOptions, labels, leaseName, namespace, ...rest } = options
   return Layer.scoped(
     LeaderElection,
-    Effect.flatMap(locks.clientLock({ namespace, name: leaseName, labels }), (lock) => make({ ...rest, lock }))
+    Effect.gen(function*() {
+      const client = yield* (yield* Client).derive(clientOptions)
+      const lock = locks.makeClientLock(client, { namespace, name: leaseName, labels })
+      return yield* make({ ...rest, lock })
+    })
   )
 }
 

@@ -61,7 +61,8 @@ import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
-import type { Client } from "./Client.js"
+import type { DeriveOptions } from "./Client.js"
+import { Client } from "./Client.js"
 import * as internal from "./internal/sharding.js"
 import * as policy from "./internal/shardingPolicy.js"
 import type * as LeaderElection from "./LeaderElection.js"
@@ -352,7 +353,8 @@ export const lost: (change: AssignmentChange, key: string) => boolean = policy.l
 export interface Backend extends internal.Backend {}
 
 /**
- * The membership Leases of `namespace`, through the `Client`.
+ * The membership Leases of `namespace`, through the `Client` of the context as it is: give it one of its
+ * own (`Client.Service.derive`, as `layerClient` does) so that renewals and lists never wait behind the work.
  *
  * @since 0.2.0
  * @category backends
@@ -460,26 +462,40 @@ export const layer = (options: Options): Layer.Layer<Sharding, LeaderElection.In
   Layer.scoped(Sharding, make(options))
 
 /**
- * Options of `layerClient`: those of `make`, with the namespace of the Leases instead of a backend.
+ * Options of `layerClient`: those of `make`, with the namespace of the Leases instead of a backend, and the
+ * options of the member's own Client (`client`: `Client.DeriveOptions`; absent, the context's Client's
+ * values).
  *
  * @since 0.2.0
  * @category models
  */
 export interface ClientOptions extends TimingOptions, Names {
   readonly namespace: string
+  /**
+   * The rate limit (`qps`, `burst`), request `timeout` and `userAgent` of the Client the member's Lease
+   * requests (renewals, lists of the group, the release) go through: one derived from the context's
+   * (`Client.Service.derive`), with a token bucket of its own. Default: the context's Client's values.
+   */
+  readonly client?: DeriveOptions | undefined
 }
 
 /**
- * Provides `Sharding` over the Leases of `namespace`, through the `Client`.
+ * Provides `Sharding` over the Leases of `namespace`, through a Client derived from the `Client` of the
+ * context (`Client.Service.derive`): the same connections and credentials, with a rate limiter of its
+ * own, so that the membership's renewals and lists never wait behind the work's requests.
  *
  * @since 0.2.0
  * @category layers
  */
 export const layerClient = (options: ClientOptions): Layer.Layer<Sharding, LeaderElection.InvalidConfig, Client> => {
-  const { namespace, ...rest } = options
+  const { client: clientOptions, namespace, ...rest } = options
   return Layer.scoped(
     Sharding,
-    Effect.flatMap(internal.clientBackend(namespace), (backend) => make({ ...rest, backend }))
+    Effect.gen(function*() {
+      const client = yield* (yield* Client).derive(clientOptions)
+      const backend = yield* Effect.provideService(internal.clientBackend(namespace), Client, client)
+      return yield* make({ ...rest, backend })
+    })
   )
 }
 

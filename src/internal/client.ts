@@ -6,12 +6,14 @@
  */
 import * as HttpBody from "@effect/platform/HttpBody"
 import * as HttpClient from "@effect/platform/HttpClient"
+import type { HttpClientError } from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import type { ApiError, StatusError } from "../ApiError.js"
 import { DecodeError, fromStatus, isApiError, TransportError } from "../ApiError.js"
 import type * as Client from "../Client.js"
@@ -183,6 +185,26 @@ export const make = (
   Effect.gen(function*() {
     const config = yield* KubeConfig
     const http = HttpClient.withScope(yield* HttpClient.HttpClient)
+    return yield* makeWith(config, http, options)
+  })
+
+/** The options of `derive` over those of the Client derived from: each one given replaces the parent's. */
+const deriveOptions = (parent: Client.Options, options: Client.DeriveOptions): Client.Options => {
+  const merged: { -readonly [K in keyof Client.Options]: Client.Options[K] } = { ...parent }
+  if (options.qps !== undefined) merged.qps = options.qps
+  if (options.burst !== undefined) merged.burst = options.burst
+  if (options.timeout !== undefined) merged.timeout = options.timeout
+  if (options.userAgent !== undefined) merged.userAgent = options.userAgent
+  return merged
+}
+
+/** A Client over `config` and `http` (shared with the Clients it derives), with a rate limiter of its own. */
+const makeWith = (
+  config: KubeConfig["Type"],
+  http: HttpClient.HttpClient.With<HttpClientError, Scope.Scope>,
+  options: Client.Options
+): Effect.Effect<Client.Client.Service> =>
+  Effect.gen(function*() {
     const limiter = yield* Effect.sync(() => makeLimiter(options.qps ?? defaultQps, options.burst ?? defaultBurst))
     const prepare = makePrepare(config, options.userAgent ?? defaultUserAgent)
     const timeout = Duration.decode(options.timeout ?? defaultTimeout)
@@ -674,7 +696,8 @@ export const make = (
       patchStatus: patchWith(true),
       apply: applyWith(false),
       applyStatus: applyWith(true),
-      delete: delete_
+      delete: delete_,
+      derive: (derived = {}) => makeWith(config, http, deriveOptions(options, derived))
     }
   })
 

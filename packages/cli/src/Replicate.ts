@@ -299,7 +299,9 @@ const timings = (options: CoordinationOptions) => ({
 
 /**
  * Leader election for the replicator over the Lease `leaseName` in `namespace`, with this replica's
- * identity; client-go's timings unless given.
+ * identity; client-go's timings unless given. Its requests go through the library's coordination client
+ * (a Client derived from the replicator's, with a rate limiter of its own): the reconciles' writes never
+ * delay a renewal.
  *
  * @since 0.2.0
  * @category layers
@@ -318,7 +320,8 @@ export const leaderElectionLayer = (options: CoordinationOptions) =>
  * The shard group of `replicate --sharded`: each replica holds one membership Lease named after its
  * identity, labelled `effect-informers.io/shard-group=effect-informers-replicate`, in `namespace`
  * (`default` unless `--lease-namespace` says otherwise); sources are assigned to live members by
- * rendezvous hashing of their `namespace/name`.
+ * rendezvous hashing of their `namespace/name`. Renewals and lists go through the library's coordination
+ * client, as for `leaderElectionLayer`.
  *
  * @since 0.2.0
  * @category layers
