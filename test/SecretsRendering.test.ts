@@ -88,7 +88,10 @@ const replies: ReadonlyArray<(echo: string, escaped: string) => StubReply> = [
   // a Status the schema rejects (a cause that is a string): described by the HTTP code, its body previewed
   (echo) => ({ code: 403, body: { ...hostileStatus(403, echo), details: { causes: [echo] } } }),
   // a Status without a message: the reason stands in for it
-  (echo) => ({ code: 409, body: { kind: "Status", reason: echo, code: 409, details: { causes: [{ message: echo }] } } }),
+  (echo) => ({
+    code: 409,
+    body: { kind: "Status", reason: echo, code: 409, details: { causes: [{ message: echo }] } }
+  }),
   // a body that is not a Status
   (echo, escaped) => ({ code: 502, body: `<html>${echo} ${escaped}</html>`, headers: { "content-type": "text/html" } }),
   (echo) => ({ code: 429, body: hostileStatus(429, echo), headers: { "retry-after": echo } }),
@@ -179,9 +182,12 @@ const renderings = (error: unknown): Array<string> => [
   Cause.pretty(Cause.die(error), { renderErrorCause: true }),
   ...((error as { readonly status?: unknown }).status === undefined
     ? []
-    : [Util.inspect((error as { readonly status?: unknown }).status, { depth: Infinity }), JSON.stringify(
-      (error as { readonly status?: unknown }).status
-    )])
+    : [
+      Util.inspect((error as { readonly status?: unknown }).status, { depth: Infinity }),
+      JSON.stringify(
+        (error as { readonly status?: unknown }).status
+      )
+    ])
 ]
 
 /** Effect's loggers, each writing its lines to `lines`. */
@@ -245,7 +251,6 @@ afterEach(() => {
 const checkAll = (errors: ReadonlyArray<unknown>) =>
   Effect.gen(function*() {
     const tags = new Set<string>()
-    if (process.env.DEBUG_SECRETS) for (const e of errors) console.log(String(e).slice(0, 300))
     for (const error of errors) {
       tags.add(`${(error as { _tag: string })._tag}`)
       assertClean(error, renderings(error))
@@ -280,12 +285,16 @@ describe("no rendering of an error holds a credential", () => {
       assert.deepStrictEqual(status.causes[1], {})
     }), 60_000)
 
-  it.scopedLive("basic auth, a password holding a quote, echoed in every field, header and escape", () =>
-    Effect.gen(function*() {
-      const errors = yield* collect({ username: user, password: Redacted.make(password) })
-      const tags = yield* checkAll(errors)
-      assert.isTrue(tags.has("StatusError") && tags.has("DecodeError") && tags.has("TransportError"))
-    }), 60_000)
+  it.scopedLive(
+    "basic auth, a password holding a quote, echoed in every field, header and escape",
+    () =>
+      Effect.gen(function*() {
+        const errors = yield* collect({ username: user, password: Redacted.make(password) })
+        const tags = yield* checkAll(errors)
+        assert.isTrue(tags.has("StatusError") && tags.has("DecodeError") && tags.has("TransportError"))
+      }),
+    60_000
+  )
 
   it.scopedLive("a transport failure whose raw cause quotes the token: the cause is a scrubbed copy", () =>
     Effect.gen(function*() {
@@ -298,7 +307,9 @@ describe("no rendering of an error holds a credential", () => {
         Client.Client,
         Client.layer({ qps: Infinity }).pipe(
           Layer.provide(Layer.succeed(HttpClient.HttpClient, failing)),
-          Layer.provide(Layer.orDie(KubeConfig.layerFromOptions({ server: "http://127.0.0.1:1", token: Redacted.make(token) })))
+          Layer.provide(
+            Layer.orDie(KubeConfig.layerFromOptions({ server: "http://127.0.0.1:1", token: Redacted.make(token) }))
+          )
         )
       )
       const error = yield* Effect.flip(client.get(configMaps, "cm"))

@@ -128,7 +128,9 @@ const oneLine = (message: string): string => message.split(/\r?\n\s+at\s/)[0].re
  * (`StatusError (NotFound, 404): ...`, `KubeConfigError (FileNotFound): ...`), any other by its message.
  */
 const failureLine = (error: unknown): string => {
-  const reason = typeof error === "object" && error !== null ? (error as { readonly reason?: unknown }).reason : undefined
+  const reason = typeof error === "object" && error !== null
+    ? (error as { readonly reason?: unknown }).reason
+    : undefined
   return typeof reason === "string" ? WatchOutput.errorLine(error) : oneLine(messageOf(error))
 }
 

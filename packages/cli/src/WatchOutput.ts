@@ -245,7 +245,7 @@ export class NotSyncedError extends Data.TaggedError("NotSyncedError")<{
 
 /** A text of the server's (a Status reason) in a line: one line, at most `max` characters. */
 const shortText = (text: string, max: number): string => {
-  const line = text.replace(/[\s\u0000-\u001f\u007f\u2028\u2029]+/g, " ").trim()
+  const line = text.replace(/[\s\p{Cc}]+/gu, " ").trim()
   return line.length > max ? line.slice(0, max) + "…" : line
 }
 

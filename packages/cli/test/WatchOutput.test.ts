@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { DecodeError, fromStatus, StatusError, TransportError } from "effect-informers/ApiError"
+import { DeletedFinalStateUnknown } from "effect-informers/KubeObject"
 import { LockError } from "effect-informers/LeaderElection"
 import { failureStatus } from "effect-informers/Wire"
-import { DeletedFinalStateUnknown } from "effect-informers/KubeObject"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
