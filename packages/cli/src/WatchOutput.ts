@@ -1,6 +1,7 @@
 /**
  * The output of `effect-informers watch --output events`: one line per notification, written in batches,
- * and the error of a watch that did not sync in time.
+ * the error of a watch that did not sync in time, and how the warning and error lines name an error
+ * (`StatusError (InternalError, 500): etcd is sad`).
  *
  * A write per line costs a system call per event, which through a pipe made the command slower than the
  * informer under it. A {@link LineWriter} appends each line to a buffer and writes the buffer as one chunk
