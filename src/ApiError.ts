@@ -11,7 +11,10 @@
  * - `DecodeError`: an answer that could not be read (malformed JSON, a wrong shape, a line over the limit,
  *   a list without a resourceVersion).
  *
- * Every message is one line, scrubbed of the request's credentials.
+ * Every message is one line, scrubbed of the request's credentials. Whatever an error holds is safe to
+ * print in any way (`util.inspect`, `JSON.stringify`, `String`, `Cause.pretty`, every logger): the
+ * constructors keep only the known fields of a `Status`, each text scrubbed of whatever looks like a
+ * credential, and replace a `cause` by a scrubbed copy (its message, stack and system fields).
  *
  * @example
  * ```ts
@@ -31,7 +34,15 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import { scrubCause, scrubPatterns, scrubStatus } from "./internal/redact.js"
+import { oneLine } from "./internal/text.js"
 import type { Status } from "./Wire.js"
+
+/** The longest message an error keeps, as one line. */
+const maxMessage = 2000
+
+/** A message as every error of this module keeps it: one line, bounded, whatever looks like a credential removed. */
+const safeMessage = (message: string): string => oneLine(scrubPatterns(String(message)), maxMessage)
 
 /**
  * @since 0.2.0
@@ -107,13 +118,12 @@ export type StatusReason =
   | "ServerError"
 
 /**
- * The server answered with an error `Status`. `status` is the body as sent (its texts scrubbed and
- * bounded), or one made from the HTTP code when the body was not a `Status`.
+ * The fields of a `StatusError`.
  *
  * @since 0.2.0
- * @category errors
+ * @category models
  */
-export class StatusError extends Data.TaggedError("StatusError")<{
+export interface StatusErrorFields {
   readonly reason: StatusReason
   /** The HTTP status code (the body's `code`, or the response's). */
   readonly code: number
@@ -121,11 +131,32 @@ export class StatusError extends Data.TaggedError("StatusError")<{
   readonly status: Status
   /** How long the server asked the client to wait (`Retry-After`, or the Status's `retryAfterSeconds`). */
   readonly retryAfter: Option.Option<Duration.Duration>
-}> {
+}
+
+/**
+ * The server answered with an error `Status`. `status` is the body's known fields (`kind`, `status`,
+ * `message`, `reason`, `code`, and the details' `name`, `group`, `kind`, `uid`, `retryAfterSeconds` and
+ * causes), each text scrubbed and bounded; `apiVersion`, `metadata` and any other field are dropped. When
+ * the body was not a `Status`, it is one made from the HTTP code. The message is one line.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class StatusError extends Data.TaggedError("StatusError")<StatusErrorFields> {
   /**
    * @since 0.2.0
    */
   readonly [TypeId]: TypeId = TypeId
+
+  constructor(fields: StatusErrorFields) {
+    super({
+      reason: fields.reason,
+      code: fields.code,
+      message: safeMessage(fields.message),
+      status: scrubStatus(fields.status, scrubPatterns),
+      retryAfter: fields.retryAfter
+    })
+  }
 
   /**
    * The `Status`'s causes: for `Invalid`, the fields that failed validation; for an apply `Conflict`, the
@@ -266,20 +297,39 @@ export const fromStatus = (
 export type TransportReason = "RequestFailed" | "Credentials" | "Timeout" | "BodyCut"
 
 /**
- * The request did not complete. A caller retries it after a backoff; the Reflector does.
+ * The request did not complete. A caller retries it after a backoff; the Reflector does. The message is
+ * one line; `cause`, when there is one, is a copy of the failure's cause (an `Error` of the same name,
+ * `code` and `syscall`, its message and stack scrubbed), never the raw error.
  *
  * @since 0.2.0
  * @category errors
  */
-export class TransportError extends Data.TaggedError("TransportError")<{
-  readonly reason: TransportReason
-  readonly message: string
-  readonly cause?: unknown
-}> {
+export class TransportError extends Data.TaggedError("TransportError")<TransportErrorFields> {
   /**
    * @since 0.2.0
    */
   readonly [TypeId]: TypeId = TypeId
+
+  constructor(fields: TransportErrorFields) {
+    const cause = scrubCause(fields.cause, scrubPatterns)
+    super({
+      reason: fields.reason,
+      message: safeMessage(fields.message),
+      ...(cause === undefined ? {} : { cause })
+    })
+  }
+}
+
+/**
+ * The fields of a `TransportError`. `cause` is kept as a scrubbed copy (see `TransportError`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface TransportErrorFields {
+  readonly reason: TransportReason
+  readonly message: string
+  readonly cause?: unknown
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -315,20 +365,39 @@ export type DecodeReason =
   | "ContinueRepeated"
 
 /**
- * An answer could not be read. The Reflector reports it and relists, so nothing is lost.
+ * An answer could not be read. The Reflector reports it and relists, so nothing is lost. The message is
+ * one line; `detail` and `cause` are scrubbed like a `TransportError`'s.
  *
  * @since 0.2.0
  * @category errors
  */
-export class DecodeError extends Data.TaggedError("DecodeError")<{
+export class DecodeError extends Data.TaggedError("DecodeError")<DecodeErrorFields> {
+  /**
+   * @since 0.2.0
+   */
+  readonly [TypeId]: TypeId = TypeId
+
+  constructor(fields: DecodeErrorFields) {
+    const cause = scrubCause(fields.cause, scrubPatterns)
+    super({
+      reason: fields.reason,
+      message: safeMessage(fields.message),
+      ...(fields.detail === undefined ? {} : { detail: scrubPatterns(String(fields.detail)) }),
+      ...(cause === undefined ? {} : { cause })
+    })
+  }
+}
+
+/**
+ * The fields of a `DecodeError`. `cause` is kept as a scrubbed copy (see `TransportError`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DecodeErrorFields {
   readonly reason: DecodeReason
   readonly message: string
   /** The full explanation when there is more than a line of it (a schema error tree): logged at debug level. */
   readonly detail?: string | undefined
   readonly cause?: unknown
-}> {
-  /**
-   * @since 0.2.0
-   */
-  readonly [TypeId]: TypeId = TypeId
 }

@@ -80,7 +80,14 @@ export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{
   readonly message: string
   /** The file involved, if any. */
   readonly path?: string | undefined
-}> {}
+}> {
+  constructor(
+    fields: { readonly reason: KubeConfigErrorReason; readonly message: string; readonly path?: string | undefined }
+  ) {
+    // a server URL with userinfo, a plugin's output: whatever looks like a credential is removed here, once
+    super({ ...fields, message: scrubPatterns(fields.message) })
+  }
+}
 
 // -------------------------------------------------------------------------------------------------
 // service

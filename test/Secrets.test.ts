@@ -296,3 +296,52 @@ describe("a secret cut by a preview", () => {
     assert.notInclude(failure!.message, long.slice(-minShown))
   })
 })
+
+describe("a secret the server JSON-escaped", () => {
+  const long = "tok-" + "Z9y8X7w6V5".repeat(10)
+  const escaped = long.replace("-", "\\u002d")
+  const scrub = makeScrub(secretsOf({ authorization: `Bearer ${long}` }))
+
+  it("whole, or cut by a window at either end, in the middle of an escape too", () => {
+    assert.strictEqual(scrub(`echo ${escaped} done`), "echo <redacted> done")
+    assert.strictEqual(scrub(`echo ${escaped.replace(/Z/g, "\\u005a")} done`), "echo <redacted> done")
+    assert.strictEqual(scrub(`found ${escaped.slice(0, 20)}…`), "found <redacted>…")
+    // the window's end cut the escape itself
+    assert.strictEqual(scrub(`found ${escaped.slice(0, 3)}\\u00`), `found ${escaped.slice(0, 3)}\\u00`, "too short")
+    assert.strictEqual(scrub(`found tok\\u002dZ9y8X7w6\\u00`), "found <redacted>")
+    // the window's start is the rest of an escape, then the secret's end
+    assert.strictEqual(scrub(`2d${long.slice(4)} and more`), "<redacted> and more")
+  })
+
+  it("a text of several cut parts (a schema error quoting values): each cut is looked at", () => {
+    const text = `a: actual "${long.slice(0, 30)}…"; b: actual "${escaped.slice(0, 25)}…"; c: fine`
+    const out = scrub(text)
+    assert.notInclude(out, long.slice(0, 6))
+    assert.notInclude(out, "Z9y8X7")
+    assert.include(out, "c: fine")
+  })
+
+  it("a password holding a quote or a backslash, as JSON writes it", () => {
+    const pw = `pa"ss\\word-SECRET`
+    const basic = makeScrub(secretsOf({ authorization: `Basic ${Buffer.from(`alice:${pw}`).toString("base64")}` }))
+    const json = JSON.stringify({ echo: `alice:${pw}`, password: pw })
+    const out = basic(json)
+    assert.notInclude(out, "SECRET")
+    assert.notInclude(basic(`cut: ${JSON.stringify(pw).slice(1, 12)}…`), "pa\\\"ss")
+  })
+
+  it("a malformed LIST body whose preview window holds the escaped token", () => {
+    const decoder = new ListBodyDecoder({ description: "pods", scrub })
+    const body = `{"kind":"PodList","items":[{"metadata":{"name":"a"}}, {"x":"${escaped}" ]}`
+    const failure = decoder.push(Buffer.from(body)) ?? Either.getLeft(decoder.end()).pipe(Option.getOrUndefined)
+    assert.isDefined(failure)
+    assert.notInclude(failure!.message, "Z9y8X7w6")
+  })
+
+  it("a malformed watch line holding the escaped token", () => {
+    const result = Wire.decodeWatchLine(`{"type":"ADDED","object":{"a":"${escaped}"} garbage`, scrub)
+    const message = Either.isLeft(result) ? result.left.message : ""
+    assert.include(message, "<redacted>")
+    assert.notInclude(message, "Z9y8X7w6")
+  })
+})

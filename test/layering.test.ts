@@ -38,6 +38,8 @@ const layerOf: Record<string, LayerName> = {
   "internal/wireGuard.ts": "protocol",
   "Metadata.ts": "protocol",
   "internal/objectDecoder.ts": "protocol",
+  // the scrubber: the errors' constructors scrub what they keep
+  "internal/redact.ts": "protocol",
   "Reflector.ts": "machinery",
   "SharedInformer.ts": "machinery",
   "internal/reflector.ts": "machinery",
@@ -52,7 +54,6 @@ const layerOf: Record<string, LayerName> = {
   "HttpListerWatcher.ts": "transport",
   "internal/httpWatchDecoder.ts": "transport",
   "internal/listBodyDecoder.ts": "transport",
-  "internal/redact.ts": "transport",
   "internal/httpRequest.ts": "transport",
   "Client.ts": "transport",
   "internal/client.ts": "transport",

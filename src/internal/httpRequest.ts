@@ -27,7 +27,7 @@ import type { DecodeFailure, Status } from "../Wire.js"
 import { failureStatus, isStatus } from "../Wire.js"
 import { ListBodyDecoder } from "./listBodyDecoder.js"
 import type { Scrub } from "./redact.js"
-import { keyLinesOf, makeScrub, scrubStatus, secretsOf } from "./redact.js"
+import { keyLinesOf, makeScrub, scrubCause, scrubStatus, secretsOf } from "./redact.js"
 import { oneLine } from "./text.js"
 
 /**
@@ -169,7 +169,8 @@ export const transportError =
     new TransportError({
       reason: "RequestFailed",
       message: scrub(`${prefix}: ${causeMessage(error.cause) ?? `${error.reason} error`}`),
-      cause: error.cause
+      // a copy, scrubbed of this request's secrets: the raw error may quote what the server sent
+      cause: scrubCause(error.cause, scrub)
     })
 
 const credentialsError = (prefix: string) => (error: KubeConfigError): TransportError =>

@@ -10,9 +10,14 @@
  * - whatever still looks like a credential: `Bearer x` / `Basic x`, `user:pass@` in a URL, a PEM private
  *   key block, and `token=`, `password:` style fields.
  *
+ * A server may echo a secret inside JSON, escaped (`tok\u002dabc`, `a\/b`, `pa\"ss`): before anything is
+ * matched, `\uXXXX` escapes of printable characters and `\/` are decoded, and a secret holding `"` or `\`
+ * is also matched in its JSON-escaped form. Texts are changed only where they held such an escape.
+ *
  * @internal
  */
 import type { Status } from "../Wire.js"
+import { oneLine } from "./text.js"
 
 /** @internal */
 export const redacted = "<redacted>"
@@ -28,13 +33,32 @@ const privateKeyPattern = /-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----[\s\S]*?(?:---
 const secretFieldPattern =
   /\b(token|password|passwd|secret|key-data|client-key-data)(["']?\s*[:=]\s*["']?)[^\s"',;&]+/gi
 
-/** The generic patterns alone: for text that no request's secrets are known for. */
-export const scrubPatterns: Scrub = (text) =>
+const escapePattern = /\\(?:u([0-9a-fA-F]{4})|\/)/g
+
+/**
+ * `text` with the JSON escapes that could hide a secret decoded: `\uXXXX` of a printable character and
+ * `\/`. Escapes of control characters, `\"`, `\\` and the like are left as they are (a line stays a line).
+ *
+ * @internal
+ */
+export const decodeEscapes = (text: string): string =>
+  text.includes("\\")
+    ? text.replace(escapePattern, (escape, hex: string | undefined) => {
+      if (hex === undefined) return "/"
+      const code = Number.parseInt(hex, 16)
+      return code < 0x20 || code === 0x7f || code === 0x2028 || code === 0x2029 ? escape : String.fromCharCode(code)
+    })
+    : text
+
+const genericPatterns = (text: string): string =>
   text
     .replace(privateKeyPattern, `-----BEGIN $1PRIVATE KEY----- ${redacted}`)
     .replace(urlCredentialsPattern, `$1${redacted}@`)
     .replace(authSchemePattern, `$1$2${redacted}`)
     .replace(secretFieldPattern, `$1$2${redacted}`)
+
+/** The generic patterns alone: for text that no request's secrets are known for. */
+export const scrubPatterns: Scrub = (text) => genericPatterns(decodeEscapes(text))
 
 const minSecretLength = 4
 
@@ -90,44 +114,106 @@ export const keyLinesOf = (key: string | undefined): ReadonlyArray<string> =>
  *
  * @internal
  */
-export const makeScrub = (secrets: ReadonlyArray<string>): Scrub => {
-  if (secrets.length === 0) return scrubPatterns
+export const makeScrub = (verbatim: ReadonlyArray<string>): Scrub => {
+  if (verbatim.length === 0) return scrubPatterns
+  // a secret that itself holds an escape is looked for as the text reads once its escapes are decoded
+  const secrets = Array.from(new Set(verbatim.flatMap((secret) => [secret, decodeEscapes(secret)])))
+    .sort((a, b) => b.length - a.length)
+  const escaped = secrets.flatMap((secret) => {
+    const pattern = jsonEscapedPattern(secret)
+    return pattern === undefined ? [] : [pattern]
+  })
+  // a cut part may be of the JSON-escaped form (a schema error quotes values as JSON)
+  const edgeSecrets = Array.from(new Set(secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)])))
   return (text) => {
-    let out = text
+    let out = decodeEscapes(text)
+    if (escaped.length > 0 && out.includes("\\")) {
+      for (const pattern of escaped) out = out.replace(pattern, redacted)
+    }
     for (const secret of secrets) {
       if (out.includes(secret)) out = out.split(secret).join(redacted)
     }
-    return scrubPatterns(cutEdges(out, secrets))
+    return genericPatterns(cutEdges(out, edgeSecrets))
   }
+}
+
+const regexSpecial = /[.*+?^${}()|[\]\\/]/g
+
+/**
+ * A secret holding `"` or `\` as JSON writes it (`\"`, `\\`), either form of each accepted: what a server
+ * echoing the secret in a JSON string, or a schema error quoting it, shows. `undefined` for a secret without
+ * them (it reads the same escaped or not, once `decodeEscapes` ran).
+ */
+const jsonEscapedPattern = (secret: string): RegExp | undefined => {
+  if (!secret.includes("\"") && !secret.includes("\\")) return undefined
+  let source = ""
+  for (const c of secret) {
+    source += c === "\"" ? `(?:"|\\\\")` : c === "\\" ? `(?:\\\\\\\\|\\\\)` : c.replace(regexSpecial, "\\$&")
+  }
+  return new RegExp(source, "g")
 }
 
 /** The shortest part of a secret taken for one at the edge of a window of text. */
 const minPartial = 6
 
+/** A JSON escape cut by a window's end (`\`, `\u`, `\u0`...), or its rest at a window's start (`02d`). */
+const cutEscapeEnd = /\\(?:u[0-9a-fA-F]{0,3})?$/
+const cutEscapeStart = /^(?:u?[0-9a-fA-F]{1,4})/
+
+/** The most cuts (`…`) inside a text looked at for a secret's start. */
+const maxCuts = 64
+
 /**
  * A preview is a window of what the server sent: a secret it cut shows only a part, at the window's start
- * (the secret's end) or at its end (the secret's start). Those parts are removed too.
+ * (the secret's end) or at its end (the secret's start), maybe beside the rest of a JSON escape the window
+ * cut. A text made of several cut parts (a schema error quoting values, each cut with `…`) has a window's
+ * end before each `…`. Those parts are removed too.
  */
 const cutEdges = (text: string, secrets: ReadonlyArray<string>): string => {
-  let out = text
-  const ellipsis = out.endsWith("…") ? "…" : ""
-  let body = ellipsis === "" ? out : out.slice(0, -1)
+  const ends: Array<number> = []
+  for (let i = text.indexOf("…"); i !== -1 && ends.length < maxCuts; i = text.indexOf("…", i + 1)) ends.push(i)
+  if (ends.length === 0 || ends[ends.length - 1] !== text.length - 1) ends.push(text.length)
+  let body = text
+  // from the last end to the first, so that each end's position still holds
+  for (let e = ends.length - 1; e >= 0; e--) {
+    const point = ends[e]
+    body = cutEnd(body.slice(0, point), secrets) + body.slice(point)
+  }
+  return cutStart(body, secrets)
+}
+
+/** `text` without a secret's start at its end. */
+const cutEnd = (text: string, secrets: ReadonlyArray<string>): string => {
+  let body = text
   for (const secret of secrets) {
-    for (let k = Math.min(secret.length - 1, body.length); k >= minPartial; k--) {
-      if (body.endsWith(secret.slice(0, k))) {
-        body = body.slice(0, body.length - k) + redacted
-        break
-      }
-    }
-    for (let k = Math.min(secret.length - 1, body.length); k >= minPartial; k--) {
-      if (body.startsWith(secret.slice(secret.length - k))) {
-        body = redacted + body.slice(k)
+    const tail = cutEscapeEnd.exec(body)
+    const end = tail === null ? body.length : tail.index
+    for (let k = Math.min(secret.length - 1, end); k >= minPartial; k--) {
+      if (body.startsWith(secret.slice(0, k), end - k)) {
+        body = body.slice(0, end - k) + redacted
         break
       }
     }
   }
-  out = body + ellipsis
-  return out
+  return body
+}
+
+/** `text` without a secret's end at its start. */
+const cutStart = (text: string, secrets: ReadonlyArray<string>): string => {
+  let body = text
+  for (const secret of secrets) {
+    const head = cutEscapeStart.exec(body)
+    const starts = head === null ? [0] : [0, head[0].length]
+    search: for (const start of starts) {
+      for (let k = Math.min(secret.length - 1, body.length - start); k >= minPartial; k--) {
+        if (body.startsWith(secret.slice(secret.length - k), start)) {
+          body = redacted + body.slice(start + k)
+          break search
+        }
+      }
+    }
+  }
+  return body
 }
 
 /** The longest Status text kept, and the most causes: a server's Status of any size costs a few KB. */
@@ -136,38 +222,111 @@ const maxCauses = 20
 
 const bounded = (text: string): string => text.length > maxStatusText ? text.slice(0, maxStatusText) + "…" : text
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+type Details = NonNullable<Status["details"]>
+type Cause = NonNullable<Details["causes"]>[number]
+
+const isNumber = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u)
+
 /**
- * A Status with every text a server chose scrubbed (the Status travels in typed errors): its message,
- * reason and status, the details' name, group, kind and uid, and the causes' reason, message and field; each text cut
- * to 2,000 characters and the causes to 20.
+ * A Status as a typed error keeps it: only the fields a caller reads, each text scrubbed and cut to 2,000
+ * characters, the causes cut to 20. Kept: `kind` (`"Status"`), `status` (`"Success"` or `"Failure"`),
+ * `message`, `reason`, `code`, and the details' `name`, `group`, `kind`, `uid`, `retryAfterSeconds` and
+ * causes (`reason`, `message`, `field`). Dropped: `apiVersion`, `metadata` (`resourceVersion`, `continue`,
+ * `selfLink`), and every field the schema does not name, at any level: a server may put anything there.
  *
  * @internal
  */
 export const scrubStatus = (status: Status, scrub: Scrub): Status => {
-  const text = (value: string | undefined) => value === undefined ? undefined : scrub(bounded(value))
-  const causes = status.details?.causes
-  const details = status.details
-  return {
-    ...status,
-    ...(status.message === undefined ? {} : { message: text(status.message) }),
-    ...(status.reason === undefined ? {} : { reason: text(status.reason) }),
-    ...(status.status === undefined ? {} : { status: text(status.status) }),
-    ...(details === undefined ? {} : {
-      details: {
-        ...details,
-        ...(details.name === undefined ? {} : { name: text(details.name) }),
-        ...(details.group === undefined ? {} : { group: text(details.group) }),
-        ...(details.kind === undefined ? {} : { kind: text(details.kind) }),
-        ...(details.uid === undefined ? {} : { uid: text(details.uid) }),
-        ...(causes === undefined ? {} : {
-          causes: causes.slice(0, maxCauses).map((cause) => ({
-            ...cause,
-            ...(cause.reason === undefined ? {} : { reason: text(cause.reason) }),
-            ...(cause.message === undefined ? {} : { message: text(cause.message) }),
-            ...(cause.field === undefined ? {} : { field: text(cause.field) })
-          }))
-        })
-      }
-    })
+  const text = (value: unknown): string | undefined => typeof value === "string" ? scrub(bounded(value)) : undefined
+  const out: Mutable<Status> = {}
+  if (status.kind === "Status") out.kind = "Status"
+  if (status.status === "Success" || status.status === "Failure") out.status = status.status
+  const message = text(status.message)
+  if (message !== undefined) out.message = message
+  const reason = text(status.reason)
+  if (reason !== undefined) out.reason = reason
+  if (isNumber(status.code)) out.code = status.code
+  const details: unknown = status.details
+  if (typeof details === "object" && details !== null) {
+    const from = details as Details
+    const kept: Mutable<Details> = {}
+    for (const key of ["name", "group", "kind", "uid"] as const) {
+      const value = text(from[key])
+      if (value !== undefined) kept[key] = value
+    }
+    if (isNumber(from.retryAfterSeconds)) kept.retryAfterSeconds = from.retryAfterSeconds
+    if (Array.isArray(from.causes)) {
+      kept.causes = (from.causes as ReadonlyArray<unknown>).slice(0, maxCauses).map((u) => {
+        const cause: Mutable<Cause> = {}
+        if (typeof u !== "object" || u === null) return cause
+        const c = u as Cause
+        for (const key of ["reason", "message", "field"] as const) {
+          const value = text(c[key])
+          if (value !== undefined) cause[key] = value
+        }
+        return cause
+      })
+    }
+    out.details = kept
   }
+  return out
 }
+
+/** Causes already made safe (by `scrubCause`): kept as they are when met again. */
+const safeCauses = new WeakSet<object>()
+
+/** The deepest chain of causes kept. */
+const maxCauseDepth = 4
+
+const scalarFields = ["code", "errno", "syscall", "address", "port"] as const
+
+/**
+ * A failure's cause as an error may carry it: a copy holding nothing a secret could hide in. An `Error`
+ * becomes an `Error` of the same name with its message (one line) and stack scrubbed, its system fields
+ * (`code`, `errno`, `syscall`, `address`, `port`) and its own cause likewise; anything else becomes an
+ * `Error` of its text, scrubbed. The errors of this library (`_tag`ged, built scrubbed) are kept as they are.
+ *
+ * @internal
+ */
+export const scrubCause = (cause: unknown, scrub: Scrub, depth = 0): unknown => {
+  if (cause === undefined || cause === null) return cause
+  if (typeof cause === "object" && safeCauses.has(cause)) return cause
+  if (depth >= maxCauseDepth) return undefined
+  if (isLibraryError(cause)) return cause
+  const line = (text: string) => oneLine(scrub(text.length > 8192 ? text.slice(0, 8192) : text), 500)
+  let out: Error
+  if (cause instanceof Error) {
+    const inner = scrubCause((cause as { readonly cause?: unknown }).cause, scrub, depth + 1)
+    out = new Error(line(String(cause.message)), inner === undefined ? undefined : { cause: inner })
+    const name = line(String(cause.name))
+    out.name = name
+    const record = out as unknown as Record<string, unknown>
+    for (const key of scalarFields) {
+      const value = (cause as unknown as Record<string, unknown>)[key]
+      if (typeof value === "string") record[key] = line(value)
+      else if (typeof value === "number" || typeof value === "boolean") record[key] = value
+    }
+    const frames = typeof cause.stack === "string"
+      ? cause.stack.split("\n").filter((frame) => /^\s+at /.test(frame)).slice(0, 20).map((frame) => scrub(frame))
+      : []
+    out.stack = [`${name}: ${out.message}`, ...frames].join("\n")
+  } else {
+    let text: string
+    try {
+      text = typeof cause === "object" ? JSON.stringify(cause) ?? String(cause) : String(cause)
+    } catch {
+      text = Object.prototype.toString.call(cause)
+    }
+    out = new Error(line(text))
+    out.stack = `Error: ${out.message}`
+  }
+  safeCauses.add(out)
+  return out
+}
+
+/** This library's errors: built from scrubbed text, each field made safe by its constructor. */
+const isLibraryError = (u: unknown): boolean =>
+  typeof u === "object" && u !== null &&
+  (Symbol.for("effect-informers/ApiError") in u ||
+    (u as { readonly _tag?: unknown })._tag === "KubeConfigError")

@@ -123,6 +123,17 @@ const messageOf = (error: unknown): string =>
  */
 const oneLine = (message: string): string => message.split(/\r?\n\s+at\s/)[0].replace(/\s*\r?\n\s*/g, " ").trim()
 
+/**
+ * A failure as the error line prints it: a library error with a reason named as kubectl names one
+ * (`StatusError (NotFound, 404): ...`, `KubeConfigError (FileNotFound): ...`), any other by its message.
+ */
+const failureLine = (error: unknown): string => {
+  const reason = typeof error === "object" && error !== null
+    ? (error as { readonly reason?: unknown }).reason
+    : undefined
+  return typeof reason === "string" ? WatchOutput.errorLine(error) : oneLine(messageOf(error))
+}
+
 const isTTY = process.stdout.isTTY === true
 
 const formatNumber = (n: number): string => Math.round(n).toLocaleString("en-US")
@@ -685,18 +696,18 @@ const watch = Command.make("watch", {
     // Made before the informers: its scope closes after theirs, so that every line printed gets out.
     const output = yield* WatchOutput.make({ destination: process.stdout })
     const context = yield* Layer.build(Informers.fromKubeConfig(kubeConfig)).pipe(
-      Effect.mapError((e) => new CliFailure(e.message))
+      Effect.mapError((e) => new CliFailure(failureLine(e)))
     )
     const factory = Context.get(context, InformerFactory.InformerFactory)
     const informer = yield* factory.informerFor(resource, {
       namespace: Option.getOrUndefined(options.namespace),
       labelSelector: Option.getOrUndefined(options.selector),
       fieldSelector: Option.getOrUndefined(options.fieldSelector)
-    }).pipe(Effect.mapError((e) => new CliFailure(e.message)))
+    }).pipe(Effect.mapError((e) => new CliFailure(failureLine(e))))
     // Errors are never fatal to the informer: report each as one line and keep going.
     yield* informer.errors.pipe(
       Stream.runForEach(({ context: where, error }) =>
-        Console.error(`warning: ${where.phase}: ${error._tag}: ${oneLine(error.message)}`)
+        Console.error(`warning: ${where.phase}: ${WatchOutput.errorLine(error)}`)
       ),
       Effect.forkScoped
     )
@@ -909,7 +920,7 @@ const replicate = Command.make("replicate", {
       kubeconfig: Option.getOrUndefined(options.kubeconfig),
       context: Option.getOrUndefined(options.context)
     })
-    const context = yield* Layer.build(layer).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
+    const context = yield* Layer.build(layer).pipe(Effect.mapError((e) => new CliFailure(failureLine(e))))
     if (options.leaderElect && options.sharded) return yield* fail("give --leader-elect or --sharded, not both")
     if (options.leaderElect || options.sharded) {
       // campaign once the caches are synced (as controller-runtime's manager does): a new leader can
@@ -917,7 +928,7 @@ const replicate = Command.make("replicate", {
       yield* Effect.all([
         Context.get(context, Informers.ConfigMaps).informer.synced,
         Context.get(context, Informers.Namespaces).informer.synced
-      ]).pipe(Effect.mapError((e) => new CliFailure(oneLine(messageOf(e)))))
+      ]).pipe(Effect.mapError((e) => new CliFailure(failureLine(e))))
     }
     const coordination = {
       identity: options.identity,
@@ -935,7 +946,7 @@ const replicate = Command.make("replicate", {
       Effect.gen(function*() {
         const built = yield* Layer.build(layer).pipe(
           Effect.provide(context),
-          Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
+          Effect.mapError((e) => new CliFailure(failureLine(e)))
         )
         const service = Context.get(built, tag)
         yield* changes(service).pipe(
@@ -965,7 +976,7 @@ const replicate = Command.make("replicate", {
       : undefined
     yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election, sharding }).pipe(
       Effect.provide(context),
-      Effect.mapError((e) => new CliFailure(oneLine(messageOf(e))))
+      Effect.mapError((e) => new CliFailure(failureLine(e)))
     )
     yield* Console.error(`replicate: ${options.identity}: running`)
     return yield* Effect.never
@@ -1076,7 +1087,7 @@ export const run = (argv: ReadonlyArray<string>) =>
         // @effect/cli has already printed its own validation errors (unknown flag, bad value...).
         if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return setExitCode
         const message = Option.isSome(failure)
-          ? failure.value instanceof CliFailure ? failure.value.message : messageOf(failure.value)
+          ? failure.value instanceof CliFailure ? failure.value.message : failureLine(failure.value)
           : Cause.pretty(cause)
         return Effect.zipRight(Console.error(`error: ${message}`), setExitCode)
       }),

@@ -1,6 +1,7 @@
 /**
  * The output of `effect-informers watch --output events`: one line per notification, written in batches,
- * and the error of a watch that did not sync in time.
+ * the error of a watch that did not sync in time, and how the warning and error lines name an error
+ * (`StatusError (InternalError, 500): etcd is sad`).
  *
  * A write per line costs a system call per event, which through a pipe made the command slower than the
  * informer under it. A {@link LineWriter} appends each line to a buffer and writes the buffer as one chunk
@@ -238,19 +239,58 @@ export class NotSyncedError extends Data.TaggedError("NotSyncedError")<{
   override get message(): string {
     return Option.match(this.lastError, {
       onNone: () => `not synced after ${Duration.format(this.after)} (no error seen)`,
-      onSome: (error) => `not synced after ${Duration.format(this.after)}: ${describeError(error)}: ${error.message}`
+      onSome: (error) => `not synced after ${Duration.format(this.after)}: ${errorLine(error)}`
     })
   }
 }
 
-/** `StatusError (NotFound)`: an error's tag and what went wrong, as the library's messages name it. */
-const describeError = (error: ReflectorError): string => {
-  switch (error._tag) {
-    case "StoreError":
-      return `${error._tag} (${error.operation})`
-    case "UnexpectedError":
-      return `${error._tag} (Defect)`
-    default:
-      return `${error._tag} (${error.reason})`
+/** A text of the server's (a Status reason) in a line: one line, at most `max` characters. */
+const shortText = (text: string, max: number): string => {
+  const line = text.replace(/[\s\p{Cc}]+/gu, " ").trim()
+  return line.length > max ? line.slice(0, max) + "…" : line
+}
+
+const field = (error: object, name: string): unknown => (error as Record<string, unknown>)[name]
+
+/**
+ * What went wrong, named as kubectl's "Error from server (Reason)" names it: the error's tag, and in
+ * parentheses the Kubernetes reason and the HTTP code of a `StatusError` (the server's `Status` reason:
+ * `StatusError (InternalError, 500)`, `StatusError (Expired, 410)`), the `reason` of an error that has
+ * one (`TransportError (RequestFailed)`, `DecodeError (Malformed)`, `LockError (Conflict)`), a
+ * `StoreError`'s operation, `Defect` for an `UnexpectedError`. Anything else: its tag or its name.
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const describeError = (error: unknown): string => {
+  if (typeof error !== "object" || error === null) return typeof error
+  const tag = field(error, "_tag")
+  const name = typeof tag === "string" ? tag : error instanceof Error ? error.name : "Error"
+  if (tag === "StatusError") {
+    const code = field(error, "code")
+    const status = field(error, "status") as { readonly reason?: unknown } | undefined
+    const given = typeof status?.reason === "string" ? shortText(status.reason, 80) : ""
+    const reason = given !== "" ? given : String(field(error, "reason"))
+    return typeof code === "number" ? `${name} (${reason}, ${code})` : `${name} (${reason})`
   }
+  if (tag === "StoreError") return `${name} (${String(field(error, "operation"))})`
+  if (tag === "UnexpectedError") return `${name} (Defect)`
+  const reason = field(error, "reason")
+  return typeof reason === "string" && reason !== "" ? `${name} (${shortText(reason, 80)})` : name
+}
+
+/**
+ * An error as the CLI's warning and error lines print it: {@link describeError}, then its message, on one
+ * line (`StatusError (InternalError, 500): etcd is sad`).
+ *
+ * @since 0.2.0
+ * @category formatting
+ */
+export const errorLine = (error: unknown): string => {
+  const message = typeof error === "object" && error !== null && typeof field(error, "message") === "string"
+    ? field(error, "message") as string
+    : String(error)
+  // without a stack trace some messages embed (an `UnexpectedError`'s), other line breaks folded
+  const line = message.split(/\r?\n\s+at\s/)[0].replace(/\s*\r?\n\s*/g, " ").trim()
+  return line === "" ? describeError(error) : `${describeError(error)}: ${line}`
 }

@@ -381,7 +381,8 @@ describe("Cli - effect-informers as a child process", () => {
 
         assert.strictEqual(kubeconfig.code, 1)
         assert.lengthOf(nonEmptyLines(kubeconfig.stderr), 1, kubeconfig.stderr)
-        assert.match(kubeconfig.stderr, /^error: /)
+        // named as the library's errors are: its tag and reason
+        assert.match(kubeconfig.stderr, /^error: KubeConfigError \(FileNotFound\): /)
         assert.include(kubeconfig.stderr, "/nonexistent/kubeconfig")
 
         assert.notStrictEqual(badDuration.code, 0)
@@ -390,7 +391,9 @@ describe("Cli - effect-informers as a child process", () => {
         assert.strictEqual(unreachable.code, 1, unreachable.stderr)
         assert.strictEqual(unreachable.stdout, "")
         const unreachableLines = nonEmptyLines(unreachable.stderr)
-        for (const line of unreachableLines.slice(0, -1)) assert.match(line, /^warning: .*ECONNREFUSED/)
+        for (const line of unreachableLines.slice(0, -1)) {
+          assert.match(line, /^warning: [\w-]+: TransportError \(RequestFailed\): .*ECONNREFUSED/)
+        }
         assert.match(unreachableLines[unreachableLines.length - 1], /^error: not synced after 1s: .*ECONNREFUSED/)
 
         for (const result of [unknown, kubeconfig, badDuration, unreachable]) assertNoStackTrace(result.stderr)

@@ -1,10 +1,13 @@
 /**
  * `WatchOutput`: the batched lines of `watch --output events` (against a scripted destination, under the
- * TestClock), the format of a line, and the message of `NotSyncedError`.
+ * TestClock), the format of a line, the message of `NotSyncedError`, and how an error is named in the
+ * warning and error lines (kubectl's "Error from server (Reason)").
  */
 import { assert, describe, it } from "@effect/vitest"
-import { StatusError } from "effect-informers/ApiError"
+import { DecodeError, fromStatus, StatusError, TransportError } from "effect-informers/ApiError"
 import { DeletedFinalStateUnknown } from "effect-informers/KubeObject"
+import { LockError } from "effect-informers/LeaderElection"
+import { failureStatus } from "effect-informers/Wire"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -207,11 +210,49 @@ describe("WatchOutput - lines and errors", () => {
     assert.strictEqual(error._tag, "NotSyncedError")
     assert.strictEqual(
       error.message,
-      "not synced after 2s: StatusError (NotFound): the server could not find the requested resource"
+      "not synced after 2s: StatusError (NotFound, 404): the server could not find the requested resource"
     )
     assert.strictEqual(
       new WatchOutput.NotSyncedError({ after: Duration.millis(1500), lastError: Option.none() }).message,
       "not synced after 1s 500ms (no error seen)"
     )
+  })
+
+  it("errorLine: the tag, the Status reason and HTTP code of a StatusError, the reason of others", () => {
+    assert.strictEqual(
+      WatchOutput.errorLine(fromStatus(failureStatus(500, "InternalError", "etcd is sad"))),
+      "StatusError (InternalError, 500): etcd is sad"
+    )
+    // the server's reason, as kubectl prints it (the library's own reason for 410 is Gone)
+    assert.strictEqual(
+      WatchOutput.errorLine(fromStatus(failureStatus(410, "Expired", "too old resource version: 5 (10)"))),
+      "StatusError (Expired, 410): too old resource version: 5 (10)"
+    )
+    assert.strictEqual(
+      WatchOutput.errorLine(fromStatus({ code: 429, message: "slow down" })),
+      "StatusError (TooManyRequests, 429): slow down",
+      "without a reason in the Status: the library's"
+    )
+    assert.strictEqual(
+      WatchOutput.errorLine(fromStatus({ code: 503, reason: "Service\nUnavailable", message: "a\nb" })),
+      "StatusError (Service Unavailable, 503): a b",
+      "one line"
+    )
+    assert.strictEqual(
+      WatchOutput.errorLine(
+        new TransportError({ reason: "RequestFailed", message: "list pods: connect ECONNREFUSED 127.0.0.1:1" })
+      ),
+      "TransportError (RequestFailed): list pods: connect ECONNREFUSED 127.0.0.1:1"
+    )
+    assert.strictEqual(
+      WatchOutput.errorLine(new DecodeError({ reason: "Malformed", message: "watch pods: malformed JSON" })),
+      "DecodeError (Malformed): watch pods: malformed JSON"
+    )
+    assert.strictEqual(
+      WatchOutput.errorLine(new LockError({ reason: "Conflict", message: "update lease ns/a: conflict" })),
+      "LockError (Conflict): update lease ns/a: conflict"
+    )
+    assert.strictEqual(WatchOutput.errorLine(new Error("plain\n  at frame")), "Error: plain")
+    assert.strictEqual(WatchOutput.describeError("text"), "string")
   })
 })

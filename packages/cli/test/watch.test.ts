@@ -368,13 +368,15 @@ describe("watch --output events: the exit", () => {
 
 describe("watch: exit codes and --duration", () => {
   it.scopedLive(
-    "synced: exit 0 at --duration; unsynced (404, 403, unreachable): one error line with the last error, exit 1, on time",
+    "synced: exit 0 at --duration; unsynced (404, 403, 500, unreachable): warnings and one error line naming the reason and code, exit 1, on time",
     () =>
       Effect.gen(function*() {
         const server = yield* withServer
         yield* server.load(Resource.pods, podsOf(30, 2)).pipe(Effect.orDie)
         const forbidden = yield* withServer
         yield* forbidden.inject({ _tag: "ServerError", status: 403, count: 1_000_000, on: "any" })
+        const failing = yield* withServer
+        yield* failing.inject({ _tag: "ServerError", status: 500, count: 1_000_000, on: "any" })
         const unknown = "example.com/v1/widgets"
         const unreachable = "http://127.0.0.1:1"
         const duration = 3
@@ -384,32 +386,44 @@ describe("watch: exit codes and --duration", () => {
           {
             name: "events, 404",
             args: [unknown, "--server", server.url],
-            error: /^error: not synced after 3s: StatusError \(NotFound\): /
+            warning: /^warning: (?:watch-)?list: StatusError \(NotFound, 404\): /,
+            error: /^error: not synced after 3s: StatusError \(NotFound, 404\): /
           },
           {
             name: "json, 404",
             args: [unknown, "--server", server.url, "-o", "json"],
-            error: /^error: not synced after 3s: StatusError \(NotFound\): /
+            warning: /^warning: (?:watch-)?list: StatusError \(NotFound, 404\): /,
+            error: /^error: not synced after 3s: StatusError \(NotFound, 404\): /
           },
           {
             name: "events, 403",
             args: ["pods", "--server", forbidden.url],
-            error: /^error: not synced after 3s: StatusError \(Forbidden\): /
+            warning: /^warning: (?:watch-)?list: StatusError \(Forbidden, 403\): injected fault$/,
+            error: /^error: not synced after 3s: StatusError \(Forbidden, 403\): injected fault$/
           },
           {
             name: "json, 403",
             args: ["pods", "--server", forbidden.url, "-o", "json"],
-            error: /^error: not synced after 3s: StatusError \(Forbidden\): /
+            warning: /^warning: (?:watch-)?list: StatusError \(Forbidden, 403\): injected fault$/,
+            error: /^error: not synced after 3s: StatusError \(Forbidden, 403\): injected fault$/
+          },
+          {
+            name: "events, 500",
+            args: ["pods", "--server", failing.url],
+            warning: /^warning: (?:watch-)?list: StatusError \(InternalError, 500\): /,
+            error: /^error: not synced after 3s: StatusError \(InternalError, 500\): /
           },
           {
             name: "events, unreachable",
             args: ["pods", "--server", unreachable],
-            error: /^error: not synced after 3s: \w+ \(\w+\): .*ECONNREFUSED/
+            warning: /^warning: (?:watch-)?list: TransportError \(RequestFailed\): .*ECONNREFUSED/,
+            error: /^error: not synced after 3s: TransportError \(RequestFailed\): .*ECONNREFUSED/
           },
           {
             name: "json, unreachable",
             args: ["pods", "--server", unreachable, "-o", "json"],
-            error: /^error: not synced after 3s: \w+ \(\w+\): .*ECONNREFUSED/
+            warning: /^warning: (?:watch-)?list: TransportError \(RequestFailed\): .*ECONNREFUSED/,
+            error: /^error: not synced after 3s: TransportError \(RequestFailed\): .*ECONNREFUSED/
           }
         ]
         // two at a time: the machine may be small
@@ -437,8 +451,10 @@ describe("watch: exit codes and --duration", () => {
           assert.strictEqual(exited.code, 1, where)
           assert.deepStrictEqual(cli.lines(), [], where)
           const stderr = nonEmptyLines(cli.stderr())
-          // the informer's warnings as it retries, then the one error line
-          for (const text of stderr.slice(0, -1)) assert.match(text, /^warning: /, where)
+          // the informer's warnings as it retries, each naming the error's reason (and HTTP code), then the one
+          // error line
+          assert.isAbove(stderr.length, 1, where)
+          for (const text of stderr.slice(0, -1)) assert.match(text, c.warning!, where)
           assert.match(stderr[stderr.length - 1], c.error!, where)
           assert.notInclude(stderr[stderr.length - 1], "\n")
           // on time: from the first warning (the informer had started) to the exit, not the 30 s json default
