@@ -385,15 +385,27 @@ export declare namespace Client {
       options?: WatchOptions
     ) => Stream.Stream<ListerWatcher.WatchEvent<A>, ApiError>
     /** Creates `object` (`metadata.name`, or `generateName`); `AlreadyExists` when the name is taken. */
-    readonly create: <A>(resource: Resource<A>, object: A, options?: WriteOptions) => Effect.Effect<A, ApiError | TermError>
+    readonly create: <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: WriteOptions
+    ) => Effect.Effect<A, ApiError | TermError>
     /**
      * Replaces `object` (by `metadata.name`). With a `metadata.resourceVersion` the server checks it:
      * `Conflict` when the object changed since (re-read and retry: `retryOnConflict`). A `status` sent
      * is ignored by resources with a status subresource.
      */
-    readonly update: <A>(resource: Resource<A>, object: A, options?: WriteOptions) => Effect.Effect<A, ApiError | TermError>
+    readonly update: <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: WriteOptions
+    ) => Effect.Effect<A, ApiError | TermError>
     /** `update` of the status subresource: only `status` is written (`NotFound` when there is none). */
-    readonly updateStatus: <A>(resource: Resource<A>, object: A, options?: WriteOptions) => Effect.Effect<A, ApiError | TermError>
+    readonly updateStatus: <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: WriteOptions
+    ) => Effect.Effect<A, ApiError | TermError>
     readonly patch: <A>(
       resource: Resource<A>,
       name: string,

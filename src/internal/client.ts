@@ -17,9 +17,9 @@ import type { ApiError, StatusError } from "../ApiError.js"
 import { DecodeError, fromStatus, isApiError, TransportError } from "../ApiError.js"
 import type * as Client from "../Client.js"
 import { recordWrite } from "../Consistency.js"
+import * as HttpListerWatcher from "../HttpListerWatcher.js"
 import { KubeConfig } from "../KubeConfig.js"
 import type { KubeObject } from "../KubeObject.js"
-import * as HttpListerWatcher from "../HttpListerWatcher.js"
 import type { ListPage, WatchEvent } from "../ListerWatcher.js"
 import type { Resource } from "../Resource.js"
 import { apiVersion, collectionPath, groupResource, objectPath } from "../Resource.js"
@@ -452,7 +452,11 @@ export const make = (
     const writePath = (resource: Resource<unknown>, namespace: string | undefined, name: string, status: boolean) =>
       objectPath(resource, namespace, name) + (status ? "/status" : "")
 
-    const create = <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, WriteError> => {
+    const create = <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: Client.WriteOptions
+    ): Effect.Effect<A, WriteError> => {
       const namespace = namespaceOf(resource, options?.namespace, object)
       const name = metadataOf(object)?.name
       return writeObject(

@@ -27,8 +27,8 @@ import { withTags } from "../Metrics.js"
 import * as RateLimiter from "../RateLimiter.js"
 import { groupResource } from "../Resource.js"
 import * as Sharding from "../Sharding.js"
-import * as Term from "../Term.js"
 import type { Registration } from "../SharedInformer.js"
+import * as Term from "../Term.js"
 import * as WorkQueue from "../WorkQueue.js"
 
 // -------------------------------------------------------------------------------------------------

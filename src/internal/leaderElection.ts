@@ -360,7 +360,11 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
               if (Option.isNone(change)) return ending(fence, "LeaseLost", "the Lease was deleted")
               const holder = change.value.record.holderIdentity
               if (holder === identity) return Effect.void
-              return ending(fence, "LeaseLost", holder === "" ? "the Lease was released" : `the Lease is held by ${holder}`)
+              return ending(
+                fence,
+                "LeaseLost",
+                holder === "" ? "the Lease was released" : `the Lease is held by ${holder}`
+              )
             }),
             Effect.either
           )

@@ -69,7 +69,8 @@ export interface LeaseSpec {
 }
 
 const maxInt32 = 2_147_483_647
-const isPositiveInt32 = (u: unknown): u is number => Number.isInteger(u) && (u as number) > 0 && (u as number) <= maxInt32
+const isPositiveInt32 = (u: unknown): u is number =>
+  Number.isInteger(u) && (u as number) > 0 && (u as number) <= maxInt32
 const isNonNegativeInt32 = (u: unknown): u is number =>
   Number.isInteger(u) && (u as number) >= 0 && (u as number) <= maxInt32
 const optionalString = (u: unknown): string | undefined => typeof u === "string" ? u : undefined
@@ -130,14 +131,20 @@ export const specProblems = (spec: LeaseSpec | undefined): ReadonlyArray<string>
   const holder = raw.holderIdentity
   const held = holder !== undefined && holder !== null && holder !== ""
   if (held && typeof holder !== "string") {
-    problems.push(`holderIdentity ${show(holder)} is not a string: read as the holder ${show(String(JSON.stringify(holder)))}`)
+    problems.push(
+      `holderIdentity ${show(holder)} is not a string: read as the holder ${show(String(JSON.stringify(holder)))}`
+    )
   }
   if (held && !isPositiveInt32(raw.leaseDurationSeconds)) {
     problems.push(
-      `leaseDurationSeconds ${show(raw.leaseDurationSeconds)} is not a positive whole number of seconds: read as ${fallbackLeaseDurationSeconds}`
+      `leaseDurationSeconds ${
+        show(raw.leaseDurationSeconds)
+      } is not a positive whole number of seconds: read as ${fallbackLeaseDurationSeconds}`
     )
   }
-  if (raw.leaseTransitions !== undefined && raw.leaseTransitions !== null && !isNonNegativeInt32(raw.leaseTransitions)) {
+  if (
+    raw.leaseTransitions !== undefined && raw.leaseTransitions !== null && !isNonNegativeInt32(raw.leaseTransitions)
+  ) {
     problems.push(`leaseTransitions ${show(raw.leaseTransitions)} is not a non-negative whole number: read as 0`)
   }
   for (const field of ["acquireTime", "renewTime", "strategy", "preferredHolder"] as const) {

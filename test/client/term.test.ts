@@ -17,7 +17,9 @@ const termUntil = (deadline: number, ended: Array<string>) =>
   Term.make({
     name: "test term",
     check: (now) =>
-      now < deadline ? undefined : new Term.TermError({ reason: "DeadlinePassed", term: "test term", detail: `at ${now}` }),
+      now < deadline
+        ? undefined
+        : new Term.TermError({ reason: "DeadlinePassed", term: "test term", detail: `at ${now}` }),
     onEnd: (error) => void ended.push(error.reason)
   })
 

@@ -20,7 +20,11 @@ describe("Controller: workers fenced by the leader's term", () => {
       Effect.gen(function*() {
         const cms = yield* source(configMaps, [obj("ns", "a")])
         const leases = yield* LeaderElection.makeMemoryLeases
-        const election = yield* LeaderElection.make({ lock: leases.lock("leader", { client: "r" }), identity: "r", ...timings })
+        const election = yield* LeaderElection.make({
+          lock: leases.lock("leader", { client: "r" }),
+          identity: "r",
+          ...timings
+        })
         const r = recorder()
         const terms: Array<string> = []
         yield* Controller.make({
@@ -30,16 +34,20 @@ describe("Controller: workers fenced by the leader's term", () => {
           reconcile: (request) =>
             r.around(request, () =>
               Effect.flatMap(election.state, (state) =>
-                Effect.sync(() => void terms.push(`${request.name}: ${state._tag === "Leading" ? state.term : "-"}`))))
+                Effect.sync(() =>
+                  void terms.push(`${request.name}: ${state._tag === "Leading" ? state.term : "-"}`)
+                )))
         })
-        yield* eventually(() => r.seen.length === 1, "the first term's reconcile")
+        yield* eventually(() =>
+          r.seen.length === 1, "the first term's reconcile")
         assert.deepStrictEqual(terms, ["a: 1"])
 
         // paused 10 s: an event arrives before any timer fires
         yield* clock.jump(10_000)
         const before = (yield* leases.operations).length
         yield* cms.fake.add(obj("ns", "b"))
-        yield* eventually(() => r.seen.length === 2, "the key reconciled in the next term")
+        yield* eventually(() =>
+          r.seen.length === 2, "the key reconciled in the next term")
         for (let i = 0; i < 20; i++) yield* settle
         assert.deepStrictEqual(terms, ["a: 1", "b: 2"], "not in the stale term; once, in the next")
         assert.strictEqual(r.count("ns/b"), 1)

@@ -201,7 +201,10 @@ describe("LeaderElection: a Lease spec the elector cannot use", () => {
         const { service } = yield* logs.capture(startElector(leases, "b", timings))
         const takeover = "takeover" in c ? c.takeover : 15_000
         yield* advance(takeover - 1000, 1000)
-        assert.deepStrictEqual(yield* service.state, LeaderElection.State.Following({ leader: String(c.spec.holderIdentity) }))
+        assert.deepStrictEqual(
+          yield* service.state,
+          LeaderElection.State.Following({ leader: String(c.spec.holderIdentity) })
+        )
         yield* advance(1000)
         assert.deepStrictEqual(yield* service.state, LeaderElection.State.Leading({ term: 1 }))
         const warnings = logs.lines.filter((line) => line.includes("cannot use"))

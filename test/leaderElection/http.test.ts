@@ -169,7 +169,11 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         yield* realSleep(300)
         const deleted = Date.now()
         yield* Effect.orDie(server.delete(Resource.leases, ref))
-        yield* realWait("the work to stop again", Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2), 3000)
+        yield* realWait(
+          "the work to stop again",
+          Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2),
+          3000
+        )
         assert.isBelow(marks.filter((m) => m.what === "stop")[1].at - deleted, 1500)
       }),
     30_000

@@ -49,7 +49,8 @@ const setup = (targets: ReadonlyArray<string>) =>
           Effect.all(targets.map((ns) =>
             Effect.map(server.get(Resource.configMaps, { namespace: ns, name: "settings" }), (cm) => cm.data?.["v"])
           )),
-          (values) => values.every((x) => x === v) ? true : undefined
+          (values) =>
+            values.every((x) => x === v) ? true : undefined
         ))
     return { server, audit, holder, writeSource, converged }
   })
@@ -78,9 +79,12 @@ describe("replicate --leader-elect: fencing", () => {
           Effect.sync(() => audit.filter((e) => writerOf(e) === first).length >= 12 ? true : undefined))
         paused.child.kill("SIGSTOP")
         const pausedAt = Date.now()
-        yield* until("the other to take over", () => Effect.map(holder(), (h) => h === other.identity ? h : undefined))
+        yield* until("the other to take over", () =>
+          Effect.map(holder(), (h) => h === other.identity ? h : undefined))
         yield* until("the new term's first write", () =>
-          Effect.sync(() => audit.find((e) => writerOf(e) === other.identity) !== undefined ? true : undefined))
+          Effect.sync(() =>
+            audit.find((e) => writerOf(e) === other.identity) !== undefined ? true : undefined
+          ))
         const firstOfNewTerm = audit.find((e) => writerOf(e) === other.identity)!
         paused.child.kill("SIGCONT")
         const resumedAt = Date.now()
