@@ -77,15 +77,18 @@ describe("replicate --leader-elect: fencing", () => {
         yield* writeSource("1")
         yield* until("a dozen copies", () =>
           Effect.sync(() => audit.filter((e) => writerOf(e) === first).length >= 12 ? true : undefined))
+        // a stopped process ignores the SIGINT of the test's end: resumed first, whatever happens
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => paused.child.kill("SIGCONT"))
+        )
         paused.child.kill("SIGSTOP")
         const pausedAt = Date.now()
-        yield* until("the other to take over", () =>
-          Effect.map(holder(), (h) => h === other.identity ? h : undefined))
+        yield* until("the other to take over", () => Effect.map(holder(), (h) => h === other.identity ? h : undefined))
         yield* until("the new term's first write", () =>
-          Effect.sync(() =>
-            audit.find((e) => writerOf(e) === other.identity) !== undefined ? true : undefined
-          ))
-        const firstOfNewTerm = audit.find((e) => writerOf(e) === other.identity)!
+          Effect.sync(() => audit.find((e) => writerOf(e) === other.identity) !== undefined ? true : undefined))
+        const firstOfNewTerm = audit.find((e) =>
+          writerOf(e) === other.identity
+        )!
         paused.child.kill("SIGCONT")
         const resumedAt = Date.now()
         yield* converged("1")
