@@ -7,7 +7,10 @@
  * - Requests go to the server of the `KubeConfig` in the context, with its credentials, through the
  *   `HttpClient` in the context: the same headers, scrubbing and error reading as the informers'
  *   `HttpListerWatcher`. Namespaced or cluster-scoped comes from the `Resource`.
- * - Every failure is an `ApiError`: a `StatusError` whose `reason` a caller branches on (`NotFound`,
+ * - Writes are fenced: within a `Term` (a leader's `whileLeading`, a shard's `whileOwned`), every write
+ *   (`POST`, `PUT`, `PATCH`, `DELETE`) checks the term after its rate-limiter wait, in the step that sends
+ *   it; a write of a term that is no longer valid fails with `TermError` and is not sent. Reads are not.
+ * - Every other failure is an `ApiError`: a `StatusError` whose `reason` a caller branches on (`NotFound`,
  *   `Conflict` for a stale resourceVersion or an apply conflict, `AlreadyExists`, `Invalid` with `causes`,
  *   `Forbidden`, `Unauthorized`, `Gone`, `TooManyRequests` with `retryAfter`, `Timeout`, `ServerError`...),
  *   a `TransportError` or a `DecodeError`. Messages are one line and never carry the request's credentials,
@@ -49,6 +52,7 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
+import type * as Stream from "effect/Stream"
 import type { ApiError } from "./ApiError.js"
 import * as HttpListerWatcher from "./HttpListerWatcher.js"
 import * as internal from "./internal/client.js"
@@ -56,6 +60,7 @@ import { defaultUserAgent as userAgent } from "./internal/httpRequest.js"
 import * as KubeConfig from "./KubeConfig.js"
 import type * as ListerWatcher from "./ListerWatcher.js"
 import type { Resource } from "./Resource.js"
+import type { TermError } from "./Term.js"
 import type { Status } from "./Wire.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -187,6 +192,16 @@ export interface ListAllOptions extends Omit<ListOptions, "continue"> {
   readonly maxItems?: number | undefined
   /** The most pages asked for. Default 10,000 (5,000,000 objects at the default `limit`). */
   readonly maxPages?: number | undefined
+}
+
+/**
+ * Options of `watch`. `namespace` absent watches across all namespaces.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface WatchOptions extends ListerWatcher.WatchOptions {
+  readonly namespace?: string | undefined
 }
 
 /**
@@ -385,29 +400,50 @@ export declare namespace Client {
       resource: Resource<A>,
       options?: ListAllOptions
     ) => Effect.Effect<ListerWatcher.ListPage<A>, ApiError>
+    /**
+     * Watch events of the collection (`fieldSelector` `metadata.name=...` for one object), from
+     * `resourceVersion`; running the stream opens the request (one rate-limiter token), ending or
+     * interrupting it closes it. No reconnection: a caller that wants one watches again.
+     */
+    readonly watch: <A>(
+      resource: Resource<A>,
+      options?: WatchOptions
+    ) => Stream.Stream<ListerWatcher.WatchEvent<A>, ApiError>
     /** Creates `object` (`metadata.name`, or `generateName`); `AlreadyExists` when the name is taken. */
-    readonly create: <A>(resource: Resource<A>, object: A, options?: WriteOptions) => Effect.Effect<A, ApiError>
+    readonly create: <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: WriteOptions
+    ) => Effect.Effect<A, ApiError | TermError>
     /**
      * Replaces `object` (by `metadata.name`). With a `metadata.resourceVersion` the server checks it:
      * `Conflict` when the object changed since (re-read and retry: `retryOnConflict`). A `status` sent
      * is ignored by resources with a status subresource.
      */
-    readonly update: <A>(resource: Resource<A>, object: A, options?: WriteOptions) => Effect.Effect<A, ApiError>
+    readonly update: <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: WriteOptions
+    ) => Effect.Effect<A, ApiError | TermError>
     /** `update` of the status subresource: only `status` is written (`NotFound` when there is none). */
-    readonly updateStatus: <A>(resource: Resource<A>, object: A, options?: WriteOptions) => Effect.Effect<A, ApiError>
+    readonly updateStatus: <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: WriteOptions
+    ) => Effect.Effect<A, ApiError | TermError>
     readonly patch: <A>(
       resource: Resource<A>,
       name: string,
       patch: Patch,
       options?: WriteOptions
-    ) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, ApiError | TermError>
     /** `patch` of the status subresource. */
     readonly patchStatus: <A>(
       resource: Resource<A>,
       name: string,
       patch: Patch,
       options?: WriteOptions
-    ) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, ApiError | TermError>
     /**
      * Server-side apply: the fields of `object` become this field manager's; creates the object when it
      * does not exist. `Conflict` when another manager owns a field set to another value (its `causes`
@@ -417,18 +453,18 @@ export declare namespace Client {
       resource: Resource<A>,
       object: ApplyConfiguration<A>,
       options?: ApplyOptions
-    ) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, ApiError | TermError>
     /** `apply` to the status subresource. */
     readonly applyStatus: <A>(
       resource: Resource<A>,
       object: ApplyConfiguration<A>,
       options?: ApplyOptions
-    ) => Effect.Effect<A, ApiError>
+    ) => Effect.Effect<A, ApiError | TermError>
     readonly delete: <A>(
       resource: Resource<A>,
       name: string,
       options?: DeleteOptions
-    ) => Effect.Effect<Deleted<A>, ApiError>
+    ) => Effect.Effect<Deleted<A>, ApiError | TermError>
     /**
      * A Client over the same connections (the `HttpClient`), `KubeConfig`, credentials, scrubbing and
      * field manager, with a rate limiter of its own: its requests never wait for this Client's tokens, nor

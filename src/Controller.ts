@@ -319,7 +319,10 @@ export interface Options<A, E, R> {
   /**
    * Reconcile only while leading (`LeaderElection`'s service, or anything with its `whileLeading`). The
    * sources sync and the queue fills on every replica (warm standby); the workers start when this replica
-   * becomes leader, each term in a scope of its own. When a term ends, keys are no longer taken and the
+   * becomes leader, each term in a scope of its own, and within its `Term`: a worker checks it before each
+   * key it takes (a key taken when the term is stale is not reconciled, the term ends, and the key goes
+   * back to the queue for the next term), and the reconcile's `Client` writes are fenced by it. When a term
+   * ends, keys are no longer taken and the
    * reconciles in progress may finish within `stepDownTimeout` (2 s, inside client-go's 5 s margin between
    * the renew deadline and the lease duration), then are interrupted. The controller's own end is a term's
    * end too: with leader election, `stepDownTimeout` bounds the reconciles in progress at shutdown, not

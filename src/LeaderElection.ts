@@ -28,9 +28,16 @@
  *   The Lease is reached through a `LeaseLock`: `clientLock` over the `Client`, or `makeMemoryLeases`
  *   (in memory, with partitions, latency and errors, for tests).
  *
- * What is guaranteed, and what is not, is in docs/REPLICAS.md: there is no fencing, so a write already sent
- * when leadership ends can land after the next leader started; guard writes with resourceVersion
- * preconditions.
+ * - Fenced by the local clock: the work of a term runs in a `Term`, valid while the last successful renewal
+ *   was sent less than `renewDeadline` ago by the monotonic clock and the Lease was not seen to change
+ *   hands. The `Client` sends no write of a stale term (`TermError`), a Controller's workers take no key,
+ *   and the elector steps down at once. While leading, the elector watches its Lease (the lock's `watch`):
+ *   another holder, or a deletion, ends the term at once.
+ * - A Lease spec the elector cannot use as is (a string or negative duration, a holder that is not a
+ *   string) is read leniently (`recordFromSpec`) and logged once, with what the elector does.
+ *
+ * What is guaranteed, and what is not, is in docs/REPLICAS.md: a write already on the wire when leadership
+ * ends can land after the next leader started; guard writes with resourceVersion preconditions.
  *
  * @example
  * ```ts
@@ -91,7 +98,7 @@ export interface LeaderElectionRecord extends policy.LeaderElectionRecord {}
 
 /**
  * A record and the resourceVersion of the Lease it was read from or written to: the precondition of the
- * next write.
+ * next write; `problems`, what the Lease's spec held that could not be used as is (`specProblems`).
  *
  * @since 0.2.0
  * @category models
@@ -124,12 +131,51 @@ export interface LeaseSpec extends policy.LeaseSpec {}
 export interface WrittenLeaseSpec extends policy.WrittenLeaseSpec {}
 
 /**
- * The record of a Lease's spec (absent fields: no holder, duration 0, no transitions).
+ * The record of a Lease's spec (absent fields: no holder, duration 0, no transitions), whatever the spec
+ * holds: a holder that is not a string is read as its JSON text; a held Lease's duration that is not a
+ * positive int32 (missing, negative, a string) as 15 s (`fallbackLeaseDurationSeconds`), a free one's as 0
+ * unless it is a whole number; transitions that are not a non-negative int32 as 0; times, strategy and
+ * preferred holder that are not strings as absent.
  *
  * @since 0.2.0
  * @category records
  */
 export const recordFromSpec: (spec: LeaseSpec | undefined) => LeaderElectionRecord = policy.recordFromSpec
+
+/**
+ * What a Lease's spec holds that `recordFromSpec` cannot use as is, each with how it is read (empty for a
+ * spec kube-apiserver accepts, but a held Lease without a duration).
+ *
+ * @example
+ * ```ts
+ * import { LeaderElection } from "effect-informers"
+ *
+ * console.log(LeaderElection.specProblems({ holderIdentity: "a", leaseDurationSeconds: -1 }))
+ * // [ "leaseDurationSeconds -1 is not a positive whole number of seconds: read as 15" ]
+ * ```
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const specProblems: (spec: LeaseSpec | undefined) => ReadonlyArray<string> = policy.specProblems
+
+/**
+ * What `recordFromSpec` reads a held Lease's unusable duration as: 15 s, client-go's default lease duration.
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const fallbackLeaseDurationSeconds: number = policy.fallbackLeaseDurationSeconds
+
+/**
+ * A Lease's spec and resourceVersion as a `VersionedRecord`: `recordFromSpec`, and its `specProblems` when
+ * it has any.
+ *
+ * @since 0.2.0
+ * @category records
+ */
+export const versionedFromSpec: (spec: LeaseSpec | undefined, resourceVersion: string) => VersionedRecord =
+  policy.versionedFromSpec
 
 /**
  * The spec of a record: `recordFromSpec(recordToSpec(r))` is `r`, and `recordToSpec(recordFromSpec(s))`
@@ -581,12 +627,23 @@ export type LockError = locks.LockError
 /**
  * The Lease an election runs over, as client-go's `resourcelock.Interface` without the identity (the
  * elector's): `get` (`None` when there is no Lease), `create`, and `update` with the resourceVersion read
- * as a precondition (`Conflict` when stale). `describe` names it (`namespace/name`).
+ * as a precondition (`Conflict` when stale). `describe` names it (`namespace/name`). `watch`, optional,
+ * streams the Lease's changes after a resourceVersion (`LeaseChange`): a leader watching it ends its term at
+ * once when the Lease shows another holder or is deleted; without it, the change is found at the next
+ * renewal.
  *
  * @since 0.2.0
  * @category locks
  */
 export interface LeaseLock extends locks.LeaseLock {}
+
+/**
+ * A change of a watched Lease: its record as written, `None` when it was deleted.
+ *
+ * @since 0.2.0
+ * @category locks
+ */
+export type LeaseChange = locks.LeaseChange
 
 /**
  * Options of `clientLock`: the Lease's namespace and name, and labels written on it (merged into its
@@ -600,8 +657,9 @@ export interface ClientLockOptions extends locks.ClientLockOptions {}
 /**
  * A lock over a `coordination.k8s.io/v1` Lease through the `Client`. As client-go's Lease lock, it keeps
  * the Lease it last read or wrote: an update replaces the spec of that object (its other metadata kept)
- * with the resourceVersion as precondition. It uses the `Client` of the context as it is: give it one of
- * its own (`Client.Service.derive`, as `layerClient` does) so that renewals never wait behind the work.
+ * with the resourceVersion as precondition. Its `watch` is the Client's, with `fieldSelector`
+ * `metadata.name=<name>`. It uses the `Client` of the context as it is: give it one of its own
+ * (`Client.Service.derive`, as `layerClient` does) so that renewals never wait behind the work.
  *
  * @example
  * ```ts
@@ -663,7 +721,7 @@ export interface MemoryLockOptions extends locks.MemoryLockOptions {}
 
 /**
  * Leases in memory, for tests (under `TestClock`): `lock(name, { client })` gives each replica its own
- * lock on a shared Lease; `partition`, `setLatency` (a request is applied after the latency even when its
+ * lock on a shared Lease (with a `watch` of the store's changes, nothing reaching a partitioned client); `partition`, `setLatency` (a request is applied after the latency even when its
  * client stopped waiting: a write in flight), `failNext` (scripted errors), `write` (another writer),
  * `remove`, `read` and `operations` (what each client did, when).
  *
@@ -721,7 +779,8 @@ export declare namespace LeaderElection {
     readonly isLeader: Effect.Effect<boolean>
     /**
      * Runs `work` each time this replica becomes leader, in a scope of the term (its `Scope` requirement),
-     * interrupted and closed when the term ends; `work` starts at once when it is registered during a term.
+     * interrupted and closed when the term ends, and within the term's `Term` (its writes through the
+     * `Client`, and `Term.check`, fail with `TermError` once the term is stale by the monotonic clock); `work` starts at once when it is registered during a term.
      * A `work` that completes waits for the next term; one that fails ends `whileLeading` with its failure
      * (leadership goes on: retry, or end the process). Never completes; interrupted when the elector
      * stops; interrupting it stops its work.

@@ -425,7 +425,11 @@ export declare namespace Sharding {
      * Runs `effect` if this member owns `key` now (`Some` of its result), else not (`None`). When the key
      * leaves this member while `effect` runs (a member that outranks it appears, the view times out, the
      * Lease is lost, the scope closes), `effect` is interrupted and awaited before the change is published:
-     * `None`. Its failures are this effect's.
+     * `None`. Its failures are this effect's. `effect` runs within a `Term` valid while the membership is
+     * (its last renewal sent less than `renewDeadline` ago by the monotonic clock, its Lease not taken or
+     * deleted) and the key is this member's: a write of the `Client` (or a `Term.check`) after that fails
+     * with `TermError`, is not sent, and interrupts `effect`; a stale membership also steps the member
+     * down at once.
      */
     readonly whileOwned: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<Option.Option<A>, E, R>
     /** The election over this member's own Lease. */

@@ -171,6 +171,14 @@ export * as SharedInformer from "./SharedInformer.js"
 export * as Sharding from "./Sharding.js"
 
 /**
+ * Terms: the time work may write on behalf of a leadership or a shard ownership; the check that stops a
+ * stale write (fencing by the local monotonic clock).
+ *
+ * @since 0.2.0
+ */
+export * as Term from "./Term.js"
+
+/**
  * @since 0.1.0
  */
 export * as Wire from "./Wire.js"

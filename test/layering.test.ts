@@ -35,6 +35,7 @@ const layerOf: Record<string, LayerName> = {
   "Resource.ts": "protocol",
   "LabelSelector.ts": "protocol",
   "FieldSelector.ts": "protocol",
+  "Term.ts": "protocol",
   "internal/wireGuard.ts": "protocol",
   "Metadata.ts": "protocol",
   "internal/objectDecoder.ts": "protocol",

@@ -14,15 +14,18 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { ApiError, StatusError } from "../ApiError.js"
 import { DecodeError, fromStatus, isApiError, TransportError } from "../ApiError.js"
 import type * as Client from "../Client.js"
 import { recordWrite } from "../Consistency.js"
+import * as HttpListerWatcher from "../HttpListerWatcher.js"
 import { KubeConfig } from "../KubeConfig.js"
 import type { KubeObject } from "../KubeObject.js"
-import type { ListPage } from "../ListerWatcher.js"
+import type { ListPage, WatchEvent } from "../ListerWatcher.js"
 import type { Resource } from "../Resource.js"
 import { apiVersion, collectionPath, groupResource, objectPath } from "../Resource.js"
+import * as Term from "../Term.js"
 import type { Status } from "../Wire.js"
 import { failureStatus, isStatus, ObjectWithMeta } from "../Wire.js"
 import {
@@ -103,6 +106,9 @@ const invalidSegment = (segment: string): string | undefined =>
     : undefined
 
 const preview = (text: string, scrub: Scrub): string => oneLine(scrub(text.slice(0, 8192)), 200)
+
+/** What a write fails with: a stale term's writes are not sent. */
+type WriteError = ApiError | Term.TermError
 
 const is2xx = (response: HttpClientResponse.HttpClientResponse): boolean =>
   response.status >= 200 && response.status < 300
@@ -214,7 +220,8 @@ const makeWith = (
     // one request
     // ---------------------------------------------------------------------------------------------
 
-    const send = <X>(spec: Spec<X>): Effect.Effect<X, ApiError> =>
+    /** `fence`: what a write checks after the limiter's wait, in the step that sends it (`Term.check`). */
+    const send = <X, E = never>(spec: Spec<X>, fence?: Effect.Effect<void, E>): Effect.Effect<X, ApiError | E> =>
       Effect.zipRight(
         limiter.take,
         Effect.suspend(() => {
@@ -236,8 +243,9 @@ const makeWith = (
                     : statusError(spec.prefix, response, scrub, Duration.infinity)
               )
             )
+            const fenced = fence === undefined ? exchange : Effect.zipRight(fence, exchange)
             return Duration.isFinite(timeout)
-              ? Effect.timeoutFail(exchange, {
+              ? Effect.timeoutFail(fenced, {
                 duration: timeout,
                 onTimeout: () =>
                   new TransportError({
@@ -245,7 +253,7 @@ const makeWith = (
                     message: `${spec.prefix}: no complete answer within ${Duration.format(timeout)}`
                   })
               })
-              : exchange
+              : fenced
           })
         })
       )
@@ -401,8 +409,8 @@ const makeWith = (
     const recorded = <A>(
       resource: Resource<unknown>,
       dryRun: boolean | undefined,
-      effect: Effect.Effect<A, ApiError>
-    ): Effect.Effect<A, ApiError> =>
+      effect: Effect.Effect<A, WriteError>
+    ): Effect.Effect<A, WriteError> =>
       dryRun === true
         ? effect
         : Effect.tap(effect, (object) => recordWrite(groupResource(resource), metadataOf(object)?.resourceVersion))
@@ -536,7 +544,7 @@ const makeWith = (
         readonly dryRun: boolean | undefined
       },
       request: () => Pick<Spec<A>, "method" | "path" | "params" | "body">
-    ): Effect.Effect<A, ApiError> => {
+    ): Effect.Effect<A, WriteError> => {
       const prefix = describeObject(target.verb, resource, target.namespace, target.name)
       const invalid = target.nameInPath
         ? checkSegments(prefix, target.name, target.namespace, true)
@@ -551,7 +559,7 @@ const makeWith = (
             prefix,
             // a create with `generateName` (no name): the server chooses the name, only the rest is checked
             decode: decodeObject(prefix, resource, { namespace: target.namespace, name: nonEmpty(target.name) })
-          })
+          }, Term.check)
         )
       )
     }
@@ -560,7 +568,11 @@ const makeWith = (
     const writePath = (resource: Resource<unknown>, namespace: string | undefined, name: string, status: boolean) =>
       objectPath(resource, namespace, name) + (status ? "/status" : "")
 
-    const create = <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
+    const create = <A>(
+      resource: Resource<A>,
+      object: A,
+      options?: Client.WriteOptions
+    ): Effect.Effect<A, WriteError> => {
       const namespace = namespaceOf(resource, options?.namespace, object)
       const name = metadataOf(object)?.name
       return writeObject(
@@ -577,7 +589,7 @@ const makeWith = (
 
     const replace =
       (status: boolean) =>
-      <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, ApiError> => {
+      <A>(resource: Resource<A>, object: A, options?: Client.WriteOptions): Effect.Effect<A, WriteError> => {
         const namespace = namespaceOf(resource, options?.namespace, object)
         const name = metadataOf(object)?.name
         return writeObject(
@@ -598,7 +610,7 @@ const makeWith = (
       name: string,
       patch: Client.Patch,
       options?: Client.WriteOptions
-    ): Effect.Effect<A, ApiError> => {
+    ): Effect.Effect<A, WriteError> => {
       const namespace = namespaceOf(resource, options?.namespace)
       return writeObject(
         resource,
@@ -617,7 +629,7 @@ const makeWith = (
       resource: Resource<A>,
       object: Client.ApplyConfiguration<A>,
       options?: Client.ApplyOptions
-    ): Effect.Effect<A, ApiError> => {
+    ): Effect.Effect<A, WriteError> => {
       const namespace = namespaceOf(resource, options?.namespace, object)
       const metadata = metadataOf(object)
       const name = metadata?.name
@@ -646,7 +658,7 @@ const makeWith = (
       resource: Resource<A>,
       name: string,
       options?: Client.DeleteOptions
-    ): Effect.Effect<Client.Deleted<A>, ApiError> => {
+    ): Effect.Effect<Client.Deleted<A>, WriteError> => {
       const namespace = namespaceOf(resource, options?.namespace)
       const prefix = describeObject("delete", resource, namespace, name)
       const invalid = checkSegments(prefix, name, namespace, true)
@@ -682,13 +694,31 @@ const makeWith = (
                   : recordWrite(groupResource(resource), metadataOf(deleted.object)?.resourceVersion)
             )
           })
-      })
+      }, Term.check)
+    }
+
+    /** A watch through `HttpListerWatcher`'s decoder, over this Client's server, credentials and limiter. */
+    const watch = <A>(
+      resource: Resource<A>,
+      watchOptions: Client.WatchOptions = {}
+    ): Stream.Stream<WatchEvent<A>, ApiError> => {
+      const { namespace, ...rest } = watchOptions
+      const lw = HttpListerWatcher.make(resource, {
+        namespace: resource.namespaced ? nonEmpty(namespace) : undefined,
+        userAgent: options.userAgent ?? defaultUserAgent
+      }).pipe(
+        Effect.provideService(KubeConfig, config),
+        // the scoped client as the plain one: the ListerWatcher scopes its requests itself
+        Effect.provideService(HttpClient.HttpClient, http as unknown as HttpClient.HttpClient)
+      )
+      return Stream.unwrap(Effect.zipRight(limiter.take, Effect.map(lw, (source) => source.watch(rest))))
     }
 
     return {
       get,
       list,
       listAll,
+      watch,
       create,
       update: replace(false),
       updateStatus: replace(true),

@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as Option from "effect/Option"
@@ -27,6 +28,7 @@ import * as RateLimiter from "../RateLimiter.js"
 import { groupResource } from "../Resource.js"
 import * as Sharding from "../Sharding.js"
 import type { Registration } from "../SharedInformer.js"
+import * as Term from "../Term.js"
 import * as WorkQueue from "../WorkQueue.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -611,6 +613,7 @@ const makeIn = <A, E, R>(
           /** The keys of the reconciles in progress (a key is never handed to two workers at once). */
           running: new Set<string>()
         }
+        const fences = yield* FiberRef.get(Term.currentTerms)
         const settled = (key: string) => {
           term.running.delete(key)
           if (--term.inFlight === 0 && term.stopping) term.idle?.()
@@ -619,6 +622,9 @@ const makeIn = <A, E, R>(
           // Stepping down: a key handed out now is held without work until the workers are interrupted, which
           // queues it again for the next term (the queue is not shut down); at the controller's end, let go.
           if (term.stopping || stopping) return closing ? Effect.void : Effect.never
+          // A stale term (a leader paused past its renew deadline): no reconcile. The check ended the term, and
+          // its end stops these workers, which gives the key back to the queue (as when stepping down).
+          if (fences.length > 0 && Term.unsafeCheck(fences, Term.nowMillis(clock)) !== undefined) return Effect.never
           term.inFlight++
           term.running.add(key)
           return Effect.ensuring(reconcileOne(key, priority), Effect.sync(() => settled(key)))

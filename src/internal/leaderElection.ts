@@ -7,7 +7,6 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,6 +20,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { LeaderElection } from "../LeaderElection.js"
+import * as Term from "../Term.js"
 import type { Event, Observation, State, Timing, TimingOptions, VersionedRecord } from "./leaderElectionPolicy.js"
 import {
   decide,
@@ -115,7 +115,27 @@ export type Service = LeaderElection.Service
 interface Worker {
   startedTerm: number
   fiber: Fiber.RuntimeFiber<void> | undefined
-  readonly start: (term: number, scope: Scope.Scope) => Effect.Effect<void>
+  readonly start: (term: number, scope: Scope.Scope, fence: Term.Term) => Effect.Effect<void>
+}
+
+/** A leading term's fence: valid while the last successful renewal was sent less than the renew deadline ago. */
+interface Fence {
+  readonly term: Term.Term
+  /** When the last successful write of the Lease was sent (monotonic milliseconds). */
+  renewedAt: number
+  /** Why the term ended, once it did. */
+  error: Term.TermError | undefined
+  /** Completed when the term ends: the elector steps down at once. */
+  readonly ended: Deferred.Deferred<void>
+}
+
+/** What Sharding needs of its membership elector besides the service. @internal */
+export interface Elector {
+  readonly service: Service
+  /** The fence of the term in progress, if any. */
+  readonly currentTerm: () => Term.Term | undefined
+  /** The state, now. */
+  readonly unsafeState: () => State
 }
 
 type Attempt =
@@ -126,8 +146,15 @@ type Attempt =
 // `unsafeCurrentTimeNanos`: TestClock's `currentTimeNanos` throws at an instant that is not whole nanoseconds
 const microNow = Effect.clockWith((clock) => Effect.sync(() => formatMicroTime(clock.unsafeCurrentTimeNanos())))
 
+// every time of the elector is the monotonic clock's (`Term.nowMillis`), as the fences of its terms are judged
+const now = Term.currentMillis
+
 /** @internal */
 export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Scope.Scope> =>
+  Effect.map(makeElector(options), (elector) => elector.service)
+
+/** `make`, with the fence of the current term. @internal */
+export const makeElector = (options: Options): Effect.Effect<Elector, InvalidConfig, Scope.Scope> =>
   Effect.gen(function*() {
     const config = yield* validate(options)
     const { identity } = config
@@ -143,6 +170,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
           })
       })
     const lock: LeaseLock = {
+      ...config.lock,
       describe: config.lock.describe,
       get: bounded("get", config.lock.get),
       create: (record) => bounded("create", config.lock.create(record)),
@@ -164,23 +192,44 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
 
     const stateRef = yield* SubscriptionRef.make<State>(States.Acquiring())
     const stopped = yield* Deferred.make<void>()
-    const emit = (event: Event) => SubscriptionRef.update(stateRef, (state) => transition(state, event))
+    // the state, synchronously too (Sharding's fences read it)
+    let state: State = States.Acquiring()
+    const emit = (event: Event) =>
+      Effect.suspend(() => {
+        state = transition(state, event)
+        return SubscriptionRef.set(stateRef, state)
+      })
 
     // what this replica last saw of the record: the only thing its decisions are made from
     let observation: Option.Option<Observation> = Option.none()
     let term = 0
-    let current: { readonly term: number; readonly scope: Scope.CloseableScope } | undefined
+    let current: { readonly term: number; readonly scope: Scope.CloseableScope; readonly fence: Fence } | undefined
     const workers = new Set<Worker>()
 
-    const stamp = Effect.zipWith(Clock.currentTimeMillis, microNow, (now, time) => ({ now, time }))
+    const stamp = Effect.zipWith(now, microNow, (now, time) => ({ now, time }))
+    // a spec this replica cannot use as is: said once (until the problems change), with what it does
+    let reported = ""
+    const report = (fetched: VersionedRecord) => {
+      const problems = fetched.problems === undefined ? "" : fetched.problems.join("; ")
+      if (problems === reported) return Effect.void
+      reported = problems
+      return problems === ""
+        ? Effect.void
+        : Effect.logWarning(
+          `lease ${lock.describe} has a spec this replica cannot use as is: ${problems}; it is judged so (held by ` +
+            `another holder: taken over once expired so read), and this replica's next write of it replaces the spec`
+        )
+    }
     const seen = (fetched: VersionedRecord) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        observation = Option.some(observe(observation, fetched, now))
+      Effect.flatMap(now, (at) => {
+        observation = Option.some(observe(observation, fetched, at))
+        return report(fetched)
       })
     const wrote = (written: VersionedRecord) =>
-      Effect.map(Clock.currentTimeMillis, (now) => {
-        observation = Option.some({ ...written, observedAt: now })
+      Effect.map(now, (at) => {
+        observation = Option.some({ ...written, observedAt: at })
       })
+    const renewDeadlineMillis = Duration.toMillis(config.renewDeadline)
 
     /** client-go's `tryAcquireOrRenew`. */
     const attempt: Effect.Effect<Attempt> = Effect.gen(function*() {
@@ -239,8 +288,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
         if (result._tag === "Failed") {
           yield* Effect.logDebug(`could not acquire lease ${lock.describe}: ${describeFailure(result)}`)
         }
-        const now = yield* Clock.currentTimeMillis
-        const leader = Option.filter(validHolder(observation, now), (holder) => holder !== identity)
+        const leader = Option.filter(validHolder(observation, yield* now), (holder) => holder !== identity)
         yield* emit(Events.Observed({ leader }))
         const random = yield* Random.next
         yield* Effect.sleep(Duration.millis(jitteredDelay(retryMillis, config.jitterFactor, random)))
@@ -260,54 +308,133 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
     const startWorkers = Effect.suspend(() => {
       const open = current
       if (open === undefined) return Effect.void
-      return Effect.forEach([...workers], (worker) => worker.start(open.term, open.scope), { discard: true })
+      return Effect.forEach([...workers], (worker) => worker.start(open.term, open.scope, open.fence.term), {
+        discard: true
+      })
     })
+
+    /** The fence of term `n`, acquired by a write sent at `acquiredAt`. */
+    const makeFence = (n: number, acquiredAt: number): Effect.Effect<Fence> =>
+      Effect.map(Deferred.make<void>(), (ended) => {
+        const name = `${config.name} term ${n} of ${identity}`
+        const fence: Fence = {
+          renewedAt: acquiredAt,
+          error: undefined,
+          ended,
+          term: {
+            name,
+            check: (at) => {
+              if (fence.error !== undefined) return fence.error
+              const since = at - fence.renewedAt
+              return since < renewDeadlineMillis ? undefined : new Term.TermError({
+                reason: "DeadlinePassed",
+                term: name,
+                detail: `last renewal sent ${since} ms ago, renew deadline ${Duration.format(config.renewDeadline)}`
+              })
+            },
+            end: (error) => {
+              if (fence.error !== undefined) return
+              fence.error = error
+              Deferred.unsafeDone(ended, Exit.void)
+            }
+          }
+        }
+        return fence
+      })
+
+    const ending = (fence: Fence, reason: Term.TermErrorReason, detail?: string) =>
+      Effect.sync(() => fence.term.end(new Term.TermError({ reason, term: fence.term.name, detail })))
+
+    /**
+     * Watches the Lease while leading (when the lock can): a holder other than this replica, or a deleted
+     * Lease, ends the term at once instead of at the next renewal.
+     */
+    const watchLease = (fence: Fence): Effect.Effect<void> => {
+      const watch = config.lock.watch
+      if (watch === undefined) return Effect.void
+      return Effect.gen(function*() {
+        while (fence.error === undefined) {
+          const from = Option.match(observation, { onNone: () => "", onSome: (o) => o.resourceVersion })
+          const result = yield* watch(from).pipe(
+            Stream.runForEach((change) => {
+              if (Option.isNone(change)) return ending(fence, "LeaseLost", "the Lease was deleted")
+              const holder = change.value.record.holderIdentity
+              if (holder === identity) return Effect.void
+              return ending(
+                fence,
+                "LeaseLost",
+                holder === "" ? "the Lease was released" : `the Lease is held by ${holder}`
+              )
+            }),
+            Effect.either
+          )
+          if (Either.isLeft(result)) {
+            yield* Effect.logDebug(`watch of lease ${lock.describe} failed: ${result.left.message}`)
+          }
+          yield* Effect.sleep(config.retryPeriod)
+        }
+      })
+    }
 
     /** Leads from a successful attempt sent at `acquiredAt` until the renew deadline runs out or the lease is lost. */
     const lead = (acquiredAt: number) =>
       Effect.gen(function*() {
         term += 1
-        current = { term, scope: yield* Scope.make() }
+        const fence = yield* makeFence(term, acquiredAt)
+        const scope = yield* Scope.make()
+        current = { term, scope, fence }
         yield* emit(Events.Acquired({ term }))
         yield* Metric.set(isLeaderMetric, 1)
         yield* Metric.increment(transitions)
         yield* Effect.logInfo(`${identity} became leader of ${lock.describe} (term ${term})`)
+        yield* Effect.forkIn(watchLease(fence), scope)
         yield* startWorkers
-        let renewedAt = acquiredAt
-        let lost: Option.Option<string> = Option.none()
-        while (true) {
-          yield* Effect.sleep(Duration.millis(leaderSleep(yield* Clock.currentTimeMillis, renewedAt, config)))
-          const step = leaderStep(yield* Clock.currentTimeMillis, renewedAt, config)
+        const endedEarly = Deferred.await(fence.ended)
+        while (fence.error === undefined) {
+          yield* Effect.raceFirst(
+            Effect.sleep(Duration.millis(leaderSleep(yield* now, fence.renewedAt, config))),
+            endedEarly
+          )
+          if (fence.error !== undefined) break
+          const step = leaderStep(yield* now, fence.renewedAt, config)
           if (step._tag === "StepDown") break
-          const result = yield* timedAttempt(step.timeout)
+          const result = yield* Effect.raceFirst(
+            timedAttempt(step.timeout),
+            Effect.as(endedEarly, { _tag: "Failed", error: undefined } as Attempt)
+          )
+          if (fence.error !== undefined) break
           if (result._tag === "Success") {
-            renewedAt = result.sentAt
+            fence.renewedAt = result.sentAt
             yield* emit(Events.Renewed())
           } else if (result._tag === "Held") {
-            lost = Option.some(result.leader)
-            break
+            yield* ending(fence, "LeaseLost", `the Lease is held by ${result.leader}`)
           } else {
             yield* Metric.increment(renewFailures)
             yield* emit(Events.RenewFailed())
             yield* Effect.logWarning(`failed to renew lease ${lock.describe}: ${describeFailure(result)}`)
           }
         }
-        const reason = Option.isSome(lost) ? "LeaseLost" : "RenewDeadline"
-        yield* emit(
-          Option.match(lost, {
-            onNone: () => Events.DeadlineReached(),
-            onSome: (leader) => Events.LeaseLost({ leader })
-          })
+        // the deadline, as the fence judges it
+        const error = fence.term.check(yield* now) ?? fence.error
+        if (error !== undefined) fence.term.end(error)
+        const lost = error !== undefined && error.reason === "LeaseLost"
+        const reason = lost ? "LeaseLost" : "RenewDeadline"
+        const holder = Option.getOrElse(
+          Option.flatMap(observation, (o) => Option.some(o.record.holderIdentity)),
+          () => ""
         )
+        yield* emit(lost ? Events.LeaseLost({ leader: holder === identity ? "" : holder }) : Events.DeadlineReached())
         yield* Metric.set(isLeaderMetric, 0)
         yield* Metric.increment(Metric.tagged(stepDowns, "reason", reason))
         yield* closeTerm
         yield* emit(Events.WorkStopped())
         yield* Effect.logWarning(
-          Option.isSome(lost)
-            ? `${identity} stopped leading ${lock.describe}: the lease is held by ${lost.value}`
-            : `${identity} stopped leading ${lock.describe}: failed to renew within ${
-              Duration.format(config.renewDeadline)
+          lost
+            ? `${identity} stopped leading ${lock.describe}: ${error.detail ?? error.message}`
+            : `${identity} stopped leading ${lock.describe}: ${
+              error === undefined || error.reason === "DeadlinePassed"
+                ? `failed to renew within ${Duration.format(config.renewDeadline)}`
+                : error.message
             }`
         )
       })
@@ -342,7 +469,10 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       yield* emit(Events.ShutdownStarted())
       yield* Metric.set(isLeaderMetric, 0)
       if (wasLeading) yield* Metric.increment(Metric.tagged(stepDowns, "reason", "Shutdown"))
+      // the work of a graceful shutdown may finish its writes while the fence holds; then it is over
+      const fence = current?.fence
       yield* closeTerm
+      if (fence !== undefined) yield* ending(fence, "Ended", "the elector stopped")
       yield* emit(Events.WorkStopped())
       if (config.releaseOnCancel) yield* release
       yield* emit(Events.Released())
@@ -359,19 +489,23 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
           yield* Metric.set(isLeaderMetric, 0)
           yield* Metric.increment(Metric.tagged(stepDowns, "reason", "Failure"))
         }
+        if (current !== undefined) yield* ending(current.fence, "Ended", "the elector failed")
         yield* closeTerm
         yield* emit(Events.WorkStopped())
         yield* Effect.sleep(config.retryPeriod)
       })
 
     const annotations = { package: "effect-informers", module: "LeaderElection", election: config.name }
-    yield* Effect.addFinalizer(() => Effect.annotateLogs(shutdown, annotations))
+    // the elector's own requests are never fenced by a term (not even one it was started in): a renewal
+    // must go out when the term it renews is stale
+    yield* Effect.addFinalizer(() => Term.outside(Effect.annotateLogs(shutdown, annotations)))
     yield* Effect.gen(function*() {
       while (true) yield* lead(yield* campaign)
     }).pipe(
       Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : recover(cause)),
       Effect.forever,
       Effect.annotateLogs(annotations),
+      Term.outside,
       Effect.forkScoped,
       Effect.interruptible
     )
@@ -392,11 +526,11 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
         const worker: Worker = {
           startedTerm: 0,
           fiber: undefined,
-          start: (term, scope) =>
+          start: (term, scope, fence) =>
             Effect.suspend(() => {
               if (worker.startedTerm === term) return Effect.void
               worker.startedTerm = term
-              return Effect.map(Effect.forkIn(runOnce, scope), (fiber) => {
+              return Effect.map(Effect.forkIn(Term.within(runOnce, fence), scope), (fiber) => {
                 worker.fiber = fiber
               })
             })
@@ -421,7 +555,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
         )
       })
 
-    return {
+    const service: Service = {
       identity,
       name: config.name,
       state: SubscriptionRef.get(stateRef),
@@ -435,4 +569,5 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       isLeader: Effect.map(SubscriptionRef.get(stateRef), (state) => state._tag === "Leading"),
       whileLeading
     }
+    return { service, currentTerm: () => current?.fence.term, unsafeState: () => state }
   })

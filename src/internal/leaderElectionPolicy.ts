@@ -12,6 +12,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import { oneLine } from "./text.js"
 
 // -------------------------------------------------------------------------------------------------
 // the record
@@ -32,6 +33,8 @@ export interface LeaderElectionRecord {
 export interface VersionedRecord {
   readonly record: LeaderElectionRecord
   readonly resourceVersion: string
+  /** What the Lease's spec had that could not be used as is, and how it was read (`specProblems`). */
+  readonly problems?: ReadonlyArray<string> | undefined
 }
 
 /** @internal */
@@ -65,16 +68,101 @@ export interface LeaseSpec {
   readonly preferredHolder?: string | undefined
 }
 
-/** @internal */
-export const recordFromSpec = (spec: LeaseSpec | undefined): LeaderElectionRecord => ({
-  holderIdentity: spec?.holderIdentity ?? "",
-  leaseDurationSeconds: spec?.leaseDurationSeconds ?? 0,
-  acquireTime: spec?.acquireTime,
-  renewTime: spec?.renewTime,
-  leaseTransitions: spec?.leaseTransitions ?? 0,
-  strategy: spec?.strategy,
-  preferredHolder: spec?.preferredHolder
-})
+const maxInt32 = 2_147_483_647
+const isPositiveInt32 = (u: unknown): u is number =>
+  Number.isInteger(u) && (u as number) > 0 && (u as number) <= maxInt32
+const isNonNegativeInt32 = (u: unknown): u is number =>
+  Number.isInteger(u) && (u as number) >= 0 && (u as number) <= maxInt32
+const optionalString = (u: unknown): string | undefined => typeof u === "string" ? u : undefined
+const show = (u: unknown): string => u === undefined ? "missing" : oneLine(String(JSON.stringify(u)), 60)
+
+/**
+ * What `recordFromSpec` reads a held Lease's unusable duration as: client-go's default lease duration
+ * (15 s), so that a holder that writes a bad spec but keeps renewing is waited for, and one that stopped is
+ * taken over.
+ *
+ * @internal
+ */
+export const fallbackLeaseDurationSeconds = 15
+
+/**
+ * The record of a Lease's spec, whatever the spec holds (kube-apiserver rejects the specs this reads
+ * leniently; a spec written by other means or another server may still carry them): a holder that is not
+ * a string is read as its JSON text; a held Lease's duration that is not a positive int32 (missing,
+ * negative, a string) as `fallbackLeaseDurationSeconds`, a free one's as 0 unless it is a whole number;
+ * transitions that are not a non-negative int32 as 0; times, strategy and preferred holder that are not
+ * strings as absent. `specProblems` says what was read so.
+ *
+ * @internal
+ */
+export const recordFromSpec = (spec: LeaseSpec | undefined): LeaderElectionRecord => {
+  const raw: Record<string, unknown> = { ...spec }
+  const holder = raw.holderIdentity
+  const holderIdentity = holder === undefined || holder === null
+    ? ""
+    : typeof holder === "string"
+    ? holder
+    : String(JSON.stringify(holder))
+  const duration = raw.leaseDurationSeconds
+  return {
+    holderIdentity,
+    leaseDurationSeconds: holderIdentity === ""
+      ? (Number.isInteger(duration) ? duration as number : 0)
+      : isPositiveInt32(duration)
+      ? duration
+      : fallbackLeaseDurationSeconds,
+    acquireTime: optionalString(raw.acquireTime),
+    renewTime: optionalString(raw.renewTime),
+    leaseTransitions: isNonNegativeInt32(raw.leaseTransitions) ? raw.leaseTransitions : 0,
+    strategy: optionalString(raw.strategy),
+    preferredHolder: optionalString(raw.preferredHolder)
+  }
+}
+
+/**
+ * What a Lease's spec holds that `recordFromSpec` cannot use as is, each with how it is read (none for a
+ * spec kube-apiserver accepts, but a held Lease without a duration).
+ *
+ * @internal
+ */
+export const specProblems = (spec: LeaseSpec | undefined): ReadonlyArray<string> => {
+  const raw: Record<string, unknown> = { ...spec }
+  const problems: Array<string> = []
+  const holder = raw.holderIdentity
+  const held = holder !== undefined && holder !== null && holder !== ""
+  if (held && typeof holder !== "string") {
+    problems.push(
+      `holderIdentity ${show(holder)} is not a string: read as the holder ${show(String(JSON.stringify(holder)))}`
+    )
+  }
+  if (held && !isPositiveInt32(raw.leaseDurationSeconds)) {
+    problems.push(
+      `leaseDurationSeconds ${
+        show(raw.leaseDurationSeconds)
+      } is not a positive whole number of seconds: read as ${fallbackLeaseDurationSeconds}`
+    )
+  }
+  if (
+    raw.leaseTransitions !== undefined && raw.leaseTransitions !== null && !isNonNegativeInt32(raw.leaseTransitions)
+  ) {
+    problems.push(`leaseTransitions ${show(raw.leaseTransitions)} is not a non-negative whole number: read as 0`)
+  }
+  for (const field of ["acquireTime", "renewTime", "strategy", "preferredHolder"] as const) {
+    const value = raw[field]
+    if (value !== undefined && value !== null && typeof value !== "string") {
+      problems.push(`${field} ${show(value)} is not a string: ignored`)
+    }
+  }
+  return problems
+}
+
+/** A Lease's spec and resourceVersion, read by `recordFromSpec`, with its `specProblems` when it has any. @internal */
+export const versionedFromSpec = (spec: LeaseSpec | undefined, resourceVersion: string): VersionedRecord => {
+  const problems = specProblems(spec)
+  return problems.length === 0
+    ? { record: recordFromSpec(spec), resourceVersion }
+    : { record: recordFromSpec(spec), resourceVersion, problems }
+}
 
 /** @internal */
 export interface WrittenLeaseSpec {

@@ -12,12 +12,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import type { ApiError } from "../ApiError.js"
 import { Client } from "../Client.js"
 import * as Resource from "../Resource.js"
-import type { LeaderElectionRecord, VersionedRecord } from "./leaderElectionPolicy.js"
-import { recordFromSpec, recordToSpec } from "./leaderElectionPolicy.js"
+import type { TermError } from "../Term.js"
+import type { LeaderElectionRecord, LeaseSpec, VersionedRecord } from "./leaderElectionPolicy.js"
+import { recordToSpec, versionedFromSpec } from "./leaderElectionPolicy.js"
 
 // -------------------------------------------------------------------------------------------------
 // the interface
@@ -39,7 +42,11 @@ export interface LeaseLock {
   readonly get: Effect.Effect<Option.Option<VersionedRecord>, LockError>
   readonly create: (record: LeaderElectionRecord) => Effect.Effect<VersionedRecord, LockError>
   readonly update: (record: LeaderElectionRecord, resourceVersion: string) => Effect.Effect<VersionedRecord, LockError>
+  readonly watch?: ((resourceVersion: string) => Stream.Stream<LeaseChange, LockError>) | undefined
 }
+
+/** A change of a watched Lease: its record as written, or `None` when it was deleted. @internal */
+export type LeaseChange = Option.Option<VersionedRecord>
 
 /** @internal */
 export interface LeaseEntry extends VersionedRecord {
@@ -64,7 +71,10 @@ export interface ClientLockOptions {
   readonly labels?: Labels | undefined
 }
 
-const lockError = (error: ApiError, what: string): LockError => {
+const lockError = (error: ApiError | TermError, what: string): LockError => {
+  if (error._tag === "TermError") {
+    return new LockError({ reason: "Failed", message: `${what}: ${error.message}`, cause: error })
+  }
   const reason: LockErrorReason = error._tag === "StatusError" &&
       (error.reason === "NotFound" || error.reason === "AlreadyExists" || error.reason === "Conflict")
     ? error.reason
@@ -72,10 +82,8 @@ const lockError = (error: ApiError, what: string): LockError => {
   return new LockError({ reason, message: `${what}: ${error._tag} (${error.reason}): ${error.message}`, cause: error })
 }
 
-const versioned = (lease: Resource.Lease): VersionedRecord => ({
-  record: recordFromSpec(lease.spec),
-  resourceVersion: lease.metadata?.resourceVersion ?? ""
-})
+const versioned = (lease: Resource.Lease): VersionedRecord =>
+  versionedFromSpec(lease.spec, lease.metadata?.resourceVersion ?? "")
 
 /** @internal */
 export const clientLock = (options: ClientLockOptions): Effect.Effect<LeaseLock, never, Client> =>
@@ -133,6 +141,22 @@ export const makeClientLock = (client: Client.Service, options: ClientLockOption
       }).pipe(
         Effect.map(keep),
         Effect.mapError((error) => lockError(error, `update lease ${describe}`))
+      ),
+    watch: (resourceVersion) =>
+      client.watch(Resource.leases, {
+        namespace,
+        fieldSelector: `metadata.name=${name}`,
+        resourceVersion,
+        allowWatchBookmarks: true
+      }).pipe(
+        Stream.filterMap((event): Option.Option<LeaseChange> =>
+          event.type === "BOOKMARK"
+            ? Option.none()
+            : event.type === "DELETED"
+            ? Option.some(Option.none())
+            : Option.some(Option.some(versioned(event.object)))
+        ),
+        Stream.mapError((error) => lockError(error, `watch lease ${describe}`))
       )
   }
 }
@@ -220,6 +244,8 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
   const entries = new Map<string, LeaseEntry>()
   const faults = new Map<string, Faults>()
   const operations: Array<Operation> = []
+  // every change of the store, for the watches
+  const changes = yield* PubSub.unbounded<{ readonly name: string; readonly change: LeaseChange }>()
   let resourceVersion = 0
   const faultsOf = (client: string): Faults => {
     let f = faults.get(client)
@@ -233,9 +259,13 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
     resourceVersion += 1
     const entry: LeaseEntry = { name, record, labels, resourceVersion: String(resourceVersion) }
     entries.set(name, entry)
+    changes.unsafeOffer({ name, change: Option.some(toVersioned(entry)) })
     return entry
   }
   const error = (reason: LockErrorReason, message: string) => new LockError({ reason, message })
+  // the record as a reader sees it: a spec written by a test may be anything (`specProblems`)
+  const toVersioned = (entry: LeaseEntry): VersionedRecord =>
+    versionedFromSpec(entry.record as LeaseSpec, entry.resourceVersion)
 
   /** One request: faults first, then `apply` on the store (after the client's latency, even if it gave up). */
   const request = <A>(
@@ -290,10 +320,6 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
   const lock = (name: string, options: MemoryLockOptions = {}): LeaseLock => {
     const client = options.client ?? "default"
     const labels = options.labels ?? {}
-    const toVersioned = (entry: LeaseEntry): VersionedRecord => ({
-      record: entry.record,
-      resourceVersion: entry.resourceVersion
-    })
     return {
       describe: `memory/${name}`,
       get: request(client, "get", name, () => {
@@ -313,7 +339,29 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
             return Either.left(error("Conflict", `leases "${name}": the object has been modified`))
           }
           return Either.right(toVersioned(store(name, record, { ...entry.labels, ...labels })))
-        })
+        }),
+      // changes after `from`: the Lease as it is now first when it changed since; nothing reaches a
+      // partitioned client (a watch of a client partitioned with `fail` fails, with `hang` never answers)
+      watch: (from) =>
+        Stream.unwrapScoped(Effect.gen(function*() {
+          const f = faultsOf(client)
+          if (f.partition === "fail") return Stream.fail(error("Failed", `${client} is partitioned`))
+          if (f.partition === "hang") return Stream.never
+          const subscription = yield* PubSub.subscribe(changes)
+          const entry = entries.get(name)
+          const since: ReadonlyArray<LeaseChange> = entry === undefined
+            ? [Option.none()]
+            : entry.resourceVersion === from
+            ? []
+            : [Option.some(toVersioned(entry))]
+          return Stream.concat(
+            Stream.fromIterable(since),
+            Stream.fromQueue(subscription).pipe(
+              Stream.filter((c) => c.name === name && faultsOf(client).partition === undefined),
+              Stream.map((c) => c.change)
+            )
+          )
+        }))
     }
   }
 
@@ -328,14 +376,14 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
           Either.right(
             [...entries.values()].filter((entry) => matches(entry.labels, selector)).sort((a, b) =>
               a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-            )
+            ).map((entry): LeaseEntry => ({ name: entry.name, labels: entry.labels, ...toVersioned(entry) }))
           )
       ),
     read: (name) => Effect.sync(() => Option.fromNullable(entries.get(name))),
     write: (name, record, labels) => Effect.sync(() => store(name, record, labels ?? entries.get(name)?.labels ?? {})),
     remove: (name) =>
       Effect.sync(() => {
-        entries.delete(name)
+        if (entries.delete(name)) changes.unsafeOffer({ name, change: Option.none() })
       }),
     partition: (client, mode = "fail") =>
       Effect.sync(() => {

@@ -5,13 +5,13 @@
  *
  * @internal
  */
-import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Client } from "../Client.js"
+import * as Term from "../Term.js"
 import * as LeaderElection from "./leaderElection.js"
 import type { InvalidConfig } from "./leaderElectionPolicy.js"
 import type { Labels, LeaseEntry, LeaseLock, LockError, MemoryLeases } from "./leaseLock.js"
@@ -128,7 +129,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
     const annotations = { package: "effect-informers", module: "Sharding", group, identity }
     // the membership Lease: an election with one candidate, released when the scope closes (its
     // finalizer registered first, so it runs last: after the work stopped)
-    const election = yield* LeaderElection.make({
+    const elector = yield* LeaderElection.makeElector({
       lock: backend.lock(identity, labels),
       identity,
       name: `${group}/${identity}`,
@@ -137,6 +138,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       retryPeriod: timing.retryPeriod,
       jitterFactor: timing.jitterFactor
     })
+    const election = elector.service
     const members = Metric.tagged(membersGauge, "group", group)
     const active = Metric.tagged(Metric.tagged(activeGauge, "group", group), "identity", identity)
     const changesMetric = Metric.tagged(changesCounter, "group", group)
@@ -145,10 +147,12 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
 
     let view = emptyView(identity)
     let leaving = false
+    // times are the monotonic clock's (`Term.nowMillis`), as the election's and the fences'
+    const now = Term.currentMillis
     const assignmentNow = Effect.zipWith(
       election.state,
-      Clock.currentTimeMillis,
-      (state, now) => assignmentAt(view, state, leaving, now, timing)
+      now,
+      (state, at) => assignmentAt(view, state, leaving, at, timing)
     )
     const published = yield* SubscriptionRef.make(makeAssignment(identity, "NotMember", []))
     const running = new Set<Running>()
@@ -178,11 +182,11 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
     const publisher = Effect.gen(function*() {
       while (true) {
         yield* publish
-        const now = yield* Clock.currentTimeMillis
-        const next = nextChangeAt(view, now, timing)
+        const at = yield* now
+        const next = nextChangeAt(view, at, timing)
         const timer = Option.match(next, {
           onNone: () => Effect.never,
-          onSome: (at) => Effect.sleep(Duration.millis(at - now))
+          onSome: (then) => Effect.sleep(Duration.millis(then - at))
         })
         yield* Effect.raceFirst(timer, Queue.take(wake))
       }
@@ -194,7 +198,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
 
     const lister = Effect.gen(function*() {
       while (true) {
-        const sentAt = yield* Clock.currentTimeMillis
+        const sentAt = yield* now
         const result = yield* Effect.either(
           Effect.timeoutFail(backend.list(labels), {
             duration: Duration.millis(viewTimeout(timing)),
@@ -202,7 +206,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
           })
         )
         if (Either.isRight(result)) {
-          const receivedAt = yield* Clock.currentTimeMillis
+          const receivedAt = yield* now
           const current = yield* election.state
           view = observeList(
             view,
@@ -246,12 +250,41 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       )
     }
 
+    /**
+     * Whether this member may still act for `key` at `at`: its membership term is valid (the last renewal
+     * of its Lease sent less than the renew deadline ago, no one else took the Lease) and the assignment
+     * of now gives it the key. A stale membership ends the membership's term too (the member steps down).
+     */
+    const ownership = (key: string, name: string, at: number): Term.TermError | undefined => {
+      const membership = elector.currentTerm()
+      if (membership === undefined) {
+        return new Term.TermError({ reason: "NotOwned", term: name, detail: `${identity} is not a member` })
+      }
+      const stale = Term.unsafeCheck([membership], at)
+      if (stale !== undefined) return new Term.TermError({ reason: stale.reason, term: name, detail: stale.message })
+      if (!owns(assignmentAt(view, elector.unsafeState(), leaving, at, timing), key)) {
+        return new Term.TermError({ reason: "NotOwned", term: name })
+      }
+      return undefined
+    }
+
     const whileOwned = <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<Option.Option<A>, E, R> =>
       Effect.gen(function*() {
-        if (!owns(yield* assignmentNow, key)) return Option.none()
         const entry: Running = { key, fiber: undefined, lost: false }
+        const name = `${group}/${identity} key ${key}`
+        // the work of the key runs in a term of its own, ended (the work interrupted) as soon as a check
+        // finds the key gone or the membership stale
+        const fence = Term.make({
+          name,
+          check: (at) => ownership(key, name, at),
+          onEnd: () => {
+            entry.lost = true
+            entry.fiber?.unsafeInterruptAsFork(FiberId.none)
+          }
+        })
+        if (Term.unsafeCheck([fence], yield* now) !== undefined) return Option.none()
         running.add(entry)
-        const fiber = yield* Effect.fork(Effect.interruptible(effect))
+        const fiber = yield* Effect.fork(Term.within(Effect.interruptible(effect), fence))
         entry.fiber = fiber
         if (entry.lost) yield* Fiber.interrupt(fiber)
         const exit = yield* Fiber.await(fiber).pipe(

@@ -9,12 +9,13 @@ import * as Effect from "effect/Effect"
 import type * as ApiError from "../../src/ApiError.js"
 import * as Client from "../../src/Client.js"
 import * as Resource from "../../src/Resource.js"
+import type { TermError } from "../../src/Term.js"
 import type { StubRequest } from "./fixtures.js"
 import { configMap, failure, status, TOKEN, withStub } from "./fixtures.js"
 
 /** Every verb that answers with one object, on the ConfigMap "cm" in "default", with what it sends. */
 const verbs: ReadonlyArray<
-  readonly [string, (client: Client.Client.Service) => Effect.Effect<unknown, ApiError.ApiError>]
+  readonly [string, (client: Client.Client.Service) => Effect.Effect<unknown, ApiError.ApiError | TermError>]
 > = [
   ["get", (client) => client.get(Resource.configMaps, "cm")],
   ["create", (client) => client.create(Resource.configMaps, configMap("cm"))],

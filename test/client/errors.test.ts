@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import type * as ApiError from "../../src/ApiError.js"
 import * as Client from "../../src/Client.js"
 import * as Resource from "../../src/Resource.js"
+import type { TermError } from "../../src/Term.js"
 import { widgets } from "../fixtures/index.js"
 import { clientLayer, configMap, failure, status, withApiServer, withStub } from "./fixtures.js"
 
@@ -22,7 +23,7 @@ describe("Client errors", () => {
         assert(get.error._tag === "StatusError")
         assert.strictEqual(get.error.code, 404)
         assert.strictEqual(get.error.status.details?.name, "missing")
-        const writes: ReadonlyArray<Effect.Effect<unknown, ApiError.ApiError>> = [
+        const writes: ReadonlyArray<Effect.Effect<unknown, ApiError.ApiError | TermError>> = [
           client.update(Resource.configMaps, configMap("missing")),
           client.patch(Resource.configMaps, "missing", Client.mergePatch({})),
           client.delete(Resource.configMaps, "missing")

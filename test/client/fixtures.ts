@@ -14,6 +14,7 @@ import type { ApiError } from "../../src/ApiError.js"
 import * as Client from "../../src/Client.js"
 import * as HttpListerWatcher from "../../src/HttpListerWatcher.js"
 import * as KubeConfig from "../../src/KubeConfig.js"
+import type { TermError } from "../../src/Term.js"
 import * as Wire from "../../src/Wire.js"
 
 export const TOKEN = "tok-client-5e1d9a0c77f2-SECRET"
@@ -156,6 +157,6 @@ export const realWait = (what: string, check: Effect.Effect<boolean>, timeoutMs 
     }
   })
 
-/** The error of `effect`, which must fail with an ApiError; `tag (reason)` as a string alongside. */
-export const failure = <A, R>(effect: Effect.Effect<A, ApiError, R>) =>
+/** The error of `effect`, which must fail with an ApiError (a write's: or a TermError); `tag (reason)` as a string alongside. */
+export const failure = <A, E extends ApiError | TermError, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(effect), (error) => ({ error, kind: `${error._tag} (${error.reason})` }))

@@ -12,6 +12,7 @@ import * as Client from "../../src/Client.js"
 import * as HttpListerWatcher from "../../src/HttpListerWatcher.js"
 import * as KubeConfig from "../../src/KubeConfig.js"
 import * as Resource from "../../src/Resource.js"
+import type { TermError } from "../../src/Term.js"
 import type { StubReply, StubRequest } from "./fixtures.js"
 import { configMap, status, stub, TOKEN } from "./fixtures.js"
 
@@ -75,7 +76,7 @@ const listReplies: ReadonlyArray<(echo: string) => StubReply> = [
 ]
 
 /** Every text an error carries, its nested Status and cause included. */
-const texts = (error: ApiError.ApiError): Array<string> => {
+const texts = (error: ApiError.ApiError | TermError): Array<string> => {
   const out: Array<string> = [error.message, JSON.stringify(error)]
   if (error._tag === "StatusError") out.push(JSON.stringify(error.status))
   if (error._tag === "DecodeError" && error.detail !== undefined) out.push(error.detail)
@@ -103,7 +104,7 @@ const run = (config: Partial<KubeConfig.Options>) =>
         Layer.provide(Layer.orDie(KubeConfig.layerFromOptions({ server: server.url, ...config })))
       )
     )
-    const verbs: ReadonlyArray<Effect.Effect<unknown, ApiError.ApiError>> = [
+    const verbs: ReadonlyArray<Effect.Effect<unknown, ApiError.ApiError | TermError>> = [
       client.get(Resource.configMaps, "cm"),
       client.create(Resource.configMaps, configMap("cm")),
       client.update(Resource.configMaps, configMap("cm")),
@@ -113,7 +114,7 @@ const run = (config: Partial<KubeConfig.Options>) =>
       client.delete(Resource.configMaps, "cm"),
       client.get(Resource.configMaps, "cm")
     ]
-    const errors: Array<ApiError.ApiError> = []
+    const errors: Array<ApiError.ApiError | TermError> = []
     // every verb meets every failure path
     for (let round = 0; round < replies.length; round++) {
       for (const verb of verbs) errors.push(yield* Effect.flip(verb))
@@ -125,7 +126,7 @@ const run = (config: Partial<KubeConfig.Options>) =>
     return errors
   }).pipe(Effect.scoped)
 
-const assertClean = (errors: ReadonlyArray<ApiError.ApiError>) => {
+const assertClean = (errors: ReadonlyArray<ApiError.ApiError | TermError>) => {
   let redacted = 0
   for (const error of errors) {
     for (const text of texts(error)) {

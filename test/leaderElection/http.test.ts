@@ -12,7 +12,7 @@ import * as Scope from "effect/Scope"
 import * as Client from "../../src/Client.js"
 import * as LeaderElection from "../../src/LeaderElection.js"
 import * as Resource from "../../src/Resource.js"
-import { clientLayer, realWait } from "../client/fixtures.js"
+import { clientLayer, realSleep, realWait } from "../client/fixtures.js"
 
 const timings = { leaseDuration: "2 seconds", renewDeadline: "1500 millis", retryPeriod: "200 millis" } as const
 
@@ -118,6 +118,63 @@ describe("LeaderElection over the embedded API server", () => {
           "a stop"
         ])
         assert.strictEqual((yield* lease).spec?.holderIdentity, "")
+      }),
+    30_000
+  )
+})
+
+describe("LeaderElection over the embedded API server: the lock's watch", () => {
+  it.scopedLive(
+    "a Lease edited to another holder, then deleted: the leader's work stops at once, with no renewal in between",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* Effect.orDie(ApiServer.make())
+        const client = yield* Effect.provide(Client.Client, clientLayer(server.url))
+        // renewals 4 s apart: a step-down found by a renewal would take seconds, the watch's takes ms
+        const slow = { leaseDuration: "12 seconds", renewDeadline: "10 seconds", retryPeriod: "4 seconds" } as const
+        const marks: Array<Mark> = []
+        const mark = (what: string) => Effect.sync(() => marks.push({ at: Date.now(), what }))
+        const updates: Array<number> = []
+        const service = yield* Effect.gen(function*() {
+          const lock = yield* LeaderElection.clientLock({ namespace: "default", name: "watched" })
+          const counted: LeaderElection.LeaseLock = {
+            ...lock,
+            update: (record, resourceVersion) =>
+              Effect.zipRight(Effect.sync(() => updates.push(Date.now())), lock.update(record, resourceVersion))
+          }
+          return yield* LeaderElection.make({ lock: counted, identity: "a", ...slow })
+        }).pipe(Effect.provideService(Client.Client, client), Effect.orDie)
+        yield* Effect.forkScoped(service.whileLeading(
+          Effect.gen(function*() {
+            yield* mark("start")
+            yield* Effect.addFinalizer(() => mark("stop"))
+            return yield* Effect.never
+          })
+        ))
+        yield* realWait("a to lead", service.isLeader)
+        yield* realSleep(300) // the watch is open
+        const ref = { name: "watched", namespace: "default" }
+        const lease = yield* Effect.orDie(server.get(Resource.leases, ref))
+        const edited = Date.now()
+        const renewalsBefore = updates.length
+        yield* Effect.orDie(server.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } }))
+        yield* realWait("the work to stop", Effect.sync(() => marks.some((m) => m.what === "stop")), 3000)
+        const stopped = marks.find((m) => m.what === "stop")!.at
+        assert.isBelow(stopped - edited, 1500)
+        assert.strictEqual(updates.filter((at) => at <= stopped).length, renewalsBefore, "no renewal found it")
+
+        // it campaigns again; once it leads again, a deletion stops the work at once too
+        yield* Effect.orDie(server.delete(Resource.leases, ref))
+        yield* realWait("a to lead again", Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), 8000)
+        yield* realSleep(300)
+        const deleted = Date.now()
+        yield* Effect.orDie(server.delete(Resource.leases, ref))
+        yield* realWait(
+          "the work to stop again",
+          Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2),
+          3000
+        )
+        assert.isBelow(marks.filter((m) => m.what === "stop")[1].at - deleted, 1500)
       }),
     30_000
   )

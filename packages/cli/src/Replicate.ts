@@ -28,6 +28,7 @@ import * as LeaderElection from "effect-informers/LeaderElection"
 import type * as Resource from "effect-informers/Resource"
 import { configMaps } from "effect-informers/Resource"
 import * as Sharding from "effect-informers/Sharding"
+import type { TermError } from "effect-informers/Term"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -99,7 +100,7 @@ const copyOf = (source: ConfigMap, namespace: string, from: string, resourceVers
 })
 
 /** An answer meaning "the cache was behind": the next reconcile, on a fresher cache, does it. */
-const cacheWasBehind = (error: ApiError.ApiError | LabelSelectorParseError): boolean =>
+const cacheWasBehind = (error: ApiError.ApiError | LabelSelectorParseError | TermError): boolean =>
   error._tag === "StatusError" &&
   (error.reason === "Conflict" || error.reason === "AlreadyExists" || error.reason === "NotFound")
 
