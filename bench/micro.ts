@@ -10,7 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as DeltaFifo from "../src/DeltaFifo.js"
 import * as Indexer from "../src/Indexer.js"
-import * as IndexerStore from "../src/internal/indexerStore.js"
+import * as IndexerStore from "../src/internal/informer/indexerStore.js"
 import type { KubeObject } from "../src/KubeObject.js"
 import type { MicroJob, MicroResult } from "./protocol.js"
 

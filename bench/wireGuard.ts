@@ -10,7 +10,7 @@
  */
 import { makePod } from "@effect-informers/testkit/ChurnSimulator"
 import * as Schema from "effect/Schema"
-import * as Guard from "../src/internal/wireGuard.js"
+import * as Guard from "../src/internal/protocol/wireGuard.js"
 import * as Wire from "../src/Wire.js"
 
 const pod = (i: number): unknown => {

@@ -57,7 +57,7 @@
  * @since 0.1.0
  */
 import type * as Either from "effect/Either"
-import * as internal from "./internal/apiStore.js"
+import * as internal from "./internal/testing/apiStore.js"
 import type { Resource } from "./Resource.js"
 import type { Status } from "./Wire.js"
 

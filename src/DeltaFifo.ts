@@ -41,7 +41,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { KeyError, KeyFunction } from "./Indexer.js"
-import * as internal from "./internal/deltaFifo.js"
+import * as internal from "./internal/informer/deltaFifo.js"
 import type { DeletedFinalStateUnknown, KubeObject } from "./KubeObject.js"
 
 // -------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type { Client } from "./Client.js"
-import * as internal from "./internal/eventRecorder.js"
+import * as internal from "./internal/controller/eventRecorder.js"
 import type { KubeObject } from "./KubeObject.js"
 import type { Resource } from "./Resource.js"
 

@@ -25,7 +25,7 @@ import * as Stream from "effect/Stream"
 import { fromStatus } from "./ApiError.js"
 import * as ApiStore from "./ApiStore.js"
 import { metaNamespaceKey } from "./Indexer.js"
-import { decodingListerWatcher } from "./internal/objectDecoder.js"
+import { decodingListerWatcher } from "./internal/protocol/objectDecoder.js"
 import type { KubeObject } from "./KubeObject.js"
 import type * as LabelSelector from "./LabelSelector.js"
 import type {

@@ -55,9 +55,9 @@ import {
   setParam,
   statusError as responseError,
   transportError
-} from "./internal/httpRequest.js"
-import { decodeWatchBody, defaultMaxLineBytes } from "./internal/httpWatchDecoder.js"
-import { decodeEvents, decodePage } from "./internal/objectDecoder.js"
+} from "./internal/transport/httpRequest.js"
+import { decodeWatchBody, defaultMaxLineBytes } from "./internal/transport/httpWatchDecoder.js"
+import { decodeEvents, decodePage } from "./internal/protocol/objectDecoder.js"
 import type { Scrub } from "./internal/redact.js"
 import { KubeConfig } from "./KubeConfig.js"
 import type { KubeObject } from "./KubeObject.js"

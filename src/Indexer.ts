@@ -28,7 +28,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
-import * as internal from "./internal/indexerStore.js"
+import * as internal from "./internal/informer/indexerStore.js"
 import type { KubeObject } from "./KubeObject.js"
 import { DeletedFinalStateUnknown } from "./KubeObject.js"
 

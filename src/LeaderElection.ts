@@ -77,9 +77,9 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { DeriveOptions } from "./Client.js"
 import { Client } from "./Client.js"
-import * as internal from "./internal/leaderElection.js"
-import * as policy from "./internal/leaderElectionPolicy.js"
-import * as locks from "./internal/leaseLock.js"
+import * as internal from "./internal/coordination/leaderElection.js"
+import * as policy from "./internal/coordination/leaderElectionPolicy.js"
+import * as locks from "./internal/coordination/leaseLock.js"
 
 // -------------------------------------------------------------------------------------------------
 // the record

@@ -31,7 +31,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
-import * as internal from "./internal/rateLimiter.js"
+import * as internal from "./internal/controller/rateLimiter.js"
 
 // -------------------------------------------------------------------------------------------------
 // models

@@ -63,8 +63,8 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { DeriveOptions } from "./Client.js"
 import { Client } from "./Client.js"
-import * as internal from "./internal/sharding.js"
-import * as policy from "./internal/shardingPolicy.js"
+import * as internal from "./internal/coordination/sharding.js"
+import * as policy from "./internal/coordination/shardingPolicy.js"
 import type * as LeaderElection from "./LeaderElection.js"
 
 // -------------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import {
   isObjectEvent,
   isObjectWithMeta,
   isStatusValue
-} from "./internal/wireGuard.js"
+} from "./internal/protocol/wireGuard.js"
 import type { KubeObject } from "./KubeObject.js"
 
 /**

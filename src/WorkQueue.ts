@@ -80,7 +80,7 @@ import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
-import * as internal from "./internal/workQueue.js"
+import * as internal from "./internal/controller/workQueue.js"
 import * as RateLimiter from "./RateLimiter.js"
 
 // -------------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import { Effect, Either, Layer, Logger, LogLevel, Option, Redacted, Schedule, St
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
-import { ListBodyDecoder } from "../src/internal/listBodyDecoder.js"
+import { ListBodyDecoder } from "../src/internal/transport/listBodyDecoder.js"
 import { keyLinesOf, makeScrub, scrubPatterns, scrubStatus, secretsOf } from "../src/internal/redact.js"
 import * as KubeConfig from "../src/KubeConfig.js"
 import type { KubeObject } from "../src/KubeObject.js"

@@ -1,7 +1,16 @@
 /**
- * Which module may import which (docs/ARCHITECTURE.md, "Layers"): every module of the library is placed in
- * a layer, and its run-time imports (not `import type`) may only reach its own layer or those below. The
- * library never imports the test kit, the CLI or `@effect/cli`, and its modules have no import cycle.
+ * Which module may import which (docs/ARCHITECTURE.md, "Subsystems"), read from the folders, not from a list
+ * of files:
+ *
+ * - a file in `src/internal/<subsystem>/` belongs to that subsystem; a loose file of `src/internal/` is a
+ *   shared helper, below every subsystem;
+ * - a public module (`src/Name.ts`) belongs to the highest subsystem among what it imports: the folders of
+ *   its machinery (`internal/<s>/`), the public modules it uses (placed the same way), and the wire (Node's
+ *   modules and `@effect/platform`, which only the transport may use); the protocol when it imports nothing
+ *   of these;
+ * - the subsystems are ordered; a run-time import (not `import type`) may reach only the importer's own
+ *   subsystem, the ones it may use, and the shared helpers; there is no cycle between subsystems, nor between
+ *   modules; the library never imports the test kit, the CLI or `@effect/cli`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -10,91 +19,37 @@ import { fileURLToPath } from "node:url"
 
 const src = fileURLToPath(new URL("../src/", import.meta.url))
 
-/** Lowest first. */
-const layers = ["data", "protocol", "machinery", "transport", "surface", "testing", "entry"] as const
-type LayerName = typeof layers[number]
+/** The subsystems, lowest first, each with those below it that it may import. */
+const subsystems = ["protocol", "informer", "transport", "coordination", "controller", "testing", "entry"] as const
+type Subsystem = typeof subsystems[number] | "shared"
 
-const layerOf: Record<string, LayerName> = {
-  "KubeObject.ts": "data",
-  "Consistency.ts": "data",
-  "RateLimiter.ts": "data",
-  "internal/rateLimiter.ts": "data",
-  "WorkQueue.ts": "data",
-  "internal/workQueue.ts": "data",
-  "Metrics.ts": "data",
-  "Indexer.ts": "data",
-  "DeltaFifo.ts": "data",
-  "internal/indexerStore.ts": "data",
-  "internal/deltaFifo.ts": "data",
-  "internal/deque.ts": "data",
-  "internal/text.ts": "data",
-  "internal/syncTracker.ts": "data",
-  "ApiError.ts": "protocol",
-  "ListerWatcher.ts": "protocol",
-  "Wire.ts": "protocol",
-  "Resource.ts": "protocol",
-  "LabelSelector.ts": "protocol",
-  "FieldSelector.ts": "protocol",
-  "Term.ts": "protocol",
-  "internal/wireGuard.ts": "protocol",
-  "Metadata.ts": "protocol",
-  "internal/objectDecoder.ts": "protocol",
-  // the scrubber: the errors' constructors scrub what they keep
-  "internal/redact.ts": "protocol",
-  "Reflector.ts": "machinery",
-  "SharedInformer.ts": "machinery",
-  "internal/reflector.ts": "machinery",
-  "internal/reflectorErrors.ts": "machinery",
-  "internal/reflectorPolicy.ts": "machinery",
-  "internal/informerController.ts": "machinery",
-  "internal/processor.ts": "machinery",
-  "internal/listener.ts": "machinery",
-  "internal/listenerBuffer.ts": "machinery",
-  "internal/coalescingBuffer.ts": "machinery",
-  "KubeConfig.ts": "transport",
-  "HttpListerWatcher.ts": "transport",
-  "internal/httpWatchDecoder.ts": "transport",
-  "internal/listBodyDecoder.ts": "transport",
-  "internal/httpRequest.ts": "transport",
-  "Client.ts": "transport",
-  "internal/client.ts": "transport",
-  "internal/tokenBucket.ts": "data",
-  "Lister.ts": "surface",
-  "Controller.ts": "surface",
-  "EventRecorder.ts": "surface",
-  "internal/eventRecorder.ts": "surface",
-  "internal/controller.ts": "surface",
-  "InformerFactory.ts": "surface",
-  "LeaderElection.ts": "surface",
-  "internal/leaderElection.ts": "surface",
-  "internal/leaderElectionPolicy.ts": "surface",
-  "internal/leaseLock.ts": "surface",
-  "Sharding.ts": "surface",
-  "internal/sharding.ts": "surface",
-  "internal/shardingPolicy.ts": "surface",
-  "Layer.ts": "entry",
-  "Manager.ts": "entry",
-  "FakeListerWatcher.ts": "testing",
-  "testing.ts": "entry",
-  "index.ts": "entry"
+const mayImport: Record<Subsystem, ReadonlyArray<Subsystem>> = {
+  shared: ["shared"],
+  protocol: ["shared", "protocol"],
+  informer: ["shared", "protocol", "informer"],
+  transport: ["shared", "protocol", "transport"],
+  // elections and shards read and write Leases through the Client service
+  coordination: ["shared", "protocol", "transport", "coordination"],
+  // the Controller reads informers, writes through the Client service, and works while leading or owning
+  controller: ["shared", "protocol", "informer", "transport", "coordination", "controller"],
+  testing: ["shared", "protocol", "informer", "transport", "controller", "coordination", "testing"],
+  entry: ["shared", "protocol", "informer", "transport", "controller", "coordination", "testing", "entry"]
 }
 
-/** Modules placed by prefix (new files of a known family). */
-const layerByPrefix: ReadonlyArray<readonly [string, LayerName]> = [["internal/apiStore", "testing"], [
-  "ApiStore",
-  "testing"
-]]
-
-/** Packages a layer may import besides `effect` (which every layer may). */
-const packagesAllowed: Record<LayerName, ReadonlyArray<string>> = {
-  data: [],
+/** Packages a subsystem may import besides `effect` (which every one may). */
+const packagesAllowed: Record<Subsystem, ReadonlyArray<string>> = {
+  shared: [],
   protocol: ["@kubernetes/client-node"], // model types only (Resource's catalog): checked as type imports
-  machinery: [],
+  informer: [],
   transport: ["@effect/platform", "@effect/platform-node", "@kubernetes/client-node", "node:"],
-  surface: [],
+  controller: [],
+  coordination: [],
   testing: [],
   entry: ["@effect/platform", "@effect/platform-node", "@kubernetes/client-node", "node:"]
 }
+
+/** Entry points: they gather every subsystem. */
+const entries = new Set(["index.ts", "testing.ts", "Layer.ts"])
 
 const files = (dir: string, prefix = ""): Array<string> =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
@@ -119,51 +74,135 @@ const importsOf = (source: string): Array<string> => {
   return out
 }
 
-const placed = (file: string): LayerName | undefined =>
-  layerOf[file] ?? layerByPrefix.find(([prefix]) => file.startsWith(prefix))?.[1]
-
-describe("layering of the library", () => {
-  const all = files(src)
-  const graph = new Map<string, Array<string>>()
-  for (const file of all) {
-    const text = Fs.readFileSync(Path.join(src, file), "utf8")
-    const local: Array<string> = []
-    for (const spec of importsOf(text)) {
-      if (!spec.startsWith(".")) continue
-      local.push(Path.posix.normalize(Path.posix.join(Path.posix.dirname(file), spec)).replace(/\.js$/, ".ts"))
-    }
-    graph.set(file, local)
+const all = files(src)
+const sources = new Map(all.map((file) => [file, Fs.readFileSync(Path.join(src, file), "utf8")]))
+const graph = new Map<string, Array<string>>()
+for (const file of all) {
+  const local: Array<string> = []
+  for (const spec of importsOf(sources.get(file)!)) {
+    if (!spec.startsWith(".")) continue
+    local.push(Path.posix.normalize(Path.posix.join(Path.posix.dirname(file), spec)).replace(/\.js$/, ".ts"))
   }
+  graph.set(file, local)
+}
 
-  it("every module is placed in a layer", () => {
-    assert.deepStrictEqual(all.filter((file) => placed(file) === undefined), [])
+/** The subsystem of an internal file, from its folder. */
+const folderOf = (file: string): Subsystem | undefined => {
+  const parts = file.split("/")
+  if (parts[0] !== "internal") return undefined
+  if (parts.length === 2) return "shared"
+  const folder = parts[1] as Subsystem
+  return (subsystems as ReadonlyArray<string>).includes(folder) ? folder : undefined
+}
+
+const rank = (s: Subsystem): number => s === "shared" ? -1 : subsystems.indexOf(s)
+
+const placement = new Map<string, Subsystem>()
+const place = (file: string, visiting: Set<string> = new Set()): Subsystem => {
+  const known = placement.get(file)
+  if (known !== undefined) return known
+  const folder = folderOf(file)
+  if (folder !== undefined) {
+    placement.set(file, folder)
+    return folder
+  }
+  if (entries.has(file)) {
+    placement.set(file, "entry")
+    return "entry"
+  }
+  if (visiting.has(file)) return "protocol"
+  visiting.add(file)
+  const targets = graph.get(file) ?? []
+  const candidates = targets.map((t) => folderOf(t) ?? place(t, visiting))
+  if (importsOf(sources.get(file)!).some((spec) => /^(node:|@effect\/platform)/.test(spec))) {
+    candidates.push("transport")
+  }
+  const subsystem = candidates.reduce<Subsystem>((a, b) => (rank(b) > rank(a) ? b : a), "protocol")
+  placement.set(file, subsystem)
+  return subsystem
+}
+for (const file of all) place(file)
+
+describe("layering of the library, by folder", () => {
+  it("every internal file is in a subsystem's folder or is one of at most 5 shared helpers", () => {
+    const loose = all.filter((file) => folderOf(file) === "shared")
+    const unplaced = all.filter((file) => file.startsWith("internal/") && folderOf(file) === undefined)
+    assert.deepStrictEqual(unplaced, [])
+    assert.isAtMost(loose.length, 5, loose.join(", "))
   })
 
-  it("run-time imports reach only the module's own layer or those below; packages as allowed", () => {
+  it("the design card's modules are where it puts them", () => {
+    const expected: Record<string, Subsystem> = {
+      "Reflector.ts": "informer",
+      "DeltaFifo.ts": "informer",
+      "Indexer.ts": "informer",
+      "SharedInformer.ts": "informer",
+      "Layer.ts": "entry",
+      "HttpListerWatcher.ts": "transport",
+      "Client.ts": "transport",
+      "WorkQueue.ts": "controller",
+      "Controller.ts": "controller",
+      "LeaderElection.ts": "coordination",
+      "Sharding.ts": "coordination",
+      "FakeListerWatcher.ts": "testing",
+      "ApiStore.ts": "testing"
+    }
+    for (const [file, subsystem] of Object.entries(expected)) assert.strictEqual(placement.get(file), subsystem, file)
+  })
+
+  it("run-time imports reach only the subsystems the importer may use; packages as allowed", () => {
     const violations: Array<string> = []
     for (const file of all) {
-      const layer = placed(file)
-      if (layer === undefined) continue
-      for (const spec of importsOf(Fs.readFileSync(Path.join(src, file), "utf8"))) {
+      const subsystem = placement.get(file)!
+      for (const spec of importsOf(sources.get(file)!)) {
         if (spec.startsWith(".")) continue
         if (spec === "effect" || spec.startsWith("effect/")) continue
-        const allowed = packagesAllowed[layer].some((p) => spec === p || spec.startsWith(p.endsWith(":") ? p : `${p}/`))
-        if (!allowed) violations.push(`${file} (${layer}) imports ${spec}`)
+        const allowed = packagesAllowed[subsystem].some((p) =>
+          spec === p || spec.startsWith(p.endsWith(":") ? p : `${p}/`)
+        )
+        if (!allowed) violations.push(`${file} (${subsystem}) imports ${spec}`)
       }
       for (const target of graph.get(file) ?? []) {
-        const targetLayer = placed(target)
-        if (targetLayer === undefined) continue
-        if (layers.indexOf(targetLayer) > layers.indexOf(layer)) {
-          violations.push(`${file} (${layer}) imports ${target} (${targetLayer})`)
+        const targetSubsystem = placement.get(target)
+        if (targetSubsystem === undefined) violations.push(`${file} imports ${target}, which does not exist`)
+        else if (!mayImport[subsystem].includes(targetSubsystem)) {
+          violations.push(`${file} (${subsystem}) imports ${target} (${targetSubsystem})`)
         }
       }
     }
     assert.deepStrictEqual(violations, [])
   })
 
+  it("no cycle between subsystems", () => {
+    const edges = new Map<Subsystem, Set<Subsystem>>()
+    for (const file of all) {
+      const from = placement.get(file)!
+      for (const target of graph.get(file) ?? []) {
+        const to = placement.get(target)
+        if (to === undefined || to === from) continue
+        if (!edges.has(from)) edges.set(from, new Set())
+        edges.get(from)!.add(to)
+      }
+    }
+    const cycles: Array<string> = []
+    const state = new Map<Subsystem, "visiting" | "done">()
+    const visit = (node: Subsystem, path: Array<Subsystem>) => {
+      if (state.get(node) === "done") return
+      if (state.get(node) === "visiting") {
+        cycles.push([...path.slice(path.indexOf(node)), node].join(" -> "))
+        return
+      }
+      state.set(node, "visiting")
+      for (const next of edges.get(node) ?? []) visit(next, [...path, node])
+      state.set(node, "done")
+    }
+    for (const node of edges.keys()) visit(node, [])
+    assert.deepStrictEqual(cycles, [])
+  })
+
   it("the library imports neither the test kit, the CLI nor @effect/cli", () => {
     const violations = all.filter((file) =>
-      importsOf(Fs.readFileSync(Path.join(src, file), "utf8")).some((spec) =>
+      importsOf(sources.get(file)!).some((spec) =>
         /^(@effect-informers\/|@effect\/cli|effect-informers)|packages\//.test(spec)
       )
     )

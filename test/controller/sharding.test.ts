@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import * as Controller from "../../src/Controller.js"
 import * as LeaderElection from "../../src/LeaderElection.js"
-import { advance, settle, startMember } from "../sharding/fixtures.js"
+import { advance, settle, startMember } from "../coordination/sharding/fixtures.js"
 import { configMaps, obj, source } from "./fixtures.js"
 
 describe("Controller: sharding", () => {

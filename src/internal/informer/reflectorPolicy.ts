@@ -1,0 +1,171 @@
+/**
+ * The Reflector's pure policies: how long to wait (the backoff and `Retry-After`), how to page a LIST, when
+ * to ask for watch-list again, and what each failure leads to (`recovery`). `Reflector` re-exports and
+ * documents each one; the loop in `internal/reflector.ts` only applies them.
+ *
+ * @internal
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type { Action, Phase, RecoveryContext, ReflectorError, RelistCause } from "../../Reflector.js"
+
+// -------------------------------------------------------------------------------------------------
+// backoff
+// -------------------------------------------------------------------------------------------------
+
+/** @internal */
+export const resetAfterIdle =
+  (duration: Duration.DurationInput) =>
+  <Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> => {
+    const millis = Duration.toMillis(duration)
+    return Schedule.makeWithState<readonly [unknown, number | undefined], In, Out, R>(
+      [self.initial, undefined],
+      (now, input, [state, last]) =>
+        Effect.map(
+          self.step(now, input, last !== undefined && now - last > millis ? self.initial : state),
+          ([next, out, decision]) => [[next, now] as const, out, decision] as const
+        )
+    )
+  }
+
+/** @internal */
+export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(30)
+
+/** @internal */
+export const retryAfterDelay = (error: ReflectorError, max: Duration.DurationInput): Duration.Duration =>
+  error._tag === "StatusError" && error.reason === "TooManyRequests" && Option.isSome(error.retryAfter)
+    ? Duration.min(error.retryAfter.value, Duration.decode(max))
+    : Duration.zero
+
+/** @internal */
+export const honourRetryAfterUpTo = (max: Duration.DurationInput) =>
+<Out, In, R>(
+  self: Schedule.Schedule<Out, In, R>
+): Schedule.Schedule<Out, In & ReflectorError, R> =>
+  Schedule.intersect(
+    self,
+    Schedule.identity<ReflectorError>().pipe(Schedule.addDelay((error) => retryAfterDelay(error, max)))
+  ).pipe(Schedule.map(([out]) => out))
+
+/** @internal */
+export const honourRetryAfter: <Out, In, R>(
+  self: Schedule.Schedule<Out, In, R>
+) => Schedule.Schedule<Out, In & ReflectorError, R> = honourRetryAfterUpTo(defaultMaxRetryAfter)
+
+/** `defaultBackoff` before `Retry-After` is honoured (the loop adds it with its own cap). @internal */
+export const jitteredExponential: Schedule.Schedule<unknown, ReflectorError> = Schedule.exponential("800 millis", 2)
+  .pipe(
+    Schedule.union(Schedule.spaced("30 seconds")),
+    Schedule.jitteredWith({ min: 1, max: 2 }),
+    resetAfterIdle("2 minutes")
+  )
+
+/** @internal */
+export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = honourRetryAfter(jitteredExponential)
+
+// -------------------------------------------------------------------------------------------------
+// LIST and watch-list
+// -------------------------------------------------------------------------------------------------
+
+/** client-go's pager page size. */
+const defaultPageSize = 500
+
+/** @internal */
+export const listPageSize = (options: {
+  readonly pageSize: number | undefined
+  readonly resourceVersion: string
+  readonly paginatedResult: boolean
+}): number | undefined => {
+  if (options.pageSize !== undefined) return options.pageSize > 0 ? options.pageSize : undefined
+  if (options.paginatedResult) return defaultPageSize
+  if (options.resourceVersion !== "" && options.resourceVersion !== "0") return undefined
+  return defaultPageSize
+}
+
+/** @internal */
+export const watchListRetryDelay = (rejections: number): Duration.Duration =>
+  Duration.minutes(Math.min(30, 2 ** Math.max(0, Math.min(rejections, 16) - 1)))
+
+// -------------------------------------------------------------------------------------------------
+// recovery
+// -------------------------------------------------------------------------------------------------
+
+const rewatch = (backoff: boolean): Action => ({ _tag: "Rewatch", backoff })
+
+/** After a Gone on a list: list again at once, consistently. */
+const listConsistently: Action = { _tag: "List", consistent: true, rejectWatchList: false, cause: "gone" }
+
+/** A watch-list failed before its end bookmark: LIST in this cycle, and maybe not ask for watch-list for a while. */
+const fallBackToList = (rejectWatchList: boolean): Action => ({
+  _tag: "List",
+  consistent: false,
+  rejectWatchList,
+  cause: "watch-list-fallback"
+})
+
+const relist = (backoff: boolean, consistent: boolean, cause: RelistCause | undefined): Action => ({
+  _tag: "Relist",
+  backoff,
+  consistent,
+  cause
+})
+
+/** A resourceVersion the server cannot serve: too old (`Gone`) or newer than it has seen. */
+const isGone = (error: ReflectorError): boolean =>
+  error._tag === "StatusError" && (error.reason === "Gone" || error.reason === "ResourceVersionTooLarge")
+
+/** Watch-list answers meaning "this server does not do watch-list" (client-go: 400 BadRequest, 422 Invalid). */
+const rejectsWatchList = (code: number): boolean => code === 400 || code === 405 || code === 422
+
+/** @internal */
+export const recovery = (error: ReflectorError, phase: Exclude<Phase, "event">, context: RecoveryContext): Action => {
+  // A defect, wherever it happened: back off and start over (not counted as a relist).
+  if (error._tag === "UnexpectedError") return relist(true, false, undefined)
+  switch (phase) {
+    case "list":
+      // list again at once with a consistent read, unless this list was that read already
+      if (isGone(error)) return context.afterGone ? relist(true, true, "error") : listConsistently
+      return relist(true, false, "error")
+    case "watch-list":
+      // Before its end bookmark; anything not named here falls back to LIST in this cycle.
+      if (isGone(error)) return context.consistent ? fallBackToList(false) : relist(false, true, undefined)
+      switch (error._tag) {
+        case "StatusError":
+          return error.reason === "TooManyRequests"
+            ? relist(true, false, undefined)
+            : fallBackToList(rejectsWatchList(error.code))
+        case "TransportError":
+          return relist(true, false, undefined)
+        case "ProtocolError":
+          switch (error.reason) {
+            case "WatchListEndedEarly":
+              return relist(!context.connected, false, undefined)
+            case "WatchListTimeout":
+              return fallBackToList(true)
+            default:
+              return fallBackToList(false)
+          }
+        default:
+          return fallBackToList(false)
+      }
+    case "watch":
+      // A watch, or a watch-list after its end bookmark.
+      if (isGone(error)) return relist(context.goneWithoutProgress, true, "gone")
+      switch (error._tag) {
+        case "StatusError":
+          return error.reason === "TooManyRequests" ? rewatch(true) : relist(true, false, "error")
+        case "TransportError":
+          return rewatch(!context.connected)
+        case "ProtocolError":
+          return error.reason === "VeryShortWatch"
+            ? relist(true, false, "very-short-watch")
+            : relist(true, false, "error")
+        default:
+          return relist(true, false, "error")
+      }
+    case "resync":
+      return relist(true, false, "resync-error")
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * WorkQueue test helpers: a fresh queue per test (with its internal counts), draining, metric reads and
+ * checks.
+ */
+import { assert } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
+import type * as Scope from "effect/Scope"
+import * as internal from "../../../src/internal/controller/workQueue.js"
+import { withTags } from "../../../src/Metrics.js"
+import * as RateLimiter from "../../../src/RateLimiter.js"
+import type * as WorkQueue from "../../../src/WorkQueue.js"
+
+export type Queue<K = string> = internal.WorkQueueImpl<K>
+
+/** A queue as `WorkQueue.make` builds it, typed with its internal counts (`unsafeEntryCount`...). */
+export const makeQueue = <K = string>(
+  options: WorkQueue.Options<K> = {}
+): Effect.Effect<Queue<K>, never, Scope.Scope> => internal.make(options, RateLimiter.defaultController)
+
+/** Takes (and finishes) every key ready now, in hand-out order. */
+export const drain = <K>(queue: Queue<K>): Effect.Effect<Array<K>> =>
+  Effect.gen(function*() {
+    const out: Array<K> = []
+    while (queue.unsafeLen() > 0) {
+      const key = yield* Effect.orDie(queue.get)
+      out.push(key)
+      yield* queue.done(key)
+    }
+    return out
+  })
+
+/** Takes every key ready now without finishing them. */
+export const takeAll = <K>(queue: Queue<K>): Effect.Effect<Array<K>> =>
+  Effect.gen(function*() {
+    const out: Array<K> = []
+    while (queue.unsafeLen() > 0) out.push(yield* Effect.orDie(queue.get))
+    return out
+  })
+
+/** Whether `fiber` is still running after every other fiber had its turn. */
+export const isBlocked = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<boolean> =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+    return (yield* Fiber.poll(fiber))._tag === "None"
+  })
+
+/** A queue name no other test uses: metrics live in one global registry. */
+let counter = 0
+export const uniqueName = (prefix: string) => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`
+
+/** The queue's metrics, read. */
+export const readMetrics = (name: string) =>
+  Effect.gen(function*() {
+    const tags = [["name", name]] as const
+    const depth = yield* Metric.value(withTags(internal.depthMetric, tags))
+    const adds = yield* Metric.value(withTags(internal.addsMetric, tags))
+    const retries = yield* Metric.value(withTags(internal.retriesMetric, tags))
+    const queueDuration = yield* Metric.value(withTags(internal.queueDurationMetric, tags))
+    const workDuration = yield* Metric.value(withTags(internal.workDurationMetric, tags))
+    const unfinished = yield* Metric.value(withTags(internal.unfinishedWorkMetric, tags))
+    const longest = yield* Metric.value(withTags(internal.longestRunningProcessorMetric, tags))
+    return {
+      depth: depth.value,
+      adds: adds.count,
+      retries: retries.count,
+      queueDuration: { count: queueDuration.count, sum: queueDuration.sum, max: queueDuration.max },
+      workDuration: { count: workDuration.count, sum: workDuration.sum, max: workDuration.max },
+      unfinished: unfinished.value,
+      longest: longest.value
+    }
+  })
+
+/** Asserts the queue's depth, adds and retries: those `expected` names, at once. */
+export const assertMetrics = (
+  name: string,
+  expected: { readonly depth?: number; readonly adds?: number; readonly retries?: number }
+): Effect.Effect<void> =>
+  Effect.map(readMetrics(name), (metrics) => {
+    const actual: { depth?: number; adds?: number; retries?: number } = {}
+    for (const key of ["depth", "adds", "retries"] as const) {
+      if (expected[key] !== undefined) actual[key] = metrics[key]
+    }
+    assert.deepStrictEqual(actual, expected)
+  })

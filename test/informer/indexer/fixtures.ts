@@ -1,0 +1,59 @@
+/**
+ * The Indexer suite's fixtures: pods keyed by name alone when they have no namespace (unlike ../fixtures'
+ * pod, which defaults to namespace "ns"), with annotations; stores with their internal writer; the
+ * comma-separated string store of client-go's thread_safe_store_test.
+ */
+import * as Either from "effect/Either"
+import * as Indexer from "../../../src/Indexer.js"
+import * as IndexerStore from "../../../src/internal/informer/indexerStore.js"
+import type { KubeObject } from "../../../src/KubeObject.js"
+import { DeletedFinalStateUnknown } from "../../../src/KubeObject.js"
+
+// -------------------------------------------------------------------------------------------------
+// fixtures
+// -------------------------------------------------------------------------------------------------
+
+export interface Pod extends KubeObject {
+  readonly metadata: {
+    readonly name: string
+    readonly namespace?: string | undefined
+    readonly resourceVersion?: string | undefined
+    readonly labels?: { readonly [key: string]: string } | undefined
+    readonly annotations?: { readonly [key: string]: string } | undefined
+  }
+}
+
+export const pod = (
+  name: string,
+  extra: {
+    readonly namespace?: string
+    readonly rv?: string
+    readonly labels?: { readonly [key: string]: string }
+    readonly annotations?: { readonly [key: string]: string }
+  } = {}
+): Pod => ({
+  metadata: {
+    name,
+    namespace: extra.namespace,
+    resourceVersion: extra.rv,
+    labels: extra.labels,
+    annotations: extra.annotations
+  }
+})
+
+/**
+ * A store with its internal writer (`unsafeAdd`, `unsafeDelete`, `unsafeReplace`, `unsafeBookmark`): the
+ * synchronous core the informer's controller writes through, which `Indexer.make`'s service does not offer.
+ */
+export const writable = <A = KubeObject>(options: Indexer.Indexer.Options<A> = {}): IndexerStore.IndexerStore<A> =>
+  IndexerStore.make<A>({
+    keyFunction: options.keyFunction ?? Indexer.deletionHandlingMetaNamespaceKey,
+    indexers: options.indexers
+  })
+
+/** A store of comma-separated strings indexed by their parts (client-go's thread_safe_store_test). */
+export const commaStore = () =>
+  writable<string>({
+    keyFunction: (obj) => Either.right(obj instanceof DeletedFinalStateUnknown ? obj.key : obj),
+    indexers: { testIndexer: (obj) => obj.split(",") }
+  })
