@@ -1,7 +1,8 @@
 // A TestClock-driven resync test that swaps in the fake ListerWatcher layer: no server, no real time.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import { FakeListerWatcher, Informers, Resource } from "effect-informers"
+import { Informers, Resource } from "effect-informers"
+import { FakeListerWatcher } from "effect-informers/testing"
 
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { namespace: "default", name } })
 
@@ -30,6 +31,8 @@ describe("example: resync driven by TestClock over the fake layer", () => {
       assert.strictEqual(syncs.length, 4)
     }).pipe(
       // The app's layers, with the fake source where production would use Informers.live().
-      Effect.provide(Informers.pods().pipe(Layer.provideMerge(Informers.fake({ resyncPeriod: "30 seconds" }))))
+      Effect.provide(
+        Informers.pods().pipe(Layer.provideMerge(FakeListerWatcher.layerFactory({ resyncPeriod: "30 seconds" })))
+      )
     ))
 })

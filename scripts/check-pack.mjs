@@ -135,15 +135,19 @@ try {
   const imported = JSON.parse(run("node", ["--input-type=module", "-e", probe], app))
   const main = imported["effect-informers"]
   for (
-    const name of ["Indexer", "DeltaFifo", "Reflector", "SharedInformer", "InformerFactory", "Layer", "KubeConfig"]
+    const name of ["Indexer", "DeltaFifo", "Reflector", "SharedInformer", "InformerFactory", "Informers", "KubeConfig"]
   ) {
     check(main.includes(name), `import("effect-informers") has no ${name}: ${main}`)
   }
-  for (const name of ["ApiServer", "ChurnSimulator", "Chaos", "Cli", "Demo"]) {
+  // no test fakes in the main entry (they are in effect-informers/testing), and the Layer module only as
+  // `Informers`, which does not shadow effect's `Layer`
+  for (
+    const name of ["ApiServer", "ChurnSimulator", "Chaos", "Cli", "Demo", "ApiStore", "FakeListerWatcher", "Layer"]
+  ) {
     check(!main.includes(name), `import("effect-informers") has ${name}`)
   }
   check(
-    JSON.stringify(imported["effect-informers/testing"]) === JSON.stringify(["FakeListerWatcher"]),
+    JSON.stringify(imported["effect-informers/testing"]) === JSON.stringify(["ApiStore", "FakeListerWatcher"]),
     `effect-informers/testing exports ${imported["effect-informers/testing"]}`
   )
   for (const specifier of specifiers) {
@@ -159,7 +163,7 @@ try {
   writeFileSync(
     join(app, "main.ts"),
     `import { Effect, Layer } from "effect"
-import { Layer as Informers, Resource } from "effect-informers"
+import { Informers, Resource } from "effect-informers"
 import { FakeListerWatcher } from "effect-informers/testing"
 import type { KubeConfig } from "effect-informers/KubeConfig"
 
@@ -171,6 +175,7 @@ const program = Effect.gen(function*() {
 })
 export const live = program.pipe(Effect.provide(Layer.mergeAll(Informers.pods()).pipe(Layer.provideMerge(Informers.live()))))
 export const fake = FakeListerWatcher.layer
+export const fakeApp = Informers.pods().pipe(Layer.provideMerge(FakeListerWatcher.layerFactory()))
 export const resource: Resource.Resource = Resource.pods
 export type Config = KubeConfig.Service
 `

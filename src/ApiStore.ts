@@ -36,7 +36,7 @@
  *
  * @example
  * ```ts
- * import { ApiStore } from "effect-informers"
+ * import { ApiStore } from "effect-informers/testing"
  * import { Either } from "effect"
  *
  * interface Obj extends ApiStore.Entry {}

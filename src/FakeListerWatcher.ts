@@ -10,7 +10,11 @@
  * history, forcing a relist. Failures can be scripted, and every request is recorded so tests can assert
  * the options a Reflector sent.
  *
- * Everything is in memory and never sleeps, so tests drive time with `TestClock`.
+ * Everything is in memory and never sleeps, so tests drive time with `TestClock`. `layerFactory` is the
+ * informer factory over fakes, what a test provides where an application provides `Informers.live()`.
+ *
+ * Exported from `effect-informers/testing` (and `effect-informers/FakeListerWatcher`), not from the main
+ * entry.
  *
  * @since 0.1.0
  */
@@ -25,6 +29,7 @@ import * as Stream from "effect/Stream"
 import { fromStatus } from "./ApiError.js"
 import * as ApiStore from "./ApiStore.js"
 import { metaNamespaceKey } from "./Indexer.js"
+import * as InformerFactory from "./InformerFactory.js"
 import { decodingListerWatcher } from "./internal/protocol/objectDecoder.js"
 import type { KubeObject } from "./KubeObject.js"
 import type * as LabelSelector from "./LabelSelector.js"
@@ -238,7 +243,7 @@ const unscoped: ListerWatcherScope = {}
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FakeListerWatcher } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
  *
  * const program = Effect.gen(function*() {
  *   const fake = yield* FakeListerWatcher.make()
@@ -408,7 +413,8 @@ export const unsafeMake = <A = KubeObject>(
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FakeListerWatcher, ListerWatcher } from "effect-informers"
+ * import { ListerWatcher } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
  *
  * const program = Effect.gen(function*() {
  *   const fake = yield* FakeListerWatcher.FakeListerWatcher
@@ -489,7 +495,8 @@ export class FakeListerWatcherSource extends Context.Tag("effect-informers/FakeL
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FakeListerWatcher, InformerFactory, Resource } from "effect-informers"
+ * import { InformerFactory, Resource } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
  *
  * const program = Effect.gen(function*() {
  *   const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
@@ -540,3 +547,31 @@ export const layerSource = (
       })
     )
   }))
+
+/**
+ * The informer factory (`InformerFactory.layer(options)`) over in-memory fakes (`layerSource()`), and the
+ * fakes (`FakeListerWatcherSource`) to drive it: what a test provides where an application provides
+ * `Informers.live()`. (Before 0.2.0: `Layer.fake()`.)
+ *
+ * @example
+ * ```ts
+ * import { Effect, Layer } from "effect"
+ * import { Informers, Resource } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
+ *
+ * const program = Effect.gen(function*() {
+ *   const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
+ *   yield* fakes.fakeFor(Resource.pods).add({ metadata: { namespace: "default", name: "web" } })
+ *   const pods = yield* Informers.Pods
+ *   yield* pods.informer.synced
+ *   return yield* pods.lister.list()
+ * }).pipe(Effect.provide(Informers.pods().pipe(Layer.provideMerge(FakeListerWatcher.layerFactory()))))
+ * ```
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerFactory = (
+  options: InformerFactory.Options = {}
+): Layer.Layer<InformerFactory.InformerFactory | FakeListerWatcherSource> =>
+  InformerFactory.layer(options).pipe(Layer.provideMerge(layerSource()))

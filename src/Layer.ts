@@ -4,12 +4,13 @@
  * ```
  * Pods / Deployments / ... (per-resource informer + lister)
  *   needs InformerFactory          <- factory(options)
- *     needs ListerWatcherSource    <- http(options)        (or fake() / apiServer() in tests)
+ *     needs ListerWatcherSource    <- http(options)        (or the test kit's API server in tests)
  *       needs KubeConfig           <- kubeConfigFromDefault() / FromFile / InCluster / FromOptions
  * ```
  *
  * Because each Layer depends on the one below, releasing the app stops the informers (the factory shuts
- * down) before the HTTP client and its connections are released.
+ * down) before the HTTP client and its connections are released. In tests, `FakeListerWatcher.layerFactory()`
+ * of `effect-informers/testing` stands where `live()` is: the factory over in-memory fakes, and the fakes.
  *
  * @example
  * ```ts
@@ -33,7 +34,6 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as FakeListerWatcher from "./FakeListerWatcher.js"
 import * as HttpListerWatcher from "./HttpListerWatcher.js"
 import * as InformerFactory from "./InformerFactory.js"
 import * as KubeConfig from "./KubeConfig.js"
@@ -157,17 +157,6 @@ export const live = (
   options: LiveOptions = {}
 ): Layer.Layer<InformerFactory.InformerFactory, KubeConfig.KubeConfigError> =>
   fromKubeConfig(kubeConfigFromDefault(), options)
-
-/**
- * The informer factory over in-memory fakes, and the fakes (`FakeListerWatcherSource`) to drive it.
- *
- * @since 0.1.0
- * @category testing
- */
-export const fake = (
-  options: InformerFactory.Options = {}
-): Layer.Layer<InformerFactory.InformerFactory | FakeListerWatcher.FakeListerWatcherSource> =>
-  factory(options).pipe(Layer.provideMerge(FakeListerWatcher.layerSource()))
 
 // -------------------------------------------------------------------------------------------------
 // per-resource informers

@@ -1,8 +1,11 @@
 /**
- * The informer metrics, as Effect `Metric`s. Each is tagged with `informer` (the informer's name);
- * per-handler metrics also with `handler`. The other modules have theirs (`WorkQueue`, `Controller`,
- * `LeaderElection`, `Sharding`, `EventRecorder`); docs/METRICS.md lists them all, with their names as
- * Prometheus shows them.
+ * Every metric of the library, as Effect `Metric`s, in one module: the informers' (`fifoDepth`,
+ * `watchEvents`, `relists`, `errors`, `notifications`, `handlerBacklog`...), and, from their subsystems, the
+ * work queues', the controllers', the elections', the shard groups' and the event recorders'. Each is defined
+ * in the metrics file of its subsystem (`internal/<subsystem>/metrics.ts`) and reached here. docs/METRICS.md
+ * lists them all: their names in code (`Metrics.<name>`), their names as Prometheus shows them, and their
+ * labels. An informer's metrics are tagged with `informer` (the informer's name); per-handler metrics also
+ * with `handler`.
  *
  * They are Effect metrics, in Effect's global registry: read one with `Metric.value`, or export them all
  * with any Effect metrics exporter. With `@effect/opentelemetry`, `Metrics.layer` hands the registry to
@@ -44,121 +47,17 @@
  *
  * @since 0.1.0
  */
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as MetricLabel from "effect/MetricLabel"
+import type * as Metric from "effect/Metric"
+import * as internalTags from "./internal/metricTags.js"
 
 /**
- * Deltas waiting in the informer's DeltaFifo.
+ * The informers' metrics: `fifoDepth`, `watchEvents`, `listedObjects`, `relists`, `errors`,
+ * `notifications`, `handlerBacklog`, `handlerDuration`, `handlerFailures`, `handlerCoalesced`.
  *
  * @since 0.1.0
  * @category metrics
  */
-export const fifoDepth = Metric.gauge("effect_informers_fifo_depth", {
-  description: "Deltas waiting in the informer's DeltaFifo"
-})
-
-/**
- * Watch events received, tagged with `type` (ADDED, MODIFIED, DELETED, BOOKMARK).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const watchEvents = Metric.counter("effect_informers_watch_events_total", {
-  description: "Watch events received by the Reflector",
-  incremental: true
-})
-
-/**
- * Objects received in LIST responses (and watch-list initial events).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const listedObjects = Metric.counter("effect_informers_listed_objects_total", {
-  description: "Objects received by LIST or watch-list initial events",
-  incremental: true
-})
-
-/**
- * Relists (full LIST or watch-list syncs), tagged with `cause`: `initial`, `gone`, `error`,
- * `very-short-watch`, `resync-error`, `watch-list-fallback`.
- *
- * @since 0.1.0
- * @category metrics
- */
-export const relists = Metric.counter("effect_informers_relists_total", {
-  description: "Full relists by cause",
-  incremental: true
-})
-
-/**
- * Errors reported by the Reflector, tagged with `phase`, `error` (the error's tag: `StatusError`,
- * `TransportError`...) and `reason` (its `reason`; a `StoreError`'s operation; `Defect` for an `UnexpectedError`).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const errors = Metric.counter("effect_informers_errors_total", {
-  description: "Errors reported by the Reflector",
-  incremental: true
-})
-
-/**
- * Notifications distributed to handlers, tagged with `type` (add, update, delete).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const notifications = Metric.counter("effect_informers_notifications_total", {
-  description: "Notifications distributed to handlers",
-  incremental: true
-})
-
-/**
- * Notifications buffered for a handler and not yet processed.
- *
- * @since 0.1.0
- * @category metrics
- */
-export const handlerBacklog = Metric.gauge("effect_informers_handler_backlog", {
-  description: "Notifications buffered for a handler"
-})
-
-/**
- * Mean time of a handler's callbacks, in seconds: one observation per batch of notifications the handler
- * took (timing each callback would cost more than a fast callback itself).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const handlerDuration = Metric.histogram(
-  "effect_informers_handler_duration_seconds",
-  MetricBoundaries.exponential({ start: 0.0001, factor: 4, count: 10 }),
-  "Mean time of a handler's callbacks, observed per batch"
-)
-
-/**
- * Handler callbacks that failed (typed error or defect), tagged with `handler`.
- *
- * @since 0.1.0
- * @category metrics
- */
-export const handlerFailures = Metric.counter("effect_informers_handler_failures_total", {
-  description: "Handler callbacks that failed",
-  incremental: true
-})
-
-/**
- * Notifications a bounded handler buffer coalesced away (a newer state of the same key replaced them).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const handlerCoalesced = Metric.counter("effect_informers_handler_coalesced_total", {
-  description: "Notifications replaced by a newer state of the same key in a bounded handler buffer",
-  incremental: true
-})
+export * from "./internal/informer/metrics.js"
 
 /**
  * `metric` with fixed tags, cheap to update from a hot path. `Metric.tagged` builds its tag list anew on
@@ -169,16 +68,7 @@ export const handlerCoalesced = Metric.counter("effect_informers_handler_coalesc
  * @since 0.1.0
  * @category constructors
  */
-export const withTags = <Type, In, Out>(
+export const withTags: <Type, In, Out>(
   metric: Metric.Metric<Type, In, Out>,
   tags: ReadonlyArray<readonly [string, string]>
-): Metric.Metric<Type, In, Out> => {
-  const labels = tags.map(([key, value]) => MetricLabel.make(key, value))
-  const all = (extra: ReadonlyArray<MetricLabel.MetricLabel>) => extra.length === 0 ? labels : [...labels, ...extra]
-  return Metric.make(
-    metric.keyType,
-    (input, extra) => metric.unsafeUpdate(input, all(extra)),
-    (extra) => metric.unsafeValue(all(extra)),
-    (input, extra) => metric.unsafeModify(input, all(extra))
-  )
-}
+) => Metric.Metric<Type, In, Out> = internalTags.withTags

@@ -468,7 +468,8 @@ export const recovery: (error: ReflectorError, phase: Exclude<Phase, "event">, c
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FakeListerWatcher, Indexer, Reflector } from "effect-informers"
+ * import { Indexer, Reflector } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
  *
  * const program = Effect.gen(function*() {
  *   const fake = yield* FakeListerWatcher.make()

@@ -341,7 +341,8 @@ export class SharedInformer extends Context.Tag("effect-informers/SharedInformer
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FakeListerWatcher, SharedInformer } from "effect-informers"
+ * import { SharedInformer } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
  *
  * const program = Effect.gen(function*() {
  *   const fake = yield* FakeListerWatcher.make()

@@ -193,7 +193,8 @@ export interface WorkQueue<K = string> {
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { FakeListerWatcher, Indexer, SharedInformer, WorkQueue } from "effect-informers"
+ * import { Indexer, SharedInformer, WorkQueue } from "effect-informers"
+ * import { FakeListerWatcher } from "effect-informers/testing"
  *
  * const program = Effect.gen(function*() {
  *   const queue = yield* WorkQueue.make({ name: "pods", group: (key: string) => key.split("/")[0] })

@@ -1,6 +1,9 @@
 /**
  * effect-informers: Kubernetes client-go's informer machinery for Effect.
  *
+ * Test fakes (`FakeListerWatcher`, `ApiStore`, the informer factory over fakes) are not here: they are in
+ * `effect-informers/testing`.
+ *
  * @since 0.1.0
  */
 
@@ -10,13 +13,6 @@
  * @since 0.2.0
  */
 export * as ApiError from "./ApiError.js"
-
-/**
- * The in-memory API store behind `FakeListerWatcher` and the test kit's embedded API server.
- *
- * @since 0.1.0
- */
-export * as ApiStore from "./ApiStore.js"
 
 /**
  * A typed client for any resource: get, list, create, update, patch, server-side apply, delete and the
@@ -55,11 +51,6 @@ export * as EventRecorder from "./EventRecorder.js"
 /**
  * @since 0.1.0
  */
-export * as FakeListerWatcher from "./FakeListerWatcher.js"
-
-/**
- * @since 0.1.0
- */
 export * as FieldSelector from "./FieldSelector.js"
 
 /**
@@ -93,13 +84,9 @@ export * as KubeConfig from "./KubeConfig.js"
 export * as LabelSelector from "./LabelSelector.js"
 
 /**
- * @since 0.1.0
- */
-export * as Layer from "./Layer.js"
-
-/**
- * The Layer module under the name apps use for it (`import { Informers } from "effect-informers"`), so that
- * it does not shadow `effect`'s `Layer`.
+ * The Layers an application composes (the module `effect-informers/Layer`), under the name apps use for it
+ * (`import { Informers } from "effect-informers"`), so that it does not shadow `effect`'s `Layer`. The fake
+ * layers for tests are in `effect-informers/testing`.
  *
  * @since 0.1.0
  */

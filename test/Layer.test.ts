@@ -32,10 +32,10 @@ class HttpStandIn extends Context.Tag("test/HttpStandIn")<HttpStandIn, { readonl
 // -------------------------------------------------------------------------------------------------
 
 describe("Layer - over fakes", () => {
-  it.scoped("Layer.pods() + Layer.deployments() over Layer.fake(): synced caches, listers, handlers", () =>
+  it.scoped("Layer.pods() + Layer.deployments() over FakeListerWatcher.layerFactory(): synced caches, listers, handlers", () =>
     Effect.gen(function*() {
       const app = Layer.mergeAll(Informers.pods(), Informers.deployments()).pipe(
-        Layer.provideMerge(Informers.fake())
+        Layer.provideMerge(FakeListerWatcher.layerFactory())
       )
       const program = Effect.gen(function*() {
         const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
@@ -87,7 +87,7 @@ describe("Layer - over fakes", () => {
   it.scoped("per-resource options reach the factory", () =>
     Effect.gen(function*() {
       const app = Informers.pods({ namespace: "prod", labelSelector: "app=web" }).pipe(
-        Layer.provideMerge(Informers.fake({ stripManagedFields: true }))
+        Layer.provideMerge(FakeListerWatcher.layerFactory({ stripManagedFields: true }))
       )
       yield* Effect.gen(function*() {
         const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
@@ -104,7 +104,9 @@ describe("Layer - over fakes", () => {
 
   it.scoped("a malformed selector fails the layer with the typed error", () =>
     Effect.gen(function*() {
-      const app = Informers.pods({ labelSelector: "app in (" }).pipe(Layer.provideMerge(Informers.fake()))
+      const app = Informers.pods({ labelSelector: "app in (" }).pipe(
+        Layer.provideMerge(FakeListerWatcher.layerFactory())
+      )
       const error = yield* Effect.flip(Effect.provide(Effect.void, app))
       assert.strictEqual(error._tag, "LabelSelectorParseError")
     }))
@@ -112,7 +114,7 @@ describe("Layer - over fakes", () => {
   it.scoped("Layer.informer(tag, CRD) provides a custom resource's informer and lister", () =>
     Effect.gen(function*() {
       const app = Informers.informer(Widgets, widgets, { namespace: "ns" }).pipe(
-        Layer.provideMerge(Informers.fake())
+        Layer.provideMerge(FakeListerWatcher.layerFactory())
       )
       yield* Effect.gen(function*() {
         const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
@@ -138,7 +140,7 @@ describe("Layer - over fakes", () => {
       // a custom resource, typed by its Resource
       const Widgets2 = Informers.tag(widgets)
       const app = Layer.mergeAll(Informers.layer(widgets, { namespace: "ns" }), Informers.pods()).pipe(
-        Layer.provideMerge(Informers.fake())
+        Layer.provideMerge(FakeListerWatcher.layerFactory())
       )
       yield* Effect.gen(function*() {
         const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
@@ -159,7 +161,7 @@ describe("Layer - over fakes", () => {
     Effect.gen(function*() {
       class AllPods extends Context.Tag("test/AllPods")<AllPods, Informers.Informed<KubeObject>>() {}
       const app = Layer.mergeAll(Informers.pods(), Informers.informer(AllPods, Resource.pods)).pipe(
-        Layer.provideMerge(Informers.fake())
+        Layer.provideMerge(FakeListerWatcher.layerFactory())
       )
       yield* Effect.gen(function*() {
         const a = yield* Informers.Pods

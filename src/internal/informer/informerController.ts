@@ -17,9 +17,10 @@ import type * as DeltaFifo from "../../DeltaFifo.js"
 import * as Indexer from "../../Indexer.js"
 import type { KubeObject } from "../../KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "../../KubeObject.js"
-import * as Metrics from "../../Metrics.js"
 import type { InformerStoppedError } from "../../SharedInformer.js"
+import { withTags } from "../metricTags.js"
 import type { IndexerStore } from "./indexerStore.js"
+import * as Metrics from "./metrics.js"
 import type { Processor } from "./processor.js"
 import type { SyncTracker } from "./syncTracker.js"
 
@@ -40,9 +41,9 @@ export class InformerController<A extends KubeObject> {
     private readonly processor: Processor<A>,
     private readonly tracker: SyncTracker<InformerStoppedError>
   ) {
-    const counter = (type: string) => Metrics.withTags(Metrics.notifications, [["informer", name], ["type", type]])
+    const counter = (type: string) => withTags(Metrics.notifications, [["informer", name], ["type", type]])
     this.notificationCounters = { add: counter("add"), update: counter("update"), delete: counter("delete") }
-    this.fifoGauge = Metrics.withTags(Metrics.fifoDepth, [["informer", name]])
+    this.fifoGauge = withTags(Metrics.fifoDepth, [["informer", name]])
   }
 
   /**

@@ -17,10 +17,10 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Tracer from "effect/Tracer"
 import { deletionHandlingMetaNamespaceKey } from "../../Indexer.js"
-import * as Metrics from "../../Metrics.js"
 import type { Handler, InformerStoppedError, Notification } from "../../SharedInformer.js"
 import * as CoalescingBuffer from "./coalescingBuffer.js"
 import * as ListenerBuffer from "./listenerBuffer.js"
+import * as Metrics from "./metrics.js"
 import type { RegistrationTracker } from "./syncTracker.js"
 
 /** @internal */

@@ -35,7 +35,6 @@ import type { KubeObject } from "../../KubeObject.js"
 import { resourceVersion } from "../../KubeObject.js"
 import type { ListerWatcher, ListerWatcherError, ListOptions, ListPage, WatchEvent } from "../../ListerWatcher.js"
 import { isInitialEventsEnd } from "../../ListerWatcher.js"
-import * as Metrics from "../../Metrics.js"
 import type {
   Action,
   ErrorContext,
@@ -48,6 +47,8 @@ import type {
   Status,
   Store
 } from "../../Reflector.js"
+import { withTags } from "../metricTags.js"
+import * as Metrics from "./metrics.js"
 import { describeError, ProtocolError, reasonOf, StoreError, UnexpectedError } from "./reflectorErrors.js"
 import {
   defaultMaxRetryAfter,
@@ -439,7 +440,7 @@ const machine = <A, E>(
     const resyncTimer = yield* FiberHandle.make<void, never>()
     const min = options.minWatchTimeout === undefined ? minimumWatchTimeout : Duration.decode(options.minWatchTimeout)
     const period = options.resyncPeriod === undefined ? Duration.zero : Duration.decode(options.resyncPeriod)
-    const counter = (type: string) => Metrics.withTags(Metrics.watchEvents, [["informer", name], ["type", type]])
+    const counter = (type: string) => withTags(Metrics.watchEvents, [["informer", name], ["type", type]])
     const m: Machine<A, E> = {
       name,
       lw,
@@ -469,7 +470,7 @@ const machine = <A, E>(
         DELETED: counter("DELETED"),
         BOOKMARK: counter("BOOKMARK")
       },
-      listedCounter: Metrics.withTags(Metrics.listedObjects, [["informer", name]]),
+      listedCounter: withTags(Metrics.listedObjects, [["informer", name]]),
       errorCounters: new Map(),
       relistCounters: new Map()
     }
