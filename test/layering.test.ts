@@ -48,8 +48,8 @@ const packagesAllowed: Record<Subsystem, ReadonlyArray<string>> = {
   entry: ["@effect/platform", "@effect/platform-node", "@kubernetes/client-node", "node:"]
 }
 
-/** Entry points: they gather every subsystem. */
-const entries = new Set(["index.ts", "testing.ts", "Layer.ts"])
+/** Entry points: they gather every subsystem (Metrics re-exports each subsystem's metrics.ts). */
+const entries = new Set(["index.ts", "testing.ts", "Layer.ts", "Metrics.ts"])
 
 const files = (dir: string, prefix = ""): Array<string> =>
   Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
