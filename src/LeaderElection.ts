@@ -754,4 +754,3 @@ export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection,
     })
   )
 }
-

@@ -368,8 +368,9 @@ export class Sharding extends Context.Tag("effect-informers/Sharding")<Sharding,
  * @since 0.2.0
  * @category constructors
  */
-export const make: (options: Options) => Effect.Effect<Sharding.Service, LeaderElection.InvalidConfigError, Scope.Scope> =
-  internal.make
+export const make: (
+  options: Options
+) => Effect.Effect<Sharding.Service, LeaderElection.InvalidConfigError, Scope.Scope> = internal.make
 
 /**
  * Provides `Sharding` with `make`.
@@ -406,7 +407,9 @@ export interface ClientOptions extends TimingOptions, Names {
  * @since 0.2.0
  * @category layers
  */
-export const layerClient = (options: ClientOptions): Layer.Layer<Sharding, LeaderElection.InvalidConfigError, Client> => {
+export const layerClient = (
+  options: ClientOptions
+): Layer.Layer<Sharding, LeaderElection.InvalidConfigError, Client> => {
   const { client: clientOptions, namespace, ...rest } = options
   return Layer.scoped(
     Sharding,

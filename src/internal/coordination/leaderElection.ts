@@ -19,15 +19,7 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type {
-  Event,
-  LeaderElection,
-  LeaseLock,
-  Options,
-  State,
-  Timing,
-  VersionedRecord
-} from "../../LeaderElection.js"
+import type { Event, LeaderElection, LeaseLock, Options, State, Timing, VersionedRecord } from "../../LeaderElection.js"
 import * as Term from "../../Term.js"
 import type { Observation } from "./leaderElectionPolicy.js"
 import {

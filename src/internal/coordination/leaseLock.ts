@@ -17,7 +17,6 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ApiError } from "../../ApiError.js"
 import { Client } from "../../Client.js"
-import * as Resource from "../../Resource.js"
 import type {
   ClientLockOptions,
   LeaderElectionRecord,
@@ -33,6 +32,7 @@ import type {
   Verb,
   VersionedRecord
 } from "../../LeaderElection.js"
+import * as Resource from "../../Resource.js"
 import type { TermError } from "../../Term.js"
 import { recordToSpec, versionedFromSpec } from "./leaderElectionPolicy.js"
 
