@@ -738,7 +738,8 @@ export interface ClientOptions extends Omit<Options, "lock"> {
  * `Client` of the context (`Client.Service.derive`): the same connections and credentials, with a rate
  * limiter of its own, so that renewals, acquisitions and the release never wait behind the work's
  * requests (as controller-runtime builds its leader-election client apart from the manager's). Each
- * request is then bounded by `requestTimeout` alone, not by a queue it shares.
+ * request is then bounded by the elector's request timeout alone (client-go's max(1 s, `renewDeadline` / 2)),
+ * not by a queue it shares.
  *
  * @since 0.2.0
  * @category layers
