@@ -32,7 +32,7 @@
  * turns a `Status` into the typed error an HTTP ListerWatcher would report. Everything is synchronous: a
  * write, with its fan-out to watchers, and the start of a watch are each one step.
  *
- * The machinery is in `internal/apiStore.ts`.
+ * The machinery is in `internal/testing/apiStore.ts`.
  *
  * @example
  * ```ts
@@ -57,7 +57,9 @@
  * @since 0.1.0
  */
 import type * as Either from "effect/Either"
+import type * as FieldSelector from "./FieldSelector.js"
 import * as internal from "./internal/testing/apiStore.js"
+import type * as LabelSelector from "./LabelSelector.js"
 import type { Resource } from "./Resource.js"
 import type { Status } from "./Wire.js"
 
@@ -66,10 +68,12 @@ import type { Status } from "./Wire.js"
 // -------------------------------------------------------------------------------------------------
 
 /**
+ * The type of a change, as a watch event carries it.
+ *
  * @since 0.1.0
  * @category models
  */
-export type EventType = internal.EventType
+export type EventType = "ADDED" | "MODIFIED" | "DELETED"
 
 /**
  * One stored version of one object: its key (`namespace/name`, or `name` when cluster-scoped), namespace
@@ -79,7 +83,17 @@ export type EventType = internal.EventType
  * @since 0.1.0
  * @category models
  */
-export type Entry = internal.Entry
+export interface Entry {
+  /** `namespace/name`, or `name` for cluster-scoped objects: the order of lists. */
+  readonly key: string
+  /** `""` for cluster-scoped objects. */
+  readonly namespace: string
+  readonly name: string
+  readonly obj: unknown
+  readonly rv: number
+  /** `undefined` unless `metadata.labels` is an object. */
+  readonly labels: LabelSelector.Labels
+}
 
 /**
  * The objects of one resource, sorted by key as etcd orders them, and its open watches. `fields`: the
@@ -133,7 +147,11 @@ export type Store<E extends Entry = Entry> = internal.Store<E>
  * @since 0.1.0
  * @category models
  */
-export type Selection = internal.Selection
+export interface Selection {
+  readonly namespace: string | undefined
+  readonly label: LabelSelector.LabelSelector | undefined
+  readonly field: FieldSelector.FieldSelector | undefined
+}
 
 /**
  * How a watch sees an event: as it happened, as ADDED (it entered the selection) or as DELETED of the
@@ -142,7 +160,7 @@ export type Selection = internal.Selection
  * @since 0.1.0
  * @category models
  */
-export type Delivery = internal.Delivery
+export type Delivery = "event" | "entered" | "left"
 
 /**
  * An open watch, as the store feeds it: the store decides what it sees and in which order, the watcher how
@@ -151,7 +169,17 @@ export type Delivery = internal.Delivery
  * @since 0.1.0
  * @category models
  */
-export type Watcher<E extends Entry = Entry> = internal.Watcher<E>
+export interface Watcher<E extends Entry = Entry> {
+  readonly selection: Selection
+  /** Ended: the store stops feeding it (and does not register it when it ended during its start). */
+  readonly done: boolean
+  /** One event the selection lets through, as `delivery` says. */
+  send(event: HistoryEvent<E>, delivery: Delivery): void
+  /** The initial state (already selected), as ADDED events. */
+  added(entries: ReadonlyArray<E>): void
+  /** A BOOKMARK at `rv`; `initialEventsEnd`: annotated `k8s.io/initial-events-end: "true"`. */
+  bookmark(rv: number, initialEventsEnd: boolean): void
+}
 
 /**
  * One page of a list: the entries, the snapshot's resourceVersion, the last key when more follow, and the
@@ -160,7 +188,13 @@ export type Watcher<E extends Entry = Entry> = internal.Watcher<E>
  * @since 0.1.0
  * @category models
  */
-export type ListPageResult<E extends Entry = Entry> = internal.ListPageResult<E>
+export interface ListPageResult<E extends Entry = Entry> {
+  readonly items: Array<E>
+  readonly rv: number
+  /** The key to continue from (exclusive: the last key returned). */
+  readonly lastKey: string | undefined
+  readonly remaining: number | undefined
+}
 
 /**
  * LIST parameters, as a request carries them.
@@ -168,13 +202,27 @@ export type ListPageResult<E extends Entry = Entry> = internal.ListPageResult<E>
  * @since 0.1.0
  * @category models
  */
-export type ListParams = internal.ListParams
+export interface ListParams {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly resourceVersion?: string | undefined
+  readonly resourceVersionMatch?: string | undefined
+  readonly limit?: number | undefined
+  readonly continue?: string | undefined
+  /** Present (any value): 422, sendInitialEvents is for watches. */
+  readonly sendInitialEvents?: string | boolean | undefined
+}
 
 /**
+ * The answer to a LIST: one page, and the continue token of the next one when more follow.
+ *
  * @since 0.1.0
  * @category models
  */
-export type ListOutcome<E extends Entry = Entry> = internal.ListOutcome<E>
+export interface ListOutcome<E extends Entry = Entry> {
+  readonly page: ListPageResult<E>
+  readonly continueToken: string | undefined
+}
 
 /**
  * WATCH parameters, as a request carries them (`sendInitialEvents` `undefined`: absent).
@@ -182,7 +230,15 @@ export type ListOutcome<E extends Entry = Entry> = internal.ListOutcome<E>
  * @since 0.1.0
  * @category models
  */
-export type WatchParams = internal.WatchParams
+export interface WatchParams {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly resourceVersion?: string | undefined
+  readonly resourceVersionMatch?: string | undefined
+  /** `undefined`: the parameter is absent. */
+  readonly sendInitialEvents?: boolean | undefined
+  readonly allowWatchBookmarks?: boolean | undefined
+}
 
 /**
  * How a watch starts: from a version, or with the current state (and an end bookmark for watch-list).
@@ -190,7 +246,17 @@ export type WatchParams = internal.WatchParams
  * @since 0.1.0
  * @category models
  */
-export type WatchPlan = internal.WatchPlan
+export interface WatchPlan {
+  readonly selection: Selection
+  /** `undefined`: start now, with the current state as ADDED events when `initialEvents`. */
+  readonly from: number | undefined
+  readonly initialEvents: boolean
+  /** Watch-list: the initial events end with an annotated bookmark. */
+  readonly endBookmark: boolean
+  readonly bookmarks: boolean
+  /** With `sendInitialEvents`: the state sent must be at least this recent. */
+  readonly notOlderThan: number | undefined
+}
 
 /**
  * What a continue token carries.
@@ -198,7 +264,14 @@ export type WatchPlan = internal.WatchPlan
  * @since 0.1.0
  * @category models
  */
-export type ContinueToken = internal.ContinueToken
+export interface ContinueToken {
+  /** The snapshot's resourceVersion; `-1`: continue at the current state (after an expired token). */
+  readonly rv: number
+  /** The first key of the next page. */
+  readonly start: string
+  /** The store's `continueEpoch` when issued. */
+  readonly epoch: number
+}
 
 /**
  * A field error of a 422 Invalid status.
@@ -206,7 +279,11 @@ export type ContinueToken = internal.ContinueToken
  * @since 0.1.0
  * @category models
  */
-export type FieldError = internal.FieldError
+export interface FieldError {
+  readonly reason: string
+  readonly field: string
+  readonly message: string
+}
 
 // -------------------------------------------------------------------------------------------------
 // constructors

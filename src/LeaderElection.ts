@@ -23,7 +23,7 @@
  *   `SteppingDown`, `Releasing`, `Stopped`), `holder`, `isLeader`, and metrics tagged with the election's
  *   `name`: `leader_election_master_status` and `leader_election_slowpath_total` (client-go's names),
  *   `effect_informers_leader_election_transitions_total`, `..._renew_failures_total`, `..._step_downs_total`
- *   (docs/METRICS.md).
+ *   (`Metrics.isLeader`, `slowPaths`, `leaderTransitions`, `renewFailures`, `stepDowns`; docs/METRICS.md).
  * - Time is read from the `Clock` and the jitter from `Random` only, so `TestClock` drives every timing.
  *   The Lease is reached through a `LeaseLock`: `clientLock` over the `Client`, or `makeMemoryLeases`
  *   (in memory, with partitions, latency and errors, for tests).
@@ -67,11 +67,11 @@
  * @since 0.2.0
  */
 import * as Context from "effect/Context"
+import type * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -94,7 +94,15 @@ import * as locks from "./internal/coordination/leaseLock.js"
  * @since 0.2.0
  * @category models
  */
-export interface LeaderElectionRecord extends policy.LeaderElectionRecord {}
+export interface LeaderElectionRecord {
+  readonly holderIdentity: string
+  readonly leaseDurationSeconds: number
+  readonly acquireTime?: string | undefined
+  readonly renewTime?: string | undefined
+  readonly leaseTransitions: number
+  readonly strategy?: string | undefined
+  readonly preferredHolder?: string | undefined
+}
 
 /**
  * A record and the resourceVersion of the Lease it was read from or written to: the precondition of the
@@ -103,16 +111,12 @@ export interface LeaderElectionRecord extends policy.LeaderElectionRecord {}
  * @since 0.2.0
  * @category models
  */
-export interface VersionedRecord extends policy.VersionedRecord {}
-
-/**
- * What a replica knows of the Lease: the record it last read and `observedAt`, its own Clock's time
- * (milliseconds) when it first saw the record as it is now.
- *
- * @since 0.2.0
- * @category models
- */
-export interface Observation extends policy.Observation {}
+export interface VersionedRecord {
+  readonly record: LeaderElectionRecord
+  readonly resourceVersion: string
+  /** What the Lease's spec had that could not be used as is, and how it was read (`specProblems`). */
+  readonly problems?: ReadonlyArray<string> | undefined
+}
 
 /**
  * A Lease's `spec` as read from the wire.
@@ -120,7 +124,15 @@ export interface Observation extends policy.Observation {}
  * @since 0.2.0
  * @category models
  */
-export interface LeaseSpec extends policy.LeaseSpec {}
+export interface LeaseSpec {
+  readonly holderIdentity?: string | undefined
+  readonly leaseDurationSeconds?: number | undefined
+  readonly acquireTime?: string | undefined
+  readonly renewTime?: string | undefined
+  readonly leaseTransitions?: number | undefined
+  readonly strategy?: string | undefined
+  readonly preferredHolder?: string | undefined
+}
 
 /**
  * A Lease's `spec` as written: every field of the record, `strategy` and `preferredHolder` only when set.
@@ -128,14 +140,22 @@ export interface LeaseSpec extends policy.LeaseSpec {}
  * @since 0.2.0
  * @category models
  */
-export interface WrittenLeaseSpec extends policy.WrittenLeaseSpec {}
+export interface WrittenLeaseSpec {
+  readonly holderIdentity: string
+  readonly leaseDurationSeconds: number
+  readonly leaseTransitions: number
+  readonly acquireTime?: string
+  readonly renewTime?: string
+  readonly strategy?: string
+  readonly preferredHolder?: string
+}
 
 /**
  * The record of a Lease's spec (absent fields: no holder, duration 0, no transitions), whatever the spec
  * holds: a holder that is not a string is read as its JSON text; a held Lease's duration that is not a
  * positive int32 (missing, negative, a string) as 15 s (`fallbackLeaseDurationSeconds`), a free one's as 0
  * unless it is a whole number; transitions that are not a non-negative int32 as 0; times, strategy and
- * preferred holder that are not strings as absent.
+ * preferred holder that are not strings as absent. For a `LeaseLock` of your own.
  *
  * @since 0.2.0
  * @category records
@@ -169,7 +189,7 @@ export const fallbackLeaseDurationSeconds: number = policy.fallbackLeaseDuration
 
 /**
  * A Lease's spec and resourceVersion as a `VersionedRecord`: `recordFromSpec`, and its `specProblems` when
- * it has any.
+ * it has any. For a `LeaseLock` of your own: what its `get` returns.
  *
  * @since 0.2.0
  * @category records
@@ -179,37 +199,13 @@ export const versionedFromSpec: (spec: LeaseSpec | undefined, resourceVersion: s
 
 /**
  * The spec of a record: `recordFromSpec(recordToSpec(r))` is `r`, and `recordToSpec(recordFromSpec(s))`
- * is `s` for a spec with every field set.
+ * is `s` for a spec with every field set. For a `LeaseLock` of your own: what its `create` and `update`
+ * write.
  *
  * @since 0.2.0
  * @category records
  */
 export const recordToSpec: (record: LeaderElectionRecord) => WrittenLeaseSpec = policy.recordToSpec
-
-/**
- * Whether two records are the same (every field): a replica judges expiry from the time the record last
- * changed.
- *
- * @since 0.2.0
- * @category records
- */
-export const sameRecord: (a: LeaderElectionRecord, b: LeaderElectionRecord) => boolean = policy.sameRecord
-
-/**
- * A `metav1.MicroTime` on the wire: RFC 3339 in UTC with six fractional digits, from nanoseconds since the
- * epoch (`Clock.currentTimeNanos`).
- *
- * @example
- * ```ts
- * import { LeaderElection } from "effect-informers"
- *
- * console.log(LeaderElection.formatMicroTime(1_700_000_000_123_456_789n)) // "2023-11-14T22:13:20.123456Z"
- * ```
- *
- * @since 0.2.0
- * @category records
- */
-export const formatMicroTime: (epochNanos: bigint) => string = policy.formatMicroTime
 
 // -------------------------------------------------------------------------------------------------
 // configuration
@@ -248,18 +244,19 @@ export const defaultRetryPeriod: Duration.Duration = policy.defaultRetryPeriod
 export const defaultJitterFactor: number = policy.defaultJitterFactor
 
 /**
- * Options that fail validation; `message` is client-go's where client-go checks the same thing.
+ * Options that fail validation (of an elector's, or of a sharding member's: `Sharding.validate`);
+ * `message` is client-go's where client-go checks the same thing.
  *
  * @since 0.2.0
  * @category errors
  */
-export const InvalidConfig: typeof policy.InvalidConfig = policy.InvalidConfig
+export const InvalidConfigError: typeof policy.InvalidConfigError = policy.InvalidConfigError
 
 /**
  * @since 0.2.0
  * @category errors
  */
-export type InvalidConfig = policy.InvalidConfig
+export type InvalidConfigError = policy.InvalidConfigError
 
 /**
  * The timings, each defaulting to client-go's:
@@ -272,7 +269,12 @@ export type InvalidConfig = policy.InvalidConfig
  * @since 0.2.0
  * @category models
  */
-export interface TimingOptions extends policy.TimingOptions {}
+export interface TimingOptions {
+  readonly leaseDuration?: Duration.DurationInput | undefined
+  readonly renewDeadline?: Duration.DurationInput | undefined
+  readonly retryPeriod?: Duration.DurationInput | undefined
+  readonly jitterFactor?: number | undefined
+}
 
 /**
  * Validated timings.
@@ -280,13 +282,19 @@ export interface TimingOptions extends policy.TimingOptions {}
  * @since 0.2.0
  * @category models
  */
-export interface Timing extends policy.Timing {}
+export interface Timing {
+  readonly leaseDuration: Duration.Duration
+  readonly renewDeadline: Duration.Duration
+  readonly retryPeriod: Duration.Duration
+  readonly jitterFactor: number
+}
 
 /**
  * Validates timings as client-go does, in its order and with its messages: "leaseDuration must be greater
  * than renewDeadline", "renewDeadline must be greater than retryPeriod*JitterFactor", then each must be
  * greater than zero; then this library's: a finite non-negative jitter factor, a lease duration of whole
- * seconds, a finite retry period.
+ * seconds, a finite retry period. `make` validates its options so; this checks timings earlier (flags,
+ * configuration files).
  *
  * @example
  * ```ts
@@ -300,7 +308,8 @@ export interface Timing extends policy.Timing {}
  * @since 0.2.0
  * @category configuration
  */
-export const validateTiming: (options: TimingOptions) => Either.Either<Timing, InvalidConfig> = policy.validateTiming
+export const validateTiming: (options: TimingOptions) => Either.Either<Timing, InvalidConfigError> =
+  policy.validateTiming
 
 /**
  * The options of an elector:
@@ -321,198 +330,6 @@ export interface Options extends TimingOptions {
   readonly releaseOnCancel?: boolean | undefined
 }
 
-/**
- * Validated options.
- *
- * @since 0.2.0
- * @category models
- */
-export interface Config extends Timing {
-  readonly lock: LeaseLock
-  readonly identity: string
-  readonly name: string
-  readonly releaseOnCancel: boolean
-}
-
-/**
- * Validates options: the timings (`validateTiming`), then the identity ("Lock identity is empty").
- *
- * @since 0.2.0
- * @category configuration
- */
-export const validate: (options: Options) => Either.Either<Config, InvalidConfig> = internal.validate
-
-// -------------------------------------------------------------------------------------------------
-// the policies
-// -------------------------------------------------------------------------------------------------
-
-/**
- * Whether the lease expired for the replica that made `observation`: `observedAt` plus the record's own
- * `leaseDurationSeconds` is not after `now`. Expiry is never judged from the record's `renewTime`.
- *
- * @since 0.2.0
- * @category policies
- */
-export const isExpired: (observation: Observation, now: number) => boolean = policy.isExpired
-
-/**
- * The holder of a lease that is held and has not expired for this replica (`None`: free, released or
- * expired; or never observed).
- *
- * @since 0.2.0
- * @category policies
- */
-export const validHolder: (observation: Option.Option<Observation>, now: number) => Option.Option<string> =
-  policy.validHolder
-
-/**
- * The observation after reading `fetched` at `now`: `observedAt` moves only when the record changed.
- *
- * @since 0.2.0
- * @category policies
- */
-export const observe: (previous: Option.Option<Observation>, fetched: VersionedRecord, now: number) => Observation =
-  policy.observe
-
-/**
- * What a replica writes after reading the Lease: `Wait` (another holder, not expired), `Take` (free or
- * expired: this replica becomes the holder, one more transition, acquired now) or `Renew` (this replica
- * holds it: acquire time and transitions kept).
- *
- * @since 0.2.0
- * @category policies
- */
-export type Decision = policy.Decision
-
-/**
- * Constructors and matchers of `Decision`.
- *
- * @since 0.2.0
- * @category policies
- */
-export const Decision: typeof policy.Decision = policy.Decision
-
-/**
- * A time in both forms: the Clock's milliseconds and the MicroTime written in the record.
- *
- * @since 0.2.0
- * @category models
- */
-export interface Stamp extends policy.Stamp {}
-
-/**
- * client-go's decision in `tryAcquireOrRenew`, once the Lease was read and observed.
- *
- * @example
- * ```ts
- * import { Option } from "effect"
- * import { LeaderElection } from "effect-informers"
- *
- * const held = LeaderElection.observe(Option.none(), {
- *   record: { holderIdentity: "bing", leaseDurationSeconds: 3, leaseTransitions: 0 },
- *   resourceVersion: "7"
- * }, 0)
- * const stamp = (now: number) => ({ now, time: LeaderElection.formatMicroTime(BigInt(now) * 1_000_000n) })
- * console.log(LeaderElection.decide("baz", held, 15, stamp(1000))._tag) // "Wait"
- * console.log(LeaderElection.decide("baz", held, 15, stamp(3000))._tag) // "Take"
- * ```
- *
- * @since 0.2.0
- * @category policies
- */
-export const decide: (
-  identity: string,
-  observation: Observation,
-  leaseDurationSeconds: number,
-  stamp: Stamp
-) => Decision = policy.decide
-
-/**
- * The record of a fast renewal (no read first), when this replica observed itself holding a lease that
- * has not expired.
- *
- * @since 0.2.0
- * @category policies
- */
-export const fastRenewal: (
-  identity: string,
-  observation: Option.Option<Observation>,
-  leaseDurationSeconds: number,
-  stamp: Stamp
-) => Option.Option<LeaderElectionRecord> = policy.fastRenewal
-
-/**
- * The record created when there is no Lease: this replica holds it, no transition yet.
- *
- * @since 0.2.0
- * @category policies
- */
-export const initialRecord: (identity: string, leaseDurationSeconds: number, stamp: Stamp) => LeaderElectionRecord =
-  policy.initialRecord
-
-/**
- * The record a release writes, as client-go's `ReleaseOnCancel`: no holder, `leaseDurationSeconds` 1,
- * acquire and renew times now, transitions kept.
- *
- * @since 0.2.0
- * @category policies
- */
-export const releasedRecord: (current: LeaderElectionRecord, stamp: Stamp) => LeaderElectionRecord =
-  policy.releasedRecord
-
-/**
- * The pause of a candidate between two attempts: `retryPeriod · (1 + random · jitterFactor)`, in whole
- * milliseconds.
- *
- * @since 0.2.0
- * @category policies
- */
-export const jitteredDelay: (retryPeriodMillis: number, jitterFactor: number, random: number) => number =
-  policy.jitteredDelay
-
-/**
- * The longest one request to the lock may take (milliseconds): client-go's lock client timeout,
- * max(1 s, renewDeadline / 2). A leader's attempt is also cut at its renew deadline.
- *
- * @since 0.2.0
- * @category policies
- */
-export const requestTimeout: (timing: Timing) => number = policy.requestTimeout
-
-/**
- * What a leader does when it wakes: `Renew` within `timeout` milliseconds, or `StepDown`.
- *
- * @since 0.2.0
- * @category policies
- */
-export type LeaderStep = policy.LeaderStep
-
-/**
- * Constructors and matchers of `LeaderStep`.
- *
- * @since 0.2.0
- * @category policies
- */
-export const LeaderStep: typeof policy.LeaderStep = policy.LeaderStep
-
-/**
- * The leader's step at `now`, its last successful write sent at `renewedAt`: renew within what is left of
- * `renewedAt + renewDeadline`, or step down when nothing is left. The deadline
- * counts from when the write was sent, not answered: the other replicas may have seen it from then on.
- *
- * @since 0.2.0
- * @category policies
- */
-export const leaderStep: (now: number, renewedAt: number, timing: Timing) => LeaderStep = policy.leaderStep
-
-/**
- * How long a leader sleeps after an attempt ended at `now`: `retryPeriod`, cut at the renew deadline.
- *
- * @since 0.2.0
- * @category policies
- */
-export const leaderSleep: (now: number, renewedAt: number, timing: Timing) => number = policy.leaderSleep
-
 // -------------------------------------------------------------------------------------------------
 // the state machine
 // -------------------------------------------------------------------------------------------------
@@ -525,10 +342,10 @@ export const leaderSleep: (now: number, renewedAt: number, timing: Timing) => nu
  * @since 0.2.0
  * @category state machine
  */
-export type StepDownReason = policy.StepDownReason
+export type StepDownReason = "RenewDeadline" | "LeaseLost" | "Failure" | "Shutdown"
 
 /**
- * Where an elector is:
+ * Where an elector is (`state`, `changes`):
  * - `Acquiring`: campaigning, and no other replica holds a lease that has not expired, as far as this one
  *   saw (never read, free, released, expired, or unreadable): its next attempt may succeed;
  * - `Following`: campaigning, `leader` holds the lease;
@@ -540,10 +357,17 @@ export type StepDownReason = policy.StepDownReason
  * @since 0.2.0
  * @category state machine
  */
-export type State = policy.State
+export type State = Data.TaggedEnum<{
+  Acquiring: {}
+  Following: { readonly leader: string }
+  Leading: { readonly term: number }
+  SteppingDown: { readonly term: number; readonly reason: StepDownReason }
+  Releasing: {}
+  Stopped: {}
+}>
 
 /**
- * Constructors and matchers of `State`.
+ * Constructors and matchers of `State` (`State.$is("Leading")`, `State.$match`).
  *
  * @since 0.2.0
  * @category state machine
@@ -558,7 +382,18 @@ export const State: typeof policy.State = policy.State
  * @since 0.2.0
  * @category state machine
  */
-export type Event = policy.Event
+export type Event = Data.TaggedEnum<{
+  Observed: { readonly leader: Option.Option<string> }
+  Acquired: { readonly term: number }
+  Renewed: {}
+  RenewFailed: {}
+  DeadlineReached: {}
+  LeaseLost: { readonly leader: string }
+  Failed: {}
+  WorkStopped: {}
+  ShutdownStarted: {}
+  Released: {}
+}>
 
 /**
  * Constructors and matchers of `Event`.
@@ -608,7 +443,7 @@ export const transition: (state: State, event: Event) => State = policy.transiti
  * @since 0.2.0
  * @category locks
  */
-export type LockErrorReason = locks.LockErrorReason
+export type LockErrorReason = "NotFound" | "AlreadyExists" | "Conflict" | "Failed"
 
 /**
  * A lock operation failed; `cause` is the `ApiError` for the Client lock.
@@ -635,7 +470,13 @@ export type LockError = locks.LockError
  * @since 0.2.0
  * @category locks
  */
-export interface LeaseLock extends locks.LeaseLock {}
+export interface LeaseLock {
+  readonly describe: string
+  readonly get: Effect.Effect<Option.Option<VersionedRecord>, LockError>
+  readonly create: (record: LeaderElectionRecord) => Effect.Effect<VersionedRecord, LockError>
+  readonly update: (record: LeaderElectionRecord, resourceVersion: string) => Effect.Effect<VersionedRecord, LockError>
+  readonly watch?: ((resourceVersion: string) => Stream.Stream<LeaseChange, LockError>) | undefined
+}
 
 /**
  * A change of a watched Lease: its record as written, `None` when it was deleted.
@@ -643,7 +484,7 @@ export interface LeaseLock extends locks.LeaseLock {}
  * @since 0.2.0
  * @category locks
  */
-export type LeaseChange = locks.LeaseChange
+export type LeaseChange = Option.Option<VersionedRecord>
 
 /**
  * Options of `clientLock`: the Lease's namespace and name, and labels written on it (merged into its
@@ -652,7 +493,11 @@ export type LeaseChange = locks.LeaseChange
  * @since 0.2.0
  * @category locks
  */
-export interface ClientLockOptions extends locks.ClientLockOptions {}
+export interface ClientLockOptions {
+  readonly namespace: string
+  readonly name: string
+  readonly labels?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * A lock over a `coordination.k8s.io/v1` Lease through the `Client`. As client-go's Lease lock, it keeps
@@ -678,12 +523,16 @@ export interface ClientLockOptions extends locks.ClientLockOptions {}
 export const clientLock: (options: ClientLockOptions) => Effect.Effect<LeaseLock, never, Client> = locks.clientLock
 
 /**
- * A Lease of the in-memory store: its name, labels, record and resourceVersion.
+ * A Lease as a list returns it (`MemoryLeases.list`, a sharding backend's `list`): its name, labels, record
+ * and resourceVersion.
  *
  * @since 0.2.0
  * @category locks
  */
-export interface LeaseEntry extends locks.LeaseEntry {}
+export interface LeaseEntry extends VersionedRecord {
+  readonly name: string
+  readonly labels: { readonly [key: string]: string }
+}
 
 /**
  * The verbs of the in-memory store.
@@ -691,7 +540,7 @@ export interface LeaseEntry extends locks.LeaseEntry {}
  * @since 0.2.0
  * @category testing
  */
-export type Verb = locks.Verb
+export type Verb = "get" | "create" | "update" | "list"
 
 /**
  * How a partitioned client of the in-memory store fails: `fail` (at once: nothing reaches the store),
@@ -701,7 +550,7 @@ export type Verb = locks.Verb
  * @since 0.2.0
  * @category testing
  */
-export type PartitionMode = locks.PartitionMode
+export type PartitionMode = "fail" | "hang" | "drop-responses"
 
 /**
  * One operation of the in-memory store, in the order they took effect.
@@ -709,7 +558,16 @@ export type PartitionMode = locks.PartitionMode
  * @since 0.2.0
  * @category testing
  */
-export interface Operation extends locks.Operation {}
+export interface Operation {
+  /** The store's Clock time when the operation took effect (or failed). */
+  readonly at: number
+  readonly client: string
+  readonly verb: Verb
+  /** The Lease's name (`*` for a list). */
+  readonly name: string
+  /** `ok`, the reason it failed, or `lost` (applied, its answer dropped by a partition). */
+  readonly outcome: "ok" | "lost" | LockErrorReason
+}
 
 /**
  * Options of an in-memory lock: the `client` it calls as (faults are per client) and its labels.
@@ -717,18 +575,42 @@ export interface Operation extends locks.Operation {}
  * @since 0.2.0
  * @category testing
  */
-export interface MemoryLockOptions extends locks.MemoryLockOptions {}
+export interface MemoryLockOptions {
+  /** Who is calling: faults are set per client. Default `"default"`. */
+  readonly client?: string | undefined
+  /** Labels written on create and merged on update. */
+  readonly labels?: { readonly [key: string]: string } | undefined
+}
 
 /**
  * Leases in memory, for tests (under `TestClock`): `lock(name, { client })` gives each replica its own
- * lock on a shared Lease (with a `watch` of the store's changes, nothing reaching a partitioned client); `partition`, `setLatency` (a request is applied after the latency even when its
- * client stopped waiting: a write in flight), `failNext` (scripted errors), `write` (another writer),
- * `remove`, `read` and `operations` (what each client did, when).
+ * lock on a shared Lease (with a `watch` of the store's changes, nothing reaching a partitioned client);
+ * `list` (by labels), `partition` and `heal`, `setLatency` (a request is applied after the latency even
+ * when its client stopped waiting: a write in flight), `failNext` (scripted errors), `write` (another
+ * writer), `remove`, `read` and `operations` (what each client did, when).
  *
  * @since 0.2.0
  * @category testing
  */
-export interface MemoryLeases extends locks.MemoryLeases {}
+export interface MemoryLeases {
+  readonly lock: (name: string, options?: MemoryLockOptions) => LeaseLock
+  readonly list: (
+    selector?: { readonly [key: string]: string },
+    options?: { readonly client?: string | undefined }
+  ) => Effect.Effect<ReadonlyArray<LeaseEntry>, LockError>
+  readonly read: (name: string) => Effect.Effect<Option.Option<LeaseEntry>>
+  readonly write: (
+    name: string,
+    record: LeaderElectionRecord,
+    labels?: { readonly [key: string]: string }
+  ) => Effect.Effect<LeaseEntry>
+  readonly remove: (name: string) => Effect.Effect<void>
+  readonly partition: (client: string, mode?: PartitionMode) => Effect.Effect<void>
+  readonly heal: (client: string) => Effect.Effect<void>
+  readonly setLatency: (client: string, latency: Duration.DurationInput) => Effect.Effect<void>
+  readonly failNext: (client: string, verb: Verb, reason: LockErrorReason, times?: number) => Effect.Effect<void>
+  readonly operations: Effect.Effect<ReadonlyArray<Operation>>
+}
 
 /**
  * A new in-memory store; requests in flight belong to the scope.
@@ -803,7 +685,7 @@ export class LeaderElection extends Context.Tag("effect-informers/LeaderElection
 /**
  * Starts an elector: it campaigns at once and until its scope closes. Closing the scope stops the work
  * of a term in progress, then releases the Lease (unless `releaseOnCancel` is `false`). Fails with
- * `InvalidConfig` when the options are invalid.
+ * `InvalidConfigError` when the options are invalid.
  *
  * @example
  * ```ts
@@ -820,7 +702,7 @@ export class LeaderElection extends Context.Tag("effect-informers/LeaderElection
  * @since 0.2.0
  * @category constructors
  */
-export const make: (options: Options) => Effect.Effect<LeaderElection.Service, InvalidConfig, Scope.Scope> =
+export const make: (options: Options) => Effect.Effect<LeaderElection.Service, InvalidConfigError, Scope.Scope> =
   internal.make
 
 /**
@@ -829,7 +711,7 @@ export const make: (options: Options) => Effect.Effect<LeaderElection.Service, I
  * @since 0.2.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<LeaderElection, InvalidConfig> =>
+export const layer = (options: Options): Layer.Layer<LeaderElection, InvalidConfigError> =>
   Layer.scoped(LeaderElection, make(options))
 
 /**
@@ -856,12 +738,13 @@ export interface ClientOptions extends Omit<Options, "lock"> {
  * `Client` of the context (`Client.Service.derive`): the same connections and credentials, with a rate
  * limiter of its own, so that renewals, acquisitions and the release never wait behind the work's
  * requests (as controller-runtime builds its leader-election client apart from the manager's). Each
- * request is then bounded by `requestTimeout` alone, not by a queue it shares.
+ * request is then bounded by the elector's request timeout alone (client-go's max(1 s, `renewDeadline` / 2)),
+ * not by a queue it shares.
  *
  * @since 0.2.0
  * @category layers
  */
-export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection, InvalidConfig, Client> => {
+export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection, InvalidConfigError, Client> => {
   const { client: clientOptions, labels, leaseName, namespace, ...rest } = options
   return Layer.scoped(
     LeaderElection,
@@ -872,49 +755,3 @@ export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection,
     })
   )
 }
-
-// -------------------------------------------------------------------------------------------------
-// metrics
-// -------------------------------------------------------------------------------------------------
-
-/**
- * `leader_election_master_status` (client-go's name): 1 while this replica leads the election (tag `name`),
- * 0 otherwise; set to 0 when the elector starts.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const isLeaderMetric: Metric.Metric.Gauge<number> = internal.isLeaderGauge
-
-/**
- * `effect_informers_leader_election_transitions_total`: times this replica became leader (tag `name`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const transitionsMetric: Metric.Metric.Counter<number> = internal.transitionsCounter
-
-/**
- * `effect_informers_leader_election_renew_failures_total`: failed renewal attempts of the leader (tag `name`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const renewFailuresMetric: Metric.Metric.Counter<number> = internal.renewFailuresCounter
-
-/**
- * `leader_election_slowpath_total` (client-go's name): renewals that read the Lease first (tag `name`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const slowPathMetric: Metric.Metric.Counter<number> = internal.slowPathCounter
-
-/**
- * `effect_informers_leader_election_step_downs_total`: times this replica stopped leading (tags `name`,
- * `reason`: `RenewDeadline`, `LeaseLost`, `Failure`, `Shutdown`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const stepDownsMetric: Metric.Metric.Counter<number> = internal.stepDownsCounter

@@ -25,6 +25,8 @@
  * - For a Controller: `owns(key)` (check at the start of a reconcile), `whileOwned(key, effect)` (runs the
  *   reconcile only if owned, interrupted as soon as the key leaves), and `changes` (requeue the keys
  *   `gained`).
+ * - Metrics (tag `group`): `Metrics.shardMembers`, `shardActive`, `shardAssignmentChanges`,
+ *   `shardInterruptions` (docs/METRICS.md).
  *
  * @example
  * ```ts
@@ -57,7 +59,6 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -68,37 +69,13 @@ import * as policy from "./internal/coordination/shardingPolicy.js"
 import type * as LeaderElection from "./LeaderElection.js"
 
 // -------------------------------------------------------------------------------------------------
-// the hash
+// the owner of a key
 // -------------------------------------------------------------------------------------------------
 
 /**
- * FNV-1a, 64 bits, of the UTF-8 bytes of a string (as KEP-5866 hashes shard keys).
- *
- * @since 0.2.0
- * @category hashing
- */
-export const fnv1a64: (text: string) => bigint = policy.fnv1a64
-
-/**
- * MurmurHash3's 64-bit finaliser, applied to FNV-1a's output so that nearby keys get unrelated scores.
- *
- * @since 0.2.0
- * @category hashing
- */
-export const mix64: (value: bigint) => bigint = policy.mix64
-
-/**
- * The rendezvous score of a member for a key: `mix64(fnv1a64(member + "\n" + key))`. Part of the wire
- * contract between replicas: every version must compute the same.
- *
- * @since 0.2.0
- * @category hashing
- */
-export const score: (member: string, key: string) => bigint = policy.score
-
-/**
- * The owner of a key among members, by rendezvous hashing: the member of highest `score` (ties: the
- * greater identity); `None` without members. The order of `members` does not matter.
+ * The owner of a key among members, by rendezvous hashing: the member of highest score
+ * `mix64(fnv1a64(member + "\n" + key))` (ties: the greater identity; every replica, of every version,
+ * computes the same); `None` without members. The order of `members` does not matter.
  *
  * @example
  * ```ts
@@ -144,7 +121,9 @@ export const defaultRenewDeadline: Duration.Duration = policy.defaultRenewDeadli
  * @since 0.2.0
  * @category models
  */
-export interface TimingOptions extends policy.ShardingTimingOptions {}
+export interface TimingOptions extends LeaderElection.TimingOptions {
+  readonly viewTimeout?: Duration.DurationInput | undefined
+}
 
 /**
  * Validated timings.
@@ -152,15 +131,9 @@ export interface TimingOptions extends policy.ShardingTimingOptions {}
  * @since 0.2.0
  * @category models
  */
-export interface Timing extends policy.ShardingTiming {}
-
-/**
- * The view timeout of validated timings, in milliseconds.
- *
- * @since 0.2.0
- * @category configuration
- */
-export const viewTimeout: (timing: Timing) => number = policy.viewTimeout
+export interface Timing extends LeaderElection.Timing {
+  readonly viewTimeout: Duration.Duration
+}
 
 /**
  * The member's identity (its Lease's name) and its group.
@@ -168,7 +141,10 @@ export const viewTimeout: (timing: Timing) => number = policy.viewTimeout
  * @since 0.2.0
  * @category models
  */
-export interface Names extends policy.Names {}
+export interface Names {
+  readonly identity: string
+  readonly group: string
+}
 
 /**
  * Validates a member's options: leader election's checks of the timings (with a renew deadline of 5 s by
@@ -189,63 +165,12 @@ export interface Names extends policy.Names {}
  * @since 0.2.0
  * @category configuration
  */
-export const validate: (options: TimingOptions & Names) => Either.Either<Timing, LeaderElection.InvalidConfig> =
+export const validate: (options: TimingOptions & Names) => Either.Either<Timing, LeaderElection.InvalidConfigError> =
   policy.validate
 
 // -------------------------------------------------------------------------------------------------
-// the view and the assignment
+// the assignment
 // -------------------------------------------------------------------------------------------------
-
-/**
- * What a member knows of its group: the Leases it saw (each with the local time it last saw it change),
- * when it sent its last successful list, and since when it has seen itself a member in its current
- * election term.
- *
- * @since 0.2.0
- * @category views
- */
-export interface View extends policy.View {}
-
-/**
- * The view of a member that has listed nothing yet.
- *
- * @since 0.2.0
- * @category views
- */
-export const emptyView: (identity: string) => View = policy.emptyView
-
-/**
- * Whether a Lease is a live member for the observer: held by its own name, not expired by the observer's
- * observation.
- *
- * @since 0.2.0
- * @category views
- */
-export const isLiveMember: (name: string, observation: LeaderElection.Observation, now: number) => boolean =
-  policy.isLiveMember
-
-/**
- * The view after a list (sent at `sentAt`, answered at `receivedAt`); `term` is the member's election term
- * when it holds its own Lease.
- *
- * @since 0.2.0
- * @category views
- */
-export const observeList: (
-  view: View,
-  entries: ReadonlyArray<LeaderElection.LeaseEntry>,
-  sentAt: number,
-  receivedAt: number,
-  term: Option.Option<number>
-) => View = policy.observeList
-
-/**
- * The live members of a view at `now`, sorted.
- *
- * @since 0.2.0
- * @category views
- */
-export const membersAt: (view: View, now: number) => ReadonlyArray<string> = policy.membersAt
 
 /**
  * Where a member stands: `NotMember` (it does not hold its Lease), `WarmingUp` (it has not yet seen itself
@@ -255,7 +180,7 @@ export const membersAt: (view: View, now: number) => ReadonlyArray<string> = pol
  * @since 0.2.0
  * @category assignment
  */
-export type Status = policy.Status
+export type Status = "NotMember" | "WarmingUp" | "Stale" | "Active" | "Left"
 
 /**
  * A member's assignment: its status and the live members it sees. It owns a key when `Active` and the
@@ -264,30 +189,20 @@ export type Status = policy.Status
  * @since 0.2.0
  * @category assignment
  */
-export interface Assignment extends policy.Assignment {}
+export interface Assignment {
+  readonly identity: string
+  readonly status: Status
+  readonly members: ReadonlyArray<string>
+}
 
 /**
- * An assignment, comparable by value.
+ * An assignment, comparable by value (to build the changes a test of a Controller feeds it).
  *
  * @since 0.2.0
  * @category assignment
  */
 export const makeAssignment: (identity: string, status: Status, members: ReadonlyArray<string>) => Assignment =
   policy.makeAssignment
-
-/**
- * The assignment of a view at `now`, given the member's election state and whether it is leaving.
- *
- * @since 0.2.0
- * @category assignment
- */
-export const assignmentAt: (
-  view: View,
-  election: LeaderElection.State,
-  leaving: boolean,
-  now: number,
-  timing: Timing
-) => Assignment = policy.assignmentAt
 
 /**
  * Whether an assignment gives `key` to its member.
@@ -306,22 +221,16 @@ export const assignmentAt: (
 export const isOwned: (assignment: Assignment, key: string) => boolean = policy.owns
 
 /**
- * The next instant at which a view's assignment changes by itself (a warm-up ends, the view times out, a
- * Lease expires).
- *
- * @since 0.2.0
- * @category assignment
- */
-export const nextChangeAt: (view: View, now: number, timing: Timing) => Option.Option<number> = policy.nextChangeAt
-
-/**
  * One change of a member's assignment. The first change a subscriber sees has no `previous`: it is the
  * assignment at subscription.
  *
  * @since 0.2.0
  * @category assignment
  */
-export interface AssignmentChange extends policy.AssignmentChange {}
+export interface AssignmentChange {
+  readonly previous: Option.Option<Assignment>
+  readonly current: Assignment
+}
 
 /**
  * Whether `key` came to the member with `change`: owned now, not before (every owned key for a first
@@ -350,7 +259,13 @@ export const lost: (change: AssignmentChange, key: string) => boolean = policy.l
  * @since 0.2.0
  * @category backends
  */
-export interface Backend extends internal.Backend {}
+export interface Backend {
+  readonly describe: string
+  readonly lock: (name: string, labels: { readonly [key: string]: string }) => LeaderElection.LeaseLock
+  readonly list: (
+    labels: { readonly [key: string]: string }
+  ) => Effect.Effect<ReadonlyArray<LeaderElection.LeaseEntry>, LeaderElection.LockError>
+}
 
 /**
  * The membership Leases of `namespace`, through the `Client` of the context as it is: give it one of its
@@ -448,13 +363,14 @@ export class Sharding extends Context.Tag("effect-informers/Sharding")<Sharding,
 /**
  * Starts a member: it creates (or takes back) its Lease and lists its group at once, and takes keys once
  * warmed up. Closing the scope stops the work of `whileOwned`, then releases the Lease, so the others take
- * its keys at their next list. Fails with `InvalidConfig` on invalid options.
+ * its keys at their next list. Fails with `InvalidConfigError` on invalid options.
  *
  * @since 0.2.0
  * @category constructors
  */
-export const make: (options: Options) => Effect.Effect<Sharding.Service, LeaderElection.InvalidConfig, Scope.Scope> =
-  internal.make
+export const make: (
+  options: Options
+) => Effect.Effect<Sharding.Service, LeaderElection.InvalidConfigError, Scope.Scope> = internal.make
 
 /**
  * Provides `Sharding` with `make`.
@@ -462,7 +378,7 @@ export const make: (options: Options) => Effect.Effect<Sharding.Service, LeaderE
  * @since 0.2.0
  * @category layers
  */
-export const layer = (options: Options): Layer.Layer<Sharding, LeaderElection.InvalidConfig> =>
+export const layer = (options: Options): Layer.Layer<Sharding, LeaderElection.InvalidConfigError> =>
   Layer.scoped(Sharding, make(options))
 
 /**
@@ -491,7 +407,9 @@ export interface ClientOptions extends TimingOptions, Names {
  * @since 0.2.0
  * @category layers
  */
-export const layerClient = (options: ClientOptions): Layer.Layer<Sharding, LeaderElection.InvalidConfig, Client> => {
+export const layerClient = (
+  options: ClientOptions
+): Layer.Layer<Sharding, LeaderElection.InvalidConfigError, Client> => {
   const { client: clientOptions, namespace, ...rest } = options
   return Layer.scoped(
     Sharding,
@@ -502,39 +420,3 @@ export const layerClient = (options: ClientOptions): Layer.Layer<Sharding, Leade
     })
   )
 }
-
-// -------------------------------------------------------------------------------------------------
-// metrics
-// -------------------------------------------------------------------------------------------------
-
-/**
- * Live members in this member's view (tag `group`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const membersMetric: Metric.Metric.Gauge<number> = internal.membersGauge
-
-/**
- * 1 while this member takes keys (tags `group`, `identity`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const activeMetric: Metric.Metric.Gauge<number> = internal.activeGauge
-
-/**
- * Changes of this member's assignment (tag `group`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const changesMetric: Metric.Metric.Counter<number> = internal.changesCounter
-
-/**
- * Work of `whileOwned` interrupted because its key left the member (tag `group`).
- *
- * @since 0.2.0
- * @category metrics
- */
-export const interruptedMetric: Metric.Metric.Counter<number> = internal.interruptedCounter

@@ -19,16 +19,16 @@ import * as Random from "effect/Random"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
-import type { LeaderElection } from "../../LeaderElection.js"
+import type { Event, LeaderElection, LeaseLock, Options, State, Timing, VersionedRecord } from "../../LeaderElection.js"
 import * as Term from "../../Term.js"
-import type { Event, Observation, State, Timing, TimingOptions, VersionedRecord } from "./leaderElectionPolicy.js"
+import type { Observation } from "./leaderElectionPolicy.js"
 import {
   decide,
   Event as Events,
   fastRenewal,
   formatMicroTime,
   initialRecord,
-  InvalidConfig,
+  InvalidConfigError,
   jitteredDelay,
   leaderSleep,
   leaderStep,
@@ -40,55 +40,14 @@ import {
   validateTiming,
   validHolder
 } from "./leaderElectionPolicy.js"
-import type { LeaseLock } from "./leaseLock.js"
 import { LockError } from "./leaseLock.js"
-
-// -------------------------------------------------------------------------------------------------
-// metrics (client-go's names where client-go has the metric)
-// -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export const isLeaderGauge = Metric.gauge("leader_election_master_status", {
-  description: "1 while this replica leads the election named by `name`, 0 otherwise"
-})
-
-/** @internal */
-export const transitionsCounter = Metric.counter("effect_informers_leader_election_transitions_total", {
-  description: "Times this replica became the leader of the election named by `name`",
-  incremental: true
-})
-
-/** @internal */
-export const renewFailuresCounter = Metric.counter("effect_informers_leader_election_renew_failures_total", {
-  description: "Renewals of the leader that failed (each attempt)",
-  incremental: true
-})
-
-/** @internal */
-export const slowPathCounter = Metric.counter("leader_election_slowpath_total", {
-  description: "Renewals that had to read the Lease first (client-go's slowpath)",
-  incremental: true
-})
-
-/** @internal */
-export const stepDownsCounter = Metric.counter("effect_informers_leader_election_step_downs_total", {
-  description: "Times this replica stopped leading, by reason",
-  incremental: true
-})
+import * as metrics from "./metrics.js"
 
 // -------------------------------------------------------------------------------------------------
 // options and the service
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
-export interface Options extends TimingOptions {
-  readonly lock: LeaseLock
-  readonly identity: string
-  readonly name?: string | undefined
-  readonly releaseOnCancel?: boolean | undefined
-}
-
-/** @internal */
+/** Validated options (`validate`). @internal */
 export interface Config extends Timing {
   readonly lock: LeaseLock
   readonly identity: string
@@ -96,11 +55,11 @@ export interface Config extends Timing {
   readonly releaseOnCancel: boolean
 }
 
-/** @internal */
-export const validate = (options: Options): Either.Either<Config, InvalidConfig> =>
+/** Validates options: the timings (`validateTiming`), then the identity ("Lock identity is empty"). @internal */
+export const validate = (options: Options): Either.Either<Config, InvalidConfigError> =>
   Either.flatMap(validateTiming(options), (timing) =>
     options.identity === ""
-      ? Either.left(new InvalidConfig({ message: "Lock identity is empty" }))
+      ? Either.left(new InvalidConfigError({ message: "Lock identity is empty" }))
       : Either.right({
         ...timing,
         lock: options.lock,
@@ -108,9 +67,6 @@ export const validate = (options: Options): Either.Either<Config, InvalidConfig>
         name: options.name ?? options.lock.describe,
         releaseOnCancel: options.releaseOnCancel ?? true
       }))
-
-/** The service `make` builds: the public `LeaderElection.Service` (one declaration, documented there). @internal */
-export type Service = LeaderElection.Service
 
 interface Worker {
   startedTerm: number
@@ -131,7 +87,7 @@ interface Fence {
 
 /** What Sharding needs of its membership elector besides the service. @internal */
 export interface Elector {
-  readonly service: Service
+  readonly service: LeaderElection.Service
   /** The fence of the term in progress, if any. */
   readonly currentTerm: () => Term.Term | undefined
   /** The state, now. */
@@ -150,11 +106,11 @@ const microNow = Effect.clockWith((clock) => Effect.sync(() => formatMicroTime(c
 const now = Term.currentMillis
 
 /** @internal */
-export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<LeaderElection.Service, InvalidConfigError, Scope.Scope> =>
   Effect.map(makeElector(options), (elector) => elector.service)
 
 /** `make`, with the fence of the current term. @internal */
-export const makeElector = (options: Options): Effect.Effect<Elector, InvalidConfig, Scope.Scope> =>
+export const makeElector = (options: Options): Effect.Effect<Elector, InvalidConfigError, Scope.Scope> =>
   Effect.gen(function*() {
     const config = yield* validate(options)
     const { identity } = config
@@ -178,11 +134,11 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
     }
     const leaseSeconds = Duration.toSeconds(config.leaseDuration)
     const retryMillis = Duration.toMillis(config.retryPeriod)
-    const isLeaderMetric = Metric.tagged(isLeaderGauge, "name", config.name)
-    const transitions = Metric.tagged(transitionsCounter, "name", config.name)
-    const renewFailures = Metric.tagged(renewFailuresCounter, "name", config.name)
-    const slowPath = Metric.tagged(slowPathCounter, "name", config.name)
-    const stepDowns = Metric.tagged(stepDownsCounter, "name", config.name)
+    const isLeaderMetric = Metric.tagged(metrics.isLeader, "name", config.name)
+    const transitions = Metric.tagged(metrics.leaderTransitions, "name", config.name)
+    const renewFailures = Metric.tagged(metrics.renewFailures, "name", config.name)
+    const slowPath = Metric.tagged(metrics.slowPaths, "name", config.name)
+    const stepDowns = Metric.tagged(metrics.stepDowns, "name", config.name)
     // every series from the start, at 0 (client-go sets the status to 0 at construction)
     yield* Metric.set(isLeaderMetric, 0)
     for (const counter of [transitions, renewFailures, slowPath]) yield* Metric.incrementBy(counter, 0)
@@ -555,7 +511,7 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
         )
       })
 
-    const service: Service = {
+    const service: LeaderElection.Service = {
       identity,
       name: config.name,
       state: SubscriptionRef.get(stateRef),

@@ -1,8 +1,9 @@
 /**
  * The pure part of leader election: the record, its MicroTime stamps, the validation of the timings, the
  * rules of client-go's `tryAcquireOrRenew` (what a replica observed, whether the lease expired for it,
- * what it may write), the waits of the two loops and the state machine. `LeaderElection` re-exports each
- * with its documentation; the loop in `internal/leaderElection.ts` is built on them.
+ * what it may write), the waits of the two loops and the state machine. The types a user sees are declared
+ * in `LeaderElection` (imported here as types), which re-exports the few functions a user calls; the loop
+ * in `leaderElection.ts` is built on the rest, and the tests import them from here.
  *
  * Times are milliseconds of the replica's own Clock; none is ever compared with a timestamp inside a record.
  *
@@ -12,32 +13,21 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import type * as LE from "../../LeaderElection.js"
 import { oneLine } from "../text.js"
+
+type LeaderElectionRecord = LE.LeaderElectionRecord
+type VersionedRecord = LE.VersionedRecord
+type LeaseSpec = LE.LeaseSpec
+type WrittenLeaseSpec = LE.WrittenLeaseSpec
+type Timing = LE.Timing
+type TimingOptions = LE.TimingOptions
 
 // -------------------------------------------------------------------------------------------------
 // the record
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
-export interface LeaderElectionRecord {
-  readonly holderIdentity: string
-  readonly leaseDurationSeconds: number
-  readonly acquireTime?: string | undefined
-  readonly renewTime?: string | undefined
-  readonly leaseTransitions: number
-  readonly strategy?: string | undefined
-  readonly preferredHolder?: string | undefined
-}
-
-/** @internal */
-export interface VersionedRecord {
-  readonly record: LeaderElectionRecord
-  readonly resourceVersion: string
-  /** What the Lease's spec had that could not be used as is, and how it was read (`specProblems`). */
-  readonly problems?: ReadonlyArray<string> | undefined
-}
-
-/** @internal */
+/** What a replica knows of the Lease: the record it last read, and when (its Clock) it first saw it as it is. @internal */
 export interface Observation extends VersionedRecord {
   readonly observedAt: number
 }
@@ -56,17 +46,6 @@ export const recordKey = (record: LeaderElectionRecord): string =>
 
 /** @internal */
 export const sameRecord = (a: LeaderElectionRecord, b: LeaderElectionRecord): boolean => recordKey(a) === recordKey(b)
-
-/** @internal */
-export interface LeaseSpec {
-  readonly holderIdentity?: string | undefined
-  readonly leaseDurationSeconds?: number | undefined
-  readonly acquireTime?: string | undefined
-  readonly renewTime?: string | undefined
-  readonly leaseTransitions?: number | undefined
-  readonly strategy?: string | undefined
-  readonly preferredHolder?: string | undefined
-}
 
 const maxInt32 = 2_147_483_647
 const isPositiveInt32 = (u: unknown): u is number =>
@@ -165,17 +144,6 @@ export const versionedFromSpec = (spec: LeaseSpec | undefined, resourceVersion: 
 }
 
 /** @internal */
-export interface WrittenLeaseSpec {
-  readonly holderIdentity: string
-  readonly leaseDurationSeconds: number
-  readonly leaseTransitions: number
-  readonly acquireTime?: string
-  readonly renewTime?: string
-  readonly strategy?: string
-  readonly preferredHolder?: string
-}
-
-/** @internal */
 export const recordToSpec = (record: LeaderElectionRecord): WrittenLeaseSpec => {
   const spec: {
     holderIdentity: string
@@ -222,24 +190,8 @@ export const defaultRetryPeriod: Duration.Duration = Duration.seconds(2)
 /** @internal */
 export const defaultJitterFactor = 1.2
 
-/** @internal */
-export class InvalidConfig extends Data.TaggedError("InvalidConfig")<{ readonly message: string }> {}
-
-/** @internal */
-export interface TimingOptions {
-  readonly leaseDuration?: Duration.DurationInput | undefined
-  readonly renewDeadline?: Duration.DurationInput | undefined
-  readonly retryPeriod?: Duration.DurationInput | undefined
-  readonly jitterFactor?: number | undefined
-}
-
-/** @internal */
-export interface Timing {
-  readonly leaseDuration: Duration.Duration
-  readonly renewDeadline: Duration.Duration
-  readonly retryPeriod: Duration.Duration
-  readonly jitterFactor: number
-}
+/** Options that fail validation; `LeaderElection` re-exports it. @internal */
+export class InvalidConfigError extends Data.TaggedError("InvalidConfigError")<{ readonly message: string }> {}
 
 const positive = (d: Duration.Duration) => Duration.greaterThan(d, Duration.zero)
 
@@ -250,12 +202,12 @@ const positive = (d: Duration.Duration) => Duration.greaterThan(d, Duration.zero
  *
  * @internal
  */
-export const validateTiming = (options: TimingOptions): Either.Either<Timing, InvalidConfig> => {
+export const validateTiming = (options: TimingOptions): Either.Either<Timing, InvalidConfigError> => {
   const leaseDuration = Duration.decode(options.leaseDuration ?? defaultLeaseDuration)
   const renewDeadline = Duration.decode(options.renewDeadline ?? defaultRenewDeadline)
   const retryPeriod = Duration.decode(options.retryPeriod ?? defaultRetryPeriod)
   const jitterFactor = options.jitterFactor ?? defaultJitterFactor
-  const fail = (message: string) => Either.left(new InvalidConfig({ message }))
+  const fail = (message: string) => Either.left(new InvalidConfigError({ message }))
   if (Duration.lessThanOrEqualTo(leaseDuration, renewDeadline)) {
     return fail("leaseDuration must be greater than renewDeadline")
   }
@@ -455,41 +407,14 @@ export const leaderSleep = (now: number, renewedAt: number, timing: Timing): num
 // the state machine
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
-export type StepDownReason = "RenewDeadline" | "LeaseLost" | "Failure" | "Shutdown"
+/** Constructors and matchers of `LeaderElection.State`. @internal */
+export const State = Data.taggedEnum<LE.State>()
 
-/** @internal */
-export type State = Data.TaggedEnum<{
-  Acquiring: {}
-  Following: { readonly leader: string }
-  Leading: { readonly term: number }
-  SteppingDown: { readonly term: number; readonly reason: StepDownReason }
-  Releasing: {}
-  Stopped: {}
-}>
-
-/** @internal */
-export const State = Data.taggedEnum<State>()
-
-/** @internal */
-export type Event = Data.TaggedEnum<{
-  Observed: { readonly leader: Option.Option<string> }
-  Acquired: { readonly term: number }
-  Renewed: {}
-  RenewFailed: {}
-  DeadlineReached: {}
-  LeaseLost: { readonly leader: string }
-  Failed: {}
-  WorkStopped: {}
-  ShutdownStarted: {}
-  Released: {}
-}>
-
-/** @internal */
-export const Event = Data.taggedEnum<Event>()
+/** Constructors and matchers of `LeaderElection.Event`. @internal */
+export const Event = Data.taggedEnum<LE.Event>()
 
 /** The next state; an event that does not apply to a state leaves it as it is. @internal */
-export const transition = (state: State, event: Event): State => {
+export const transition = (state: LE.State, event: LE.Event): LE.State => {
   switch (state._tag) {
     case "Acquiring":
     case "Following":

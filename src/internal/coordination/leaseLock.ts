@@ -1,7 +1,7 @@
 /**
  * Lease locks: the record of a Lease read and written with optimistic concurrency, over the `Client`
  * (`coordination.k8s.io/v1` Leases) or in memory (a test double with partitions, latency, scripted errors
- * and a log of operations). `LeaderElection` re-exports them with their documentation.
+ * and a log of operations). Their types are declared in `LeaderElection`, which re-exports the locks.
  *
  * @internal
  */
@@ -17,44 +17,37 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ApiError } from "../../ApiError.js"
 import { Client } from "../../Client.js"
+import type {
+  ClientLockOptions,
+  LeaderElectionRecord,
+  LeaseChange,
+  LeaseEntry,
+  LeaseLock,
+  LeaseSpec,
+  LockErrorReason,
+  MemoryLeases,
+  MemoryLockOptions,
+  Operation,
+  PartitionMode,
+  Verb,
+  VersionedRecord
+} from "../../LeaderElection.js"
 import * as Resource from "../../Resource.js"
 import type { TermError } from "../../Term.js"
-import type { LeaderElectionRecord, LeaseSpec, VersionedRecord } from "./leaderElectionPolicy.js"
 import { recordToSpec, versionedFromSpec } from "./leaderElectionPolicy.js"
 
 // -------------------------------------------------------------------------------------------------
 // the interface
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
-export type LockErrorReason = "NotFound" | "AlreadyExists" | "Conflict" | "Failed"
-
-/** @internal */
+/** A lock operation failed; `LeaderElection` re-exports it. @internal */
 export class LockError extends Data.TaggedError("LockError")<{
   readonly reason: LockErrorReason
   readonly message: string
   readonly cause?: unknown
 }> {}
 
-/** @internal */
-export interface LeaseLock {
-  readonly describe: string
-  readonly get: Effect.Effect<Option.Option<VersionedRecord>, LockError>
-  readonly create: (record: LeaderElectionRecord) => Effect.Effect<VersionedRecord, LockError>
-  readonly update: (record: LeaderElectionRecord, resourceVersion: string) => Effect.Effect<VersionedRecord, LockError>
-  readonly watch?: ((resourceVersion: string) => Stream.Stream<LeaseChange, LockError>) | undefined
-}
-
-/** A change of a watched Lease: its record as written, or `None` when it was deleted. @internal */
-export type LeaseChange = Option.Option<VersionedRecord>
-
-/** @internal */
-export interface LeaseEntry extends VersionedRecord {
-  readonly name: string
-  readonly labels: { readonly [key: string]: string }
-}
-
-/** @internal */
+/** The labels of a Lease. @internal */
 export type Labels = { readonly [key: string]: string }
 
 const matches = (labels: Labels, selector: Labels): boolean =>
@@ -63,13 +56,6 @@ const matches = (labels: Labels, selector: Labels): boolean =>
 // -------------------------------------------------------------------------------------------------
 // over the Client
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export interface ClientLockOptions {
-  readonly namespace: string
-  readonly name: string
-  readonly labels?: Labels | undefined
-}
 
 const lockError = (error: ApiError | TermError, what: string): LockError => {
   if (error._tag === "TermError") {
@@ -183,54 +169,6 @@ export const clientList = (
 // -------------------------------------------------------------------------------------------------
 // in memory
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export type Verb = "get" | "create" | "update" | "list"
-
-/** @internal */
-export type PartitionMode = "fail" | "hang" | "drop-responses"
-
-/** @internal */
-export interface Operation {
-  /** The store's Clock time when the operation took effect (or failed). */
-  readonly at: number
-  readonly client: string
-  readonly verb: Verb
-  /** The Lease's name (`*` for a list). */
-  readonly name: string
-  /** `ok`, the reason it failed, or `lost` (applied, its answer dropped by a partition). */
-  readonly outcome: "ok" | "lost" | LockErrorReason
-}
-
-/** @internal */
-export interface MemoryLockOptions {
-  /** Who is calling: faults are set per client. Default `"default"`. */
-  readonly client?: string | undefined
-  /** Labels written on create and merged on update. */
-  readonly labels?: Labels | undefined
-}
-
-/** @internal */
-export interface MemoryLeases {
-  readonly lock: (name: string, options?: MemoryLockOptions) => LeaseLock
-  readonly list: (
-    selector?: Labels,
-    options?: { readonly client?: string | undefined }
-  ) => Effect.Effect<ReadonlyArray<LeaseEntry>, LockError>
-  readonly read: (name: string) => Effect.Effect<Option.Option<LeaseEntry>>
-  readonly write: (name: string, record: LeaderElectionRecord, labels?: Labels) => Effect.Effect<LeaseEntry>
-  readonly remove: (name: string) => Effect.Effect<void>
-  readonly partition: (client: string, mode?: PartitionMode) => Effect.Effect<void>
-  readonly heal: (client: string) => Effect.Effect<void>
-  readonly setLatency: (client: string, latency: Duration.DurationInput) => Effect.Effect<void>
-  readonly failNext: (
-    client: string,
-    verb: Verb,
-    reason: LockErrorReason,
-    times?: number
-  ) => Effect.Effect<void>
-  readonly operations: Effect.Effect<ReadonlyArray<Operation>>
-}
 
 interface Faults {
   partition: PartitionMode | undefined

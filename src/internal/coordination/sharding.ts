@@ -19,12 +19,14 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import { Client } from "../../Client.js"
+import type { MemoryLeases } from "../../LeaderElection.js"
+import type { Assignment, AssignmentChange, Backend, Options, Sharding } from "../../Sharding.js"
 import * as Term from "../../Term.js"
-import * as LeaderElection from "./leaderElection.js"
-import type { InvalidConfig } from "./leaderElectionPolicy.js"
-import type { Labels, LeaseEntry, LeaseLock, LockError, MemoryLeases } from "./leaseLock.js"
+import { makeElector } from "./leaderElection.js"
+import type { InvalidConfigError } from "./leaderElectionPolicy.js"
+import type { Labels } from "./leaseLock.js"
 import { clientList, makeClientLock } from "./leaseLock.js"
-import type { Assignment, AssignmentChange, ShardingTimingOptions } from "./shardingPolicy.js"
+import * as metrics from "./metrics.js"
 import {
   assignmentAt,
   emptyView,
@@ -43,13 +45,6 @@ import {
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
-export interface Backend {
-  readonly describe: string
-  readonly lock: (name: string, labels: Labels) => LeaseLock
-  readonly list: (labels: Labels) => Effect.Effect<ReadonlyArray<LeaseEntry>, LockError>
-}
-
-/** @internal */
 export const clientBackend = (namespace: string): Effect.Effect<Backend, never, Client> =>
   Effect.map(Client, (client) => ({
     describe: namespace,
@@ -65,54 +60,8 @@ export const memoryBackend = (leases: MemoryLeases, client?: string): Backend =>
 })
 
 // -------------------------------------------------------------------------------------------------
-// metrics
-// -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export const membersGauge = Metric.gauge("effect_informers_sharding_members", {
-  description: "Live members of the shard group in this member's view"
-})
-
-/** @internal */
-export const activeGauge = Metric.gauge("effect_informers_sharding_active", {
-  description: "1 while this member takes keys (its status is Active), 0 otherwise"
-})
-
-/** @internal */
-export const changesCounter = Metric.counter("effect_informers_sharding_assignment_changes_total", {
-  description: "Changes of this member's assignment",
-  incremental: true
-})
-
-/** @internal */
-export const interruptedCounter = Metric.counter("effect_informers_sharding_interrupted_total", {
-  description: "Work of whileOwned interrupted because its key left this member",
-  incremental: true
-})
-
-// -------------------------------------------------------------------------------------------------
 // the service
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export interface Options extends ShardingTimingOptions {
-  readonly backend: Backend
-  readonly identity: string
-  readonly group: string
-}
-
-/** @internal */
-export interface Service {
-  readonly identity: string
-  readonly group: string
-  readonly assignment: Effect.Effect<Assignment>
-  readonly changes: Stream.Stream<AssignmentChange>
-  readonly owns: (key: string) => Effect.Effect<boolean>
-  readonly ownerOf: (key: string) => Effect.Effect<Option.Option<string>>
-  readonly members: Effect.Effect<ReadonlyArray<string>>
-  readonly whileOwned: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>) => Effect.Effect<Option.Option<A>, E, R>
-  readonly election: LeaderElection.Service
-}
 
 interface Running {
   readonly key: string
@@ -121,7 +70,7 @@ interface Running {
 }
 
 /** @internal */
-export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Scope.Scope> =>
+export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidConfigError, Scope.Scope> =>
   Effect.gen(function*() {
     const timing = yield* validate(options)
     const { backend, group, identity } = options
@@ -129,7 +78,7 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
     const annotations = { package: "effect-informers", module: "Sharding", group, identity }
     // the membership Lease: an election with one candidate, released when the scope closes (its
     // finalizer registered first, so it runs last: after the work stopped)
-    const elector = yield* LeaderElection.makeElector({
+    const elector = yield* makeElector({
       lock: backend.lock(identity, labels),
       identity,
       name: `${group}/${identity}`,
@@ -139,10 +88,10 @@ export const make = (options: Options): Effect.Effect<Service, InvalidConfig, Sc
       jitterFactor: timing.jitterFactor
     })
     const election = elector.service
-    const members = Metric.tagged(membersGauge, "group", group)
-    const active = Metric.tagged(Metric.tagged(activeGauge, "group", group), "identity", identity)
-    const changesMetric = Metric.tagged(changesCounter, "group", group)
-    const interrupted = Metric.tagged(interruptedCounter, "group", group)
+    const members = Metric.tagged(metrics.shardMembers, "group", group)
+    const active = Metric.tagged(Metric.tagged(metrics.shardActive, "group", group), "identity", identity)
+    const changesMetric = Metric.tagged(metrics.shardAssignmentChanges, "group", group)
+    const interrupted = Metric.tagged(metrics.shardInterruptions, "group", group)
     yield* Metric.set(active, 0)
 
     let view = emptyView(identity)

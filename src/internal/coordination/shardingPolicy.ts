@@ -1,7 +1,9 @@
 /**
  * The pure part of sharding: the rendezvous hash, the timings, a member's view of the membership Leases
  * (observed as leader election observes a Lease: by the local time of the last change), and the
- * assignment a view gives at an instant. `Sharding` re-exports each with its documentation.
+ * assignment a view gives at an instant. The types a user sees are declared in `Sharding` (imported here
+ * as types), which re-exports the few functions a user calls; the member in `sharding.ts` is built on the
+ * rest, and the tests import them from here.
  *
  * @internal
  */
@@ -9,9 +11,10 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { Observation, State, Timing, TimingOptions } from "./leaderElectionPolicy.js"
-import { InvalidConfig, isExpired, observe, validateTiming } from "./leaderElectionPolicy.js"
-import type { LeaseEntry } from "./leaseLock.js"
+import type { LeaseEntry, State } from "../../LeaderElection.js"
+import type { Assignment, AssignmentChange, Names, Status, Timing, TimingOptions } from "../../Sharding.js"
+import type { Observation } from "./leaderElectionPolicy.js"
+import { InvalidConfigError, isExpired, observe, validateTiming } from "./leaderElectionPolicy.js"
 
 // -------------------------------------------------------------------------------------------------
 // the hash
@@ -69,33 +72,17 @@ export const ownerOf = (members: Iterable<string>, key: string): Option.Option<s
 // timings and names
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
+/** The label on every membership Lease, its value the group. @internal */
 export const groupLabel = "effect-informers.io/shard-group"
 
 /** Sharding's default renew deadline of a membership Lease: 5 s (leader election's is 10 s). @internal */
 export const defaultRenewDeadline: Duration.Duration = Duration.seconds(5)
 
-/** @internal */
-export interface ShardingTimingOptions extends TimingOptions {
-  readonly viewTimeout?: Duration.DurationInput | undefined
-}
-
-/** @internal */
-export interface ShardingTiming extends Timing {
-  readonly viewTimeout: Duration.Duration
-}
-
 /** How long a member's view stays valid after the list it came from was sent, in milliseconds. @internal */
-export const viewTimeout = (timing: ShardingTiming): number => Duration.toMillis(timing.viewTimeout)
+export const viewTimeout = (timing: Timing): number => Duration.toMillis(timing.viewTimeout)
 
 const labelValue = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/
 const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-
-/** @internal */
-export interface Names {
-  readonly identity: string
-  readonly group: string
-}
 
 /**
  * Leader election's checks of the timings (the renew deadline defaulting to 5 s), then the view timeout
@@ -105,11 +92,11 @@ export interface Names {
  *
  * @internal
  */
-export const validate = (options: ShardingTimingOptions & Names): Either.Either<ShardingTiming, InvalidConfig> =>
+export const validate = (options: TimingOptions & Names): Either.Either<Timing, InvalidConfigError> =>
   Either.flatMap(
     validateTiming({ ...options, renewDeadline: options.renewDeadline ?? defaultRenewDeadline }),
     (timing) => {
-      const fail = (message: string) => Either.left(new InvalidConfig({ message }))
+      const fail = (message: string) => Either.left(new InvalidConfigError({ message }))
       const lease = Duration.toMillis(timing.leaseDuration)
       const renew = Duration.toMillis(timing.renewDeadline)
       const view = options.viewTimeout === undefined
@@ -136,7 +123,7 @@ export const validate = (options: ShardingTimingOptions & Names): Either.Either<
 // the view
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
+/** What a member knows of its group. @internal */
 export interface View {
   readonly identity: string
   /** Every Lease of the group seen and not yet expired, by name; one missing from a list is kept until it expires. */
@@ -147,7 +134,7 @@ export interface View {
   readonly self: Option.Option<{ readonly term: number; readonly since: number }>
 }
 
-/** @internal */
+/** The view of a member that has listed nothing yet. @internal */
 export const emptyView = (identity: string): View => ({
   identity,
   peers: new Map(),
@@ -203,17 +190,7 @@ export const membersAt = (view: View, now: number): ReadonlyArray<string> =>
 // the assignment
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
-export type Status = "NotMember" | "WarmingUp" | "Stale" | "Active" | "Left"
-
-/** @internal */
-export interface Assignment {
-  readonly identity: string
-  readonly status: Status
-  readonly members: ReadonlyArray<string>
-}
-
-/** @internal */
+/** An assignment, comparable by value. @internal */
 export const makeAssignment = (identity: string, status: Status, members: ReadonlyArray<string>): Assignment =>
   Data.struct({ identity, status, members: Data.array(members.slice()) })
 
@@ -229,7 +206,7 @@ export const assignmentAt = (
   election: State,
   leaving: boolean,
   now: number,
-  timing: ShardingTiming
+  timing: Timing
 ): Assignment => {
   const members = membersAt(view, now)
   const status: Status = leaving
@@ -256,19 +233,13 @@ export const owns = (assignment: Assignment, key: string): boolean =>
  *
  * @internal
  */
-export const nextChangeAt = (view: View, now: number, timing: ShardingTiming): Option.Option<number> => {
+export const nextChangeAt = (view: View, now: number, timing: Timing): Option.Option<number> => {
   const instants: Array<number> = []
   if (Option.isSome(view.self)) instants.push(view.self.value.since + Duration.toMillis(timing.leaseDuration))
   if (Option.isSome(view.listedAt)) instants.push(view.listedAt.value + viewTimeout(timing))
   for (const [, o] of view.peers) instants.push(o.observedAt + o.record.leaseDurationSeconds * 1000)
   const future = instants.filter((t) => t > now)
   return future.length === 0 ? Option.none() : Option.some(Math.min(...future))
-}
-
-/** @internal */
-export interface AssignmentChange {
-  readonly previous: Option.Option<Assignment>
-  readonly current: Assignment
 }
 
 /** Whether `key` came to this member with `change` (every owned key, for the first change of a stream). @internal */

@@ -1,7 +1,8 @@
 /**
  * The in-memory API store: the Kubernetes list/watch protocol over objects kept in memory, shared by the
  * fake ListerWatcher (`FakeListerWatcher.ts`) and the test kit's embedded API server, so that the two
- * cannot disagree about it. `ApiStore.ts` documents it for users.
+ * cannot disagree about it. `ApiStore.ts` declares its types (imported here as types) and documents it
+ * for users.
  *
  * Invariants:
  * - `rv` is the resourceVersion of the last write; every write takes `rv + 1`, whatever its collection.
@@ -16,6 +17,20 @@
  * @internal
  */
 import * as Either from "effect/Either"
+import type {
+  ContinueToken,
+  Delivery,
+  Entry,
+  EventType,
+  FieldError,
+  ListOutcome,
+  ListPageResult,
+  ListParams,
+  Selection,
+  Watcher,
+  WatchParams,
+  WatchPlan
+} from "../../ApiStore.js"
 import * as FieldSelector from "../../FieldSelector.js"
 import * as LabelSelector from "../../LabelSelector.js"
 import type { Resource } from "../../Resource.js"
@@ -26,27 +41,6 @@ import { failureStatus } from "../../Wire.js"
 // -------------------------------------------------------------------------------------------------
 // entries and collections
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export type EventType = "ADDED" | "MODIFIED" | "DELETED"
-
-/**
- * One stored version of one object, as the store sees it. A front end may keep more (the server keeps
- * its JSON); an entry is immutable once committed.
- *
- * @internal
- */
-export interface Entry {
-  /** `namespace/name`, or `name` for cluster-scoped objects: the order of lists. */
-  readonly key: string
-  /** `""` for cluster-scoped objects. */
-  readonly namespace: string
-  readonly name: string
-  readonly obj: unknown
-  readonly rv: number
-  /** `undefined` unless `metadata.labels` is an object. */
-  readonly labels: LabelSelector.Labels
-}
 
 /** @internal */
 export const objectKey = (namespace: string, name: string): string => namespace === "" ? name : `${namespace}/${name}`
@@ -246,13 +240,6 @@ export class History<E extends Entry = Entry> {
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
-export interface Selection {
-  readonly namespace: string | undefined
-  readonly label: LabelSelector.LabelSelector | undefined
-  readonly field: FieldSelector.FieldSelector | undefined
-}
-
-/** @internal */
 export const everything: Selection = { namespace: undefined, label: undefined, field: undefined }
 
 /** @internal */
@@ -293,15 +280,6 @@ export const parseSelection = (
 }
 
 /**
- * How a watch sees one event: `"event"` as it happened, `"entered"` as ADDED (an update that made the
- * object match), `"left"` as DELETED of the previous state at the event's resourceVersion (an update that
- * made it stop matching: the selector exit).
- *
- * @internal
- */
-export type Delivery = "event" | "entered" | "left"
-
-/**
  * The watch cache's rules: an event outside the namespace, or whose object matches the selectors neither
  * before nor after, is not seen (`undefined`).
  *
@@ -316,24 +294,6 @@ export const deliveryOf = <E extends Entry>(selection: Selection, event: History
   return now && before ? "event" : now ? "entered" : before ? "left" : undefined
 }
 
-/**
- * An open watch, as the store feeds it. The store decides what it sees and in which order; the watcher
- * decides how that is written.
- *
- * @internal
- */
-export interface Watcher<E extends Entry = Entry> {
-  readonly selection: Selection
-  /** Ended: the store stops feeding it (and does not register it when it ended during its start). */
-  readonly done: boolean
-  /** One event the selection lets through, as `delivery` says. */
-  send(event: HistoryEvent<E>, delivery: Delivery): void
-  /** The initial state (already selected), as ADDED events. */
-  added(entries: ReadonlyArray<E>): void
-  /** A BOOKMARK at `rv`; `initialEventsEnd`: annotated `k8s.io/initial-events-end: "true"`. */
-  bookmark(rv: number, initialEventsEnd: boolean): void
-}
-
 /** Feeds `event` to `watcher` through the selector rules. @internal */
 export const deliver = <E extends Entry>(watcher: Watcher<E>, event: HistoryEvent<E>): void => {
   const delivery = deliveryOf(watcher.selection, event)
@@ -343,15 +303,6 @@ export const deliver = <E extends Entry>(watcher: Watcher<E>, event: HistoryEven
 // -------------------------------------------------------------------------------------------------
 // the store
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export interface ListPageResult<E extends Entry = Entry> {
-  readonly items: Array<E>
-  readonly rv: number
-  /** The key to continue from (exclusive: the last key returned). */
-  readonly lastKey: string | undefined
-  readonly remaining: number | undefined
-}
 
 /** @internal */
 export class Store<E extends Entry = Entry> {
@@ -510,13 +461,6 @@ export const tooLargeResourceVersion = (requested: number, current: number): Sta
 export const inconsistentContinue =
   "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list."
 
-/** A field error of an `Invalid` status (causes use the real API's `reason` key). @internal */
-export interface FieldError {
-  readonly reason: string
-  readonly field: string
-  readonly message: string
-}
-
 /**
  * 422 Invalid, e.g. `Pod "x" is invalid: metadata.name: Required value: name or generateName is required`.
  *
@@ -563,16 +507,6 @@ export const parseResourceVersion = (value: string): number | undefined =>
 // continue tokens
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
-export interface ContinueToken {
-  /** The snapshot's resourceVersion; `-1`: continue at the current state (after an expired token). */
-  readonly rv: number
-  /** The first key of the next page. */
-  readonly start: string
-  /** The store's `continueEpoch` when issued. */
-  readonly epoch: number
-}
-
 /** A continue token as the API server shapes them: base64url JSON (the epoch only once one expired). @internal */
 export const encodeContinue = (rv: number, start: string, epoch = 0): string =>
   Buffer.from(
@@ -605,24 +539,6 @@ export const expiredContinue = (token: ContinueToken | undefined): Status => {
 // -------------------------------------------------------------------------------------------------
 // LIST
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export interface ListParams {
-  readonly labelSelector?: string | undefined
-  readonly fieldSelector?: string | undefined
-  readonly resourceVersion?: string | undefined
-  readonly resourceVersionMatch?: string | undefined
-  readonly limit?: number | undefined
-  readonly continue?: string | undefined
-  /** Present (any value): 422, sendInitialEvents is for watches. */
-  readonly sendInitialEvents?: string | boolean | undefined
-}
-
-/** @internal */
-export interface ListOutcome<E extends Entry = Entry> {
-  readonly page: ListPageResult<E>
-  readonly continueToken: string | undefined
-}
 
 /**
  * A LIST with the API server's resourceVersion semantics:
@@ -702,30 +618,6 @@ export const list = <E extends Entry>(
 // -------------------------------------------------------------------------------------------------
 // WATCH
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export interface WatchParams {
-  readonly labelSelector?: string | undefined
-  readonly fieldSelector?: string | undefined
-  readonly resourceVersion?: string | undefined
-  readonly resourceVersionMatch?: string | undefined
-  /** `undefined`: the parameter is absent. */
-  readonly sendInitialEvents?: boolean | undefined
-  readonly allowWatchBookmarks?: boolean | undefined
-}
-
-/** Everything a watch needs to start, decided before it starts. @internal */
-export interface WatchPlan {
-  readonly selection: Selection
-  /** `undefined`: start now, with the current state as ADDED events when `initialEvents`. */
-  readonly from: number | undefined
-  readonly initialEvents: boolean
-  /** Watch-list: the initial events end with an annotated bookmark. */
-  readonly endBookmark: boolean
-  readonly bookmarks: boolean
-  /** With `sendInitialEvents`: the state sent must be at least this recent. */
-  readonly notOlderThan: number | undefined
-}
 
 /**
  * Validates a WATCH request and decides how it starts, as the API server does:

@@ -9,13 +9,14 @@ import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import * as metrics from "../../../src/internal/coordination/metrics.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import { advance, heldBy, settle, startElector } from "./fixtures.js"
 
 const { State } = LeaderElection
 
 const gauge = (name: string) =>
-  Effect.map(Metric.value(Metric.tagged(LeaderElection.isLeaderMetric, "name", name)), (state) => state.value)
+  Effect.map(Metric.value(Metric.tagged(metrics.isLeader, "name", name)), (state) => state.value)
 const counter = (metric: Metric.Metric.Counter<number>, name: string, ...tags: ReadonlyArray<string>) =>
   Effect.map(
     Metric.value(
@@ -83,22 +84,22 @@ describe("LeaderElection: observing", () => {
       assert.strictEqual(yield* gauge(name), 0)
       yield* settle
       assert.strictEqual(yield* gauge(name), 1)
-      assert.strictEqual(yield* counter(LeaderElection.transitionsMetric, name), 1)
+      assert.strictEqual(yield* counter(metrics.leaderTransitions, name), 1)
       yield* leases.failNext("baz", "update", "Conflict")
       yield* advance(2000)
-      assert.strictEqual(yield* counter(LeaderElection.slowPathMetric, name), 1)
+      assert.strictEqual(yield* counter(metrics.slowPaths, name), 1)
       yield* leases.partition("baz", "fail")
       yield* advance(12_000) // attempts at 4, 6, 8, 10 s fail; steps down at 12 s
       assert.strictEqual(yield* gauge(name), 0)
-      assert.strictEqual(yield* counter(LeaderElection.renewFailuresMetric, name), 4)
-      assert.strictEqual(yield* counter(LeaderElection.stepDownsMetric, name, "reason", "RenewDeadline"), 1)
+      assert.strictEqual(yield* counter(metrics.renewFailures, name), 4)
+      assert.strictEqual(yield* counter(metrics.stepDowns, name, "reason", "RenewDeadline"), 1)
       yield* leases.heal("baz")
       yield* advance(2000)
       assert.strictEqual(yield* gauge(name), 1)
-      assert.strictEqual(yield* counter(LeaderElection.transitionsMetric, name), 2)
+      assert.strictEqual(yield* counter(metrics.leaderTransitions, name), 2)
       yield* elector.close
       assert.strictEqual(yield* gauge(name), 0)
-      assert.strictEqual(yield* counter(LeaderElection.stepDownsMetric, name, "reason", "Shutdown"), 1)
+      assert.strictEqual(yield* counter(metrics.stepDowns, name, "reason", "Shutdown"), 1)
     }).pipe(Effect.withRandomFixed([0])))
 
   it.scoped("the election's name defaults to the lock's", () =>
@@ -109,13 +110,13 @@ describe("LeaderElection: observing", () => {
       assert.strictEqual(service.identity, "baz")
     }))
 
-  it.scoped("make fails with InvalidConfig on invalid options", () =>
+  it.scoped("make fails with InvalidConfigError on invalid options", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const error = yield* Effect.flip(
         LeaderElection.make({ lock: leases.lock("leader"), identity: "baz", leaseDuration: "5 seconds" })
       )
-      assert.strictEqual(error._tag, "InvalidConfig")
+      assert.strictEqual(error._tag, "InvalidConfigError")
       assert.strictEqual(error.message, "leaseDuration must be greater than renewDeadline")
     }))
 })

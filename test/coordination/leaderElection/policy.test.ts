@@ -9,13 +9,16 @@ import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as internal from "../../../src/internal/coordination/leaderElection.js"
+import * as policy from "../../../src/internal/coordination/leaderElectionPolicy.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 
-const { Decision, Event, LeaderStep, State } = LeaderElection
+const { Decision, LeaderStep } = policy
+const { Event, State } = LeaderElection
 
-const stamp = (now: number): LeaderElection.Stamp => ({
+const stamp = (now: number): policy.Stamp => ({
   now,
-  time: LeaderElection.formatMicroTime(BigInt(now) * 1_000_000n)
+  time: policy.formatMicroTime(BigInt(now) * 1_000_000n)
 })
 
 const record = (
@@ -35,7 +38,7 @@ const observation = (
   r: LeaderElection.LeaderElectionRecord,
   observedAt: number,
   resourceVersion = "10"
-): LeaderElection.Observation => ({ record: r, resourceVersion, observedAt })
+): policy.Observation => ({ record: r, resourceVersion, observedAt })
 
 const timing = Either.getOrThrow(LeaderElection.validateTiming({}))
 
@@ -51,12 +54,12 @@ describe("LeaderElection policies", () => {
         [5000, 60, 20_000, false] // the holder's duration counts, not this replica's
       ] as const
     )("observed at %d, %d s, now %d: %s", (observedAt, seconds, now, expected) => {
-      assert.strictEqual(LeaderElection.isExpired(observation(record("bing", seconds), observedAt), now), expected)
+      assert.strictEqual(policy.isExpired(observation(record("bing", seconds), observedAt), now), expected)
     })
 
     it("renewTime is never read: a record renewed 'in the future' expires as any other", () => {
       const future = record("bing", 15, { renewTime: "2999-01-01T00:00:00.000000Z" })
-      assert.isTrue(LeaderElection.isExpired(observation(future, 0), 15_000))
+      assert.isTrue(policy.isExpired(observation(future, 0), 15_000))
     })
   })
 
@@ -69,7 +72,7 @@ describe("LeaderElection policies", () => {
         ["released", Option.some(observation(record(""), 0)), 0, Option.none()]
       ] as const
     )("%s", (_, observed, now, expected) => {
-      assert.deepStrictEqual(LeaderElection.validHolder(observed, now), expected)
+      assert.deepStrictEqual(policy.validHolder(observed, now), expected)
     })
   })
 
@@ -109,7 +112,7 @@ describe("LeaderElection policies", () => {
         ]
       ] as const
     )("%s", (_, previous, got, now, observedAt) => {
-      const next = LeaderElection.observe(previous, got, now)
+      const next = policy.observe(previous, got, now)
       assert.strictEqual(next.observedAt, observedAt)
       assert.strictEqual(next.resourceVersion, "11")
       assert.deepStrictEqual(next.record, got.record)
@@ -126,7 +129,7 @@ describe("LeaderElection policies", () => {
         ["this replica, expired", record("baz"), 0, 60_000, "Renew", 2, "2024-01-01T00:00:00.000000Z"]
       ] as const
     )("%s", (_, r, observedAt, now, tag, transitions, acquireTime) => {
-      const decision = LeaderElection.decide("baz", observation(r, observedAt), 15, stamp(now))
+      const decision = policy.decide("baz", observation(r, observedAt), 15, stamp(now))
       assert.strictEqual(decision._tag, tag)
       if (decision._tag === "Wait") {
         assert.strictEqual(decision.holder, "bing")
@@ -141,7 +144,7 @@ describe("LeaderElection policies", () => {
 
     it("keeps strategy and preferredHolder (client-go drops them)", () => {
       const r = record("bing", 15, { strategy: "OldestEmulationVersion", preferredHolder: "baz" })
-      const decision = LeaderElection.decide("baz", observation(r, 0), 15, stamp(20_000))
+      const decision = policy.decide("baz", observation(r, 0), 15, stamp(20_000))
       assert.isTrue(Decision.$is("Take")(decision))
       if (decision._tag !== "Take") return
       assert.strictEqual(decision.record.strategy, "OldestEmulationVersion")
@@ -158,8 +161,8 @@ describe("LeaderElection policies", () => {
           (holder, seconds, observedAt, elapsed) => {
             const o = observation(record(holder, seconds), observedAt)
             const now = observedAt + elapsed
-            const decision = LeaderElection.decide("baz", o, 15, stamp(now))
-            const heldByOther = holder !== "" && holder !== "baz" && !LeaderElection.isExpired(o, now)
+            const decision = policy.decide("baz", o, 15, stamp(now))
+            const heldByOther = holder !== "" && holder !== "baz" && !policy.isExpired(o, now)
             if (heldByOther) return decision._tag === "Wait"
             if (holder === "baz") return decision._tag === "Renew" && decision.record.leaseTransitions === 2
             return decision._tag === "Take" && decision.record.leaseTransitions === 3
@@ -179,7 +182,7 @@ describe("LeaderElection policies", () => {
         ["held by another", Option.some(observation(record("bing"), 0)), 0, false]
       ] as const
     )("%s: %s", (_, observed, now, fast) => {
-      const renewal = LeaderElection.fastRenewal("baz", observed, 20, stamp(now))
+      const renewal = policy.fastRenewal("baz", observed, 20, stamp(now))
       assert.strictEqual(Option.isSome(renewal), fast)
       if (Option.isNone(renewal)) return
       assert.strictEqual(renewal.value.leaseDurationSeconds, 20)
@@ -190,7 +193,7 @@ describe("LeaderElection policies", () => {
   })
 
   it("initialRecord: this replica, acquired and renewed now, no transition", () => {
-    assert.deepStrictEqual(LeaderElection.initialRecord("baz", 15, stamp(1500)), {
+    assert.deepStrictEqual(policy.initialRecord("baz", 15, stamp(1500)), {
       holderIdentity: "baz",
       leaseDurationSeconds: 15,
       acquireTime: "1970-01-01T00:00:01.500000Z",
@@ -200,7 +203,7 @@ describe("LeaderElection policies", () => {
   })
 
   it("releasedRecord: no holder, leaseDurationSeconds 1, times now, transitions kept (client-go's ReleaseOnCancel)", () => {
-    assert.deepStrictEqual(LeaderElection.releasedRecord(record("baz"), stamp(2000)), {
+    assert.deepStrictEqual(policy.releasedRecord(record("baz"), stamp(2000)), {
       holderIdentity: "",
       leaseDurationSeconds: 1,
       acquireTime: "1970-01-01T00:00:02.000000Z",
@@ -221,7 +224,7 @@ describe("LeaderElection policies", () => {
         [2000, 0, 0.7, 2000]
       ] as const
     )("jitteredDelay(%d, %d, %d) = %d", (retry, jitter, random, expected) => {
-      assert.closeTo(LeaderElection.jitteredDelay(retry, jitter, random), expected, 1e-9)
+      assert.closeTo(policy.jitteredDelay(retry, jitter, random), expected, 1e-9)
     })
 
     it.each(
@@ -234,7 +237,7 @@ describe("LeaderElection policies", () => {
       const t = Either.getOrThrow(
         LeaderElection.validateTiming({ leaseDuration: "15 seconds", renewDeadline, retryPeriod: "200 millis" })
       )
-      assert.strictEqual(LeaderElection.requestTimeout(t), expected)
+      assert.strictEqual(policy.requestTimeout(t), expected)
     })
 
     it.each(
@@ -247,7 +250,7 @@ describe("LeaderElection policies", () => {
         [14_000, 6000, LeaderStep.Renew({ timeout: 2000 })]
       ] as const
     )("leaderStep(now %d, renewed at %d)", (now, renewedAt, expected) => {
-      assert.deepStrictEqual(LeaderElection.leaderStep(now, renewedAt, timing), expected)
+      assert.deepStrictEqual(policy.leaderStep(now, renewedAt, timing), expected)
     })
 
     it.each(
@@ -257,7 +260,7 @@ describe("LeaderElection policies", () => {
         [10_500, 0, 0]
       ] as const
     )("leaderSleep(now %d, renewed at %d) = %d", (now, renewedAt, expected) => {
-      assert.strictEqual(LeaderElection.leaderSleep(now, renewedAt, timing), expected)
+      assert.strictEqual(policy.leaderSleep(now, renewedAt, timing), expected)
     })
   })
 
@@ -308,16 +311,16 @@ describe("LeaderElection policies", () => {
         create: () => Either.left(new LeaderElection.LockError({ reason: "Failed", message: "no" })),
         update: () => Either.left(new LeaderElection.LockError({ reason: "Failed", message: "no" }))
       }
-      const empty = LeaderElection.validate({ lock, identity: "" })
+      const empty = internal.validate({ lock, identity: "" })
       assert.isTrue(Either.isLeft(empty) && empty.left.message === "Lock identity is empty")
-      const config = Either.getOrThrow(LeaderElection.validate({ lock, identity: "baz" }))
+      const config = Either.getOrThrow(internal.validate({ lock, identity: "baz" }))
       assert.strictEqual(config.name, "ns/lock")
       assert.isTrue(config.releaseOnCancel)
       assert.strictEqual(Duration.toMillis(config.leaseDuration), 15_000)
       assert.strictEqual(Duration.toMillis(config.renewDeadline), 10_000)
       assert.strictEqual(Duration.toMillis(config.retryPeriod), 2000)
       assert.strictEqual(config.jitterFactor, 1.2)
-      const invalid = LeaderElection.validate({ lock, identity: "", leaseDuration: "1 second" })
+      const invalid = internal.validate({ lock, identity: "", leaseDuration: "1 second" })
       assert.isTrue(
         Either.isLeft(invalid) && invalid.left.message === "leaseDuration must be greater than renewDeadline"
       )
@@ -371,13 +374,13 @@ describe("LeaderElection policies", () => {
         [999n, "1970-01-01T00:00:00.000000Z"]
       ] as const
     )("formatMicroTime(%s) = %s", (nanos, expected) => {
-      assert.strictEqual(LeaderElection.formatMicroTime(nanos), expected)
+      assert.strictEqual(policy.formatMicroTime(nanos), expected)
     })
 
     it("MicroTime strings are RFC 3339 with six fractional digits", () => {
       FastCheck.assert(
         FastCheck.property(FastCheck.bigInt({ min: 0n, max: 4_000_000_000_000_000_000n }), (nanos) => {
-          const text = LeaderElection.formatMicroTime(nanos)
+          const text = policy.formatMicroTime(nanos)
           return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(text) &&
             Date.parse(text) === Number(nanos / 1_000_000n)
         })

@@ -9,6 +9,7 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as policy from "../../../src/internal/coordination/shardingPolicy.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
 
@@ -36,18 +37,18 @@ describe("Sharding policies", () => {
         ["foobar", 0x85944171f73967e8n]
       ] as const
     )("fnv1a64(%j) is FNV-1a's published value", (text, expected) => {
-      assert.strictEqual(Sharding.fnv1a64(text), expected)
+      assert.strictEqual(policy.fnv1a64(text), expected)
     })
 
     it("mix64 is MurmurHash3's fmix64: 0 stays 0, and known values", () => {
-      assert.strictEqual(Sharding.mix64(0n), 0n)
-      assert.strictEqual(Sharding.mix64(1n), 0xb456bcfc34c2cb2cn)
+      assert.strictEqual(policy.mix64(0n), 0n)
+      assert.strictEqual(policy.mix64(1n), 0xb456bcfc34c2cb2cn)
     })
 
     it("scores are fixed (the assignment is a contract between replicas and versions)", () => {
       assert.strictEqual(
-        Sharding.score("replica-0", "default/web"),
-        Sharding.mix64(Sharding.fnv1a64("replica-0\ndefault/web"))
+        policy.score("replica-0", "default/web"),
+        policy.mix64(policy.fnv1a64("replica-0\ndefault/web"))
       )
       assert.deepStrictEqual(
         Sharding.ownerOf(["replica-0", "replica-1", "replica-2"], "default/web"),
@@ -171,49 +172,49 @@ describe("Sharding policies", () => {
       assert.strictEqual(Duration.toMillis(timing.leaseDuration), 15_000)
       assert.strictEqual(Duration.toMillis(timing.renewDeadline), 5000)
       assert.strictEqual(Duration.toMillis(timing.retryPeriod), 2000)
-      assert.strictEqual(Sharding.viewTimeout(timing), 5000)
+      assert.strictEqual(policy.viewTimeout(timing), 5000)
       assert.strictEqual(Duration.toMillis(Sharding.defaultRenewDeadline), 5000)
     })
   })
 
   describe("the view", () => {
-    const view0 = Sharding.emptyView("a")
+    const view0 = policy.emptyView("a")
 
     it("a first list: every Lease observed at its answer, the list's send time kept, itself seen in its term", () => {
-      const view = Sharding.observeList(view0, [entry("a"), entry("b")], 1000, 1200, Option.some(1))
+      const view = policy.observeList(view0, [entry("a"), entry("b")], 1000, 1200, Option.some(1))
       assert.deepStrictEqual([...view.peers.keys()], ["a", "b"])
       assert.strictEqual(view.peers.get("b")!.observedAt, 1200)
       assert.deepStrictEqual(view.listedAt, Option.some(1000))
       assert.deepStrictEqual(view.self, Option.some({ term: 1, since: 1200 }))
-      assert.deepStrictEqual(Sharding.membersAt(view, 1200), ["a", "b"])
+      assert.deepStrictEqual(policy.membersAt(view, 1200), ["a", "b"])
     })
 
     it("an unchanged Lease keeps its time of observation; a changed one gets the new one", () => {
-      const first = Sharding.observeList(view0, [entry("a"), entry("b")], 0, 0, Option.some(1))
-      const second = Sharding.observeList(first, [entry("a", "a", "t1"), entry("b")], 2000, 2000, Option.some(1))
+      const first = policy.observeList(view0, [entry("a"), entry("b")], 0, 0, Option.some(1))
+      const second = policy.observeList(first, [entry("a", "a", "t1"), entry("b")], 2000, 2000, Option.some(1))
       assert.strictEqual(second.peers.get("a")!.observedAt, 2000)
       assert.strictEqual(second.peers.get("b")!.observedAt, 0)
-      assert.deepStrictEqual(Sharding.membersAt(second, 14_999), ["a", "b"])
-      assert.deepStrictEqual(Sharding.membersAt(second, 15_000), ["a"])
+      assert.deepStrictEqual(policy.membersAt(second, 14_999), ["a", "b"])
+      assert.deepStrictEqual(policy.membersAt(second, 15_000), ["a"])
     })
 
     it("a Lease missing from a list is kept until it expires (a deletion is not a departure), then dropped", () => {
-      const first = Sharding.observeList(view0, [entry("a"), entry("b")], 0, 0, Option.some(1))
-      const second = Sharding.observeList(first, [entry("a", "a", "t1")], 2000, 2000, Option.some(1))
-      assert.deepStrictEqual(Sharding.membersAt(second, 2000), ["a", "b"])
-      const third = Sharding.observeList(second, [entry("a", "a", "t2")], 16_000, 16_000, Option.some(1))
+      const first = policy.observeList(view0, [entry("a"), entry("b")], 0, 0, Option.some(1))
+      const second = policy.observeList(first, [entry("a", "a", "t1")], 2000, 2000, Option.some(1))
+      assert.deepStrictEqual(policy.membersAt(second, 2000), ["a", "b"])
+      const third = policy.observeList(second, [entry("a", "a", "t2")], 16_000, 16_000, Option.some(1))
       assert.isFalse(third.peers.has("b"))
     })
 
     it("a released Lease (no holder) or one held by another name is no member", () => {
-      const view = Sharding.observeList(
+      const view = policy.observeList(
         view0,
         [entry("a"), entry("b", ""), entry("c", "intruder")],
         0,
         0,
         Option.some(1)
       )
-      assert.deepStrictEqual(Sharding.membersAt(view, 0), ["a"])
+      assert.deepStrictEqual(policy.membersAt(view, 0), ["a"])
     })
 
     it.each(
@@ -224,20 +225,20 @@ describe("Sharding policies", () => {
         ["its Lease held by another", [entry("a", "b")], Option.some(1), Option.none()]
       ] as const
     )("seeing itself: %s", (_, entries, term, self) => {
-      assert.deepStrictEqual(Sharding.observeList(view0, entries, 400, 500, term).self, self)
+      assert.deepStrictEqual(policy.observeList(view0, entries, 400, 500, term).self, self)
     })
 
     it("seen since the first sighting of the term; a new term starts again", () => {
-      const first = Sharding.observeList(view0, [entry("a")], 0, 100, Option.some(1))
-      const second = Sharding.observeList(first, [entry("a", "a", "t1")], 2000, 2100, Option.some(1))
+      const first = policy.observeList(view0, [entry("a")], 0, 100, Option.some(1))
+      const second = policy.observeList(first, [entry("a", "a", "t1")], 2000, 2100, Option.some(1))
       assert.deepStrictEqual(second.self, Option.some({ term: 1, since: 100 }))
-      const third = Sharding.observeList(second, [entry("a", "a", "t2")], 4000, 4100, Option.some(2))
+      const third = policy.observeList(second, [entry("a", "a", "t2")], 4000, 4100, Option.some(2))
       assert.deepStrictEqual(third.self, Option.some({ term: 2, since: 4100 }))
     })
   })
 
   describe("the assignment", () => {
-    const seen = Sharding.observeList(Sharding.emptyView("a"), [entry("a"), entry("b")], 0, 0, Option.some(1))
+    const seen = policy.observeList(policy.emptyView("a"), [entry("a"), entry("b")], 0, 0, Option.some(1))
     const leading = State.Leading({ term: 1 })
     it.each(
       [
@@ -246,11 +247,11 @@ describe("Sharding policies", () => {
         ["stepping down", seen, State.SteppingDown({ term: 1, reason: "RenewDeadline" }), false, 16_000, "NotMember"],
         ["warming up", seen, leading, false, 14_999, "WarmingUp"],
         ["seen in another term", seen, State.Leading({ term: 2 }), false, 16_000, "WarmingUp"],
-        ["never seen itself", Sharding.emptyView("a"), leading, false, 16_000, "WarmingUp"],
+        ["never seen itself", policy.emptyView("a"), leading, false, 16_000, "WarmingUp"],
         ["warmed up, view too old", seen, leading, false, 15_000, "Stale"],
         [
           "warmed up, fresh view",
-          Sharding.observeList(seen, [entry("a", "a", "t1"), entry("b", "b", "t1")], 12_000, 12_000, Option.some(1)),
+          policy.observeList(seen, [entry("a", "a", "t1"), entry("b", "b", "t1")], 12_000, 12_000, Option.some(1)),
           leading,
           false,
           15_000,
@@ -258,7 +259,7 @@ describe("Sharding policies", () => {
         ],
         [
           "active until the view is leaseDuration − renewDeadline old",
-          Sharding.observeList(seen, [entry("a", "a", "t1"), entry("b", "b", "t1")], 12_000, 12_000, Option.some(1)),
+          policy.observeList(seen, [entry("a", "a", "t1"), entry("b", "b", "t1")], 12_000, 12_000, Option.some(1)),
           leading,
           false,
           16_999,
@@ -266,7 +267,7 @@ describe("Sharding policies", () => {
         ],
         [
           "stale from then on",
-          Sharding.observeList(seen, [entry("a", "a", "t1"), entry("b", "b", "t1")], 12_000, 12_000, Option.some(1)),
+          policy.observeList(seen, [entry("a", "a", "t1"), entry("b", "b", "t1")], 12_000, 12_000, Option.some(1)),
           leading,
           false,
           17_000,
@@ -274,7 +275,7 @@ describe("Sharding policies", () => {
         ]
       ] as const
     )("%s: %s", (_, view, election, leaving, now, status) => {
-      assert.strictEqual(Sharding.assignmentAt(view, election, leaving, now, timing).status, status)
+      assert.strictEqual(policy.assignmentAt(view, election, leaving, now, timing).status, status)
     })
 
     it("isOwned: only when Active, and only the keys whose owner among the members is itself", () => {
@@ -301,9 +302,9 @@ describe("Sharding policies", () => {
         ["nothing after the last expiry", 40_000, Option.none()]
       ] as const
     )("nextChangeAt: %s", (_, now, expected) => {
-      const view = Sharding.observeList(seen, [entry("a", "a", "t1"), entry("b")], 12_000, 12_000, Option.some(1))
+      const view = policy.observeList(seen, [entry("a", "a", "t1"), entry("b")], 12_000, 12_000, Option.some(1))
       // a: observed at 12 s (expires 27 s), b: at 0 (expires 15 s), warm-up ends 15 s, view times out 17 s
-      assert.deepStrictEqual(Sharding.nextChangeAt(view, now, timing), expected)
+      assert.deepStrictEqual(policy.nextChangeAt(view, now, timing), expected)
     })
 
     it("gained and lost", () => {

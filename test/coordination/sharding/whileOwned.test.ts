@@ -100,7 +100,7 @@ describe("Sharding: whileOwned and changes", () => {
       assert.deepStrictEqual(keys.filter((key) => Sharding.gained(first, key)), keys)
     }).pipe(Effect.withRandomFixed([0])))
 
-  it.scoped("make fails with InvalidConfig on invalid options", () =>
+  it.scoped("make fails with InvalidConfigError on invalid options", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const backend = Sharding.memoryBackend(leases)
