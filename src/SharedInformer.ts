@@ -60,6 +60,7 @@ import * as Indexer from "./Indexer.js"
 import * as Fifo from "./internal/informer/deltaFifo.js"
 import * as IndexerStore from "./internal/informer/indexerStore.js"
 import { InformerController } from "./internal/informer/informerController.js"
+import * as Lifecycle from "./internal/informer/informerLifecycle.js"
 import * as Listener from "./internal/informer/listener.js"
 import * as Processor from "./internal/informer/processor.js"
 import { SyncTracker } from "./internal/informer/syncTracker.js"
@@ -389,8 +390,8 @@ export const make = <A extends KubeObject, I extends string = string>(
     )
     const processor = new Processor.Processor<A>(store, tracker, clock, defaultResync)
     const controller = new InformerController<A>(name, store, processor, tracker)
-    let started = false
-    let stopped = false
+    /** Created, Running or Stopped: changed by `start` and the scope's close, through `Lifecycle.transition`. */
+    let state: Lifecycle.State = Lifecycle.created
     let transform = options.transform
     let watchErrorHandler = options.onWatchError
     let reflector: Reflector.Reflector | undefined = undefined
@@ -407,7 +408,7 @@ export const make = <A extends KubeObject, I extends string = string>(
       scope,
       Effect.zipRight(
         Effect.sync(() => {
-          stopped = true
+          state = Lifecycle.transition(state, "stop")
           tracker.stop()
         }),
         PubSub.shutdown(errorHub)
@@ -419,9 +420,10 @@ export const make = <A extends KubeObject, I extends string = string>(
     // --- lifecycle ----------------------------------------------------------------------------------
 
     const start: Effect.Effect<void, InformerStoppedError> = Effect.suspend(() => {
-      if (stopped) return Effect.fail(new InformerStoppedError({ informer: name, operation: "start" }))
-      if (started) return Effect.logWarning(`${name}: informer already started`)
-      started = true
+      const from = state
+      state = Lifecycle.transition(from, "start")
+      if (from._tag === "Stopped") return Effect.fail(new InformerStoppedError({ informer: name, operation: "start" }))
+      if (from._tag === "Running") return Effect.logWarning(`${name}: informer already started`)
       return Effect.gen(function*() {
         // Built by the machinery, with the synchronous enqueues the Reflector uses; never handed out.
         const fifo = Fifo.make<A>({ mode: options.fifo ?? "inOrder", knownObjects: store, transform }, tracker.queue)
@@ -459,7 +461,9 @@ export const make = <A extends KubeObject, I extends string = string>(
     ): Effect.Effect<Registration, InformerStoppedError, R> =>
       // Uninterruptible: a handler's fiber never runs without its listener having joined, nor the reverse.
       Effect.uninterruptible(Effect.gen(function*() {
-        if (stopped) return yield* new InformerStoppedError({ informer: name, operation: "addEventHandler" })
+        if (Lifecycle.isStopped(state)) {
+          return yield* new InformerStoppedError({ informer: name, operation: "addEventHandler" })
+        }
         const id = processor.id()
         const handlerName = handlerOptions.name ?? handler.name ?? `handler-${id}`
         let requested = handlerOptions.resyncPeriod === undefined
@@ -473,13 +477,16 @@ export const make = <A extends KubeObject, I extends string = string>(
         const sync = tracker.registration(handlerName)
         const buffer = yield* Listener.makeBuffer<A>(coalescing ? "coalescing" : "unbounded", sync)
         const listener = new Listener.Listener<A>(id, handlerName, name, sync, buffer, coalescing ? 64 : 1024)
-        const fiber = yield* Listener.run(listener, handler, { informer: name, clock, detectMutations }).pipe(
-          Effect.interruptible,
-          Effect.forkIn(processorScope)
-        )
-        listener.fiber = fiber
+        const fiber = yield* Listener.run(listener, handler, processor, { informer: name, clock, detectMutations })
+          .pipe(
+            Effect.interruptible,
+            Effect.forkIn(processorScope)
+          )
+        processor.attach(listener, fiber)
         // The stop check and the join in one step: `start` or the scope's close may run at any yield above.
-        const joined = yield* Effect.sync(() => stopped ? "stopped" : processor.join(listener, requested, started))
+        const joined = yield* Effect.sync(() =>
+          Lifecycle.isStopped(state) ? "stopped" : processor.join(listener, requested, Lifecycle.hasStarted(state))
+        )
         if (joined === "stopped") {
           // The fiber was forked into a closed scope, or is about to be stopped.
           yield* Fiber.interrupt(fiber)
@@ -511,14 +518,16 @@ export const make = <A extends KubeObject, I extends string = string>(
         Indexer.Indexer.Reader<A, I | J | typeof Indexer.namespaceIndex>,
         IndexConflictError | IndexFunctionError | InformerStoppedError
       > =>
-        stopped
+        Lifecycle.isStopped(state)
           ? Effect.fail(new InformerStoppedError({ informer: name, operation: "addIndexers" }))
           : Effect.as(store.addIndexers(indexers as Indexers<A>), store.reader)
       )
 
     const setTransform = (f: (obj: A) => A): Effect.Effect<void, InformerStartedError> =>
       Effect.suspend(() => {
-        if (started) return Effect.fail(new InformerStartedError({ informer: name, setting: "transform" }))
+        if (Lifecycle.hasStarted(state)) {
+          return Effect.fail(new InformerStartedError({ informer: name, setting: "transform" }))
+        }
         transform = f
         return Effect.void
       })
@@ -527,7 +536,9 @@ export const make = <A extends KubeObject, I extends string = string>(
       f: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
     ): Effect.Effect<void, InformerStartedError> =>
       Effect.suspend(() => {
-        if (started) return Effect.fail(new InformerStartedError({ informer: name, setting: "watch error handler" }))
+        if (Lifecycle.hasStarted(state)) {
+          return Effect.fail(new InformerStartedError({ informer: name, setting: "watch error handler" }))
+        }
         watchErrorHandler = f
         return Effect.void
       })
@@ -566,8 +577,8 @@ export const make = <A extends KubeObject, I extends string = string>(
       start,
       hasSynced: Effect.sync(() => tracker.hasSynced()),
       synced: tracker.synced,
-      isStarted: Effect.sync(() => started),
-      isStopped: Effect.sync(() => stopped),
+      isStarted: Effect.sync(() => Lifecycle.hasStarted(state)),
+      isStopped: Effect.sync(() => Lifecycle.isStopped(state)),
       indexer: store.reader,
       addIndexers,
       setTransform,
