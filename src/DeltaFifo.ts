@@ -133,7 +133,7 @@ export type KeyedDelta<A> = Exclude<Delta<A>, ReplacedAll<A> | SyncAll | Bookmar
  * @since 0.1.0
  * @category guards
  */
-export const isKeyedDelta = <A>(delta: Delta<A>): delta is KeyedDelta<A> => "key" in delta
+export const isKeyedDelta: <A>(delta: Delta<A>) => delta is KeyedDelta<A> = internal.isKeyedDelta
 
 /**
  * What a pop hands to the process function. In coalescing mode `deltas` holds every queued delta of one

@@ -12,12 +12,12 @@
  *    until the bookmark annotated `k8s.io/initial-events-end: "true"`, then replaces the store and keeps
  *    using the same stream as the watch. Until then it says every 10 s what it waits for. If the server
  *    rejects watch-list (400, 405, 422) or ignores it (no event for `watchListTimeout` before the end
- *    bookmark), it is not asked again before `watchListRetryDelay` (1 minute, doubling to 30) has passed;
+ *    bookmark), it is not asked again for a while (1 minute after the first rejection, doubling to 30);
  *    that failure and most others fall back to **Listing** in the same cycle.
  * 3. **Listing.** A paged LIST (pages of 500 following `continue`; an expired continue token falls back to
  *    one full list) replaces the store with the list's resourceVersion. As in client-go, a relist at a
  *    concrete resourceVersion carries no `limit` (the API server's watch cache serves it) unless the first
- *    any-age list came back paginated (`listPageSize`). A server that repeats a `continue` token fails the
+ *    any-age list came back paginated. A server that repeats a `continue` token fails the
  *    list with a `ProtocolError` (`ContinueRepeated`). Once the store is replaced, the resync timer (if any) starts; it stops
  *    when the next cycle begins.
  * 4. **Watching** from the last resourceVersion with bookmarks and a `timeoutSeconds` drawn from
@@ -219,7 +219,7 @@ export type RelistCause = "gone" | "error" | "very-short-watch" | "watch-list-fa
  * - `Rewatch`: watch again from the last resourceVersion, without relisting, after the backoff if `backoff`;
  * - `List`: LIST now, in this cycle: at `resourceVersion=""` if `consistent` (a Gone on a list), at the
  *   cycle's resourceVersion otherwise (a watch-list that failed before its end bookmark); with
- *   `rejectWatchList`, watch-list is not asked for again before `watchListRetryDelay` has passed;
+ *   `rejectWatchList`, watch-list is not asked for again for a while (1 minute, doubling to 30);
  * - `Relist`: a new list-and-watch cycle, after the backoff if `backoff`, reading at `resourceVersion=""`
  *   if `consistent` (and, if the failed phase read so already, until a sync succeeds).
  *
@@ -276,7 +276,7 @@ export interface Options<A> {
   /** For logs, spans and metrics. Defaults to the ListerWatcher's description. */
   readonly name?: string | undefined
   /**
-   * LIST page size; `0` lists without pagination. Default: client-go's policy (`listPageSize`): pages of 500
+   * LIST page size; `0` lists without pagination. Default: client-go's policy: pages of 500
    * for consistent (`resourceVersion=""`) and any-age (`"0"`) lists, and no `limit` on a relist at a
    * concrete resourceVersion, so that the API server's watch cache serves it instead of etcd, unless the
    * first any-age list came back paginated (the server pages even from its cache).
@@ -290,7 +290,7 @@ export interface Options<A> {
   /**
    * Try watch-list (`sendInitialEvents`) first. Defaults to `true`. A server that rejects it (400, 405,
    * 422) or ignores it (no initial-events-end bookmark within `watchListTimeout`) is asked again on a later
-   * list-and-watch cycle, no sooner than `watchListRetryDelay` says (1 minute, doubling to 30 minutes), so
+   * list-and-watch cycle, no sooner than 1 minute after the first rejection (doubling to 30 minutes), so
    * that an API server upgraded in place is used without a restart and a server without watch-list costs
    * at most a request per delay.
    */
@@ -298,7 +298,7 @@ export interface Options<A> {
   /**
    * How long the initial events may stall (no event at all) before the initial-events-end bookmark.
    * Defaults to 60 seconds. A stall counts as a rejection of watch-list (the server ignores it): the cycle
-   * falls back to LIST and watch-list waits for `watchListRetryDelay`.
+   * falls back to LIST and watch-list waits as after a rejection.
    */
   readonly watchListTimeout?: Duration.DurationInput | undefined
   /** Resync period; zero or absent disables resync. */
@@ -348,15 +348,6 @@ export const resetAfterIdle: (
 export const defaultMaxRetryAfter: Duration.Duration = policy.defaultMaxRetryAfter
 
 /**
- * The wait a `TooManyRequests` error asks for, cut to `max`; zero for other errors.
- *
- * @since 0.1.0
- * @category backoff
- */
-export const retryAfterDelay: (error: ReflectorError, max: Duration.DurationInput) => Duration.Duration =
-  policy.retryAfterDelay
-
-/**
  * Never waits less than a `TooManyRequests` error's `Retry-After`, up to `max`.
  *
  * @since 0.1.0
@@ -390,30 +381,6 @@ export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = policy
 // -------------------------------------------------------------------------------------------------
 // policies
 // -------------------------------------------------------------------------------------------------
-
-/**
- * The `limit` of a LIST (`undefined`: no pagination), as client-go's Reflector chooses it: the page size
- * asked for if any (`0`: none); otherwise pages of 500, except for a relist at a concrete resourceVersion
- * when the first any-age list was not paginated: that one has no `limit`, so that the API server's watch
- * cache serves it rather than etcd.
- *
- * @since 0.1.0
- * @category policies
- */
-export const listPageSize: (options: {
-  readonly pageSize: number | undefined
-  readonly resourceVersion: string
-  readonly paginatedResult: boolean
-}) => number | undefined = policy.listPageSize
-
-/**
- * How long after its `rejections`-th rejection (a 400/405/422, or no initial-events-end bookmark in time)
- * watch-list is tried again: 1 minute, doubling, at most 30 minutes.
- *
- * @since 0.1.0
- * @category policies
- */
-export const watchListRetryDelay: (rejections: number) => Duration.Duration = policy.watchListRetryDelay
 
 /**
  * What the loop does after `error` in `phase`: the one place where failures are decided. Every failure is

@@ -1,7 +1,7 @@
 /**
  * One cache shared by many handlers: client-go's `SharedIndexInformer`.
  *
- * Inside, events flow one way, split as client-go splits it (the machinery is in `src/internal/`):
+ * Inside, events flow one way, split as client-go splits it (the machinery is in `src/internal/informer/`):
  * Reflector -> DeltaFifo -> the controller (`informerController.ts`: one fiber that, in one synchronous
  * step per batch, updates the Indexer first and then hands each notification to the processor) -> the
  * processor (`processor.ts`: the listeners, which of them are due for resync, late join) -> one listener
@@ -42,31 +42,21 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
-import * as Option from "effect/Option"
-import * as PubSub from "effect/PubSub"
-import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type * as DeltaFifo from "./DeltaFifo.js"
 import type { IndexConflictError, Indexers, IndexFunctionError } from "./Indexer.js"
-import * as Indexer from "./Indexer.js"
-import * as Fifo from "./internal/informer/deltaFifo.js"
-import * as IndexerStore from "./internal/informer/indexerStore.js"
-import { InformerController } from "./internal/informer/informerController.js"
-import * as Listener from "./internal/informer/listener.js"
-import * as Processor from "./internal/informer/processor.js"
-import { SyncTracker } from "./internal/informer/syncTracker.js"
+import type * as Indexer from "./Indexer.js"
+import * as errors from "./internal/informer/informerErrors.js"
+import * as internal from "./internal/informer/sharedInformer.js"
 import type { DeletedFinalStateUnknown, KubeObject } from "./KubeObject.js"
 import { ListerWatcher } from "./ListerWatcher.js"
 import type { ErrorContext, ReflectorError } from "./Reflector.js"
-import * as Reflector from "./Reflector.js"
+import type * as Reflector from "./Reflector.js"
 
 // -------------------------------------------------------------------------------------------------
 // models
@@ -169,31 +159,13 @@ export interface WatchError {
  * @since 0.1.0
  * @category errors
  */
-export class InformerStoppedError extends Data.TaggedError("InformerStoppedError")<{
-  readonly informer: string
-  /**
-   * What the stop refused. `"addEventHandler"` (also when absent), `"addIndexers"`, `"start"`, or
-   * `"synced"`: the informer (or, with `handler`, that handler's registration) stopped before it synced.
-   */
-  readonly operation?: "addEventHandler" | "addIndexers" | "start" | "synced" | undefined
-  /** With `operation: "synced"`: the handler whose registration never synced; absent for the informer itself. */
-  readonly handler?: string | undefined
-}> {
-  override get message(): string {
-    switch (this.operation) {
-      case "addIndexers":
-        return `indexers were not added to shared informer ${this.informer} because it has stopped already`
-      case "start":
-        return `shared informer ${this.informer} was not started because it has stopped already`
-      case "synced":
-        return this.handler === undefined
-          ? `shared informer ${this.informer} stopped before it synced`
-          : `shared informer ${this.informer} stopped before handler ${this.handler} synced`
-      default:
-        return `handler was not added to shared informer ${this.informer} because it has stopped already`
-    }
-  }
-}
+export const InformerStoppedError: typeof errors.InformerStoppedError = errors.InformerStoppedError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InformerStoppedError = errors.InformerStoppedError
 
 /**
  * A setting that must be made before start was changed after.
@@ -201,15 +173,13 @@ export class InformerStoppedError extends Data.TaggedError("InformerStoppedError
  * @since 0.1.0
  * @category errors
  */
-export class InformerStartedError extends Data.TaggedError("InformerStartedError")<{
-  readonly informer: string
-  readonly setting: string
-}> {
-  override get message(): string {
-    return `informer ${this.informer} has already started: ${this.setting} can no longer be changed`
-  }
-}
+export const InformerStartedError: typeof errors.InformerStartedError = errors.InformerStartedError
 
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type InformerStartedError = errors.InformerStartedError
 // -------------------------------------------------------------------------------------------------
 // service
 // -------------------------------------------------------------------------------------------------
@@ -333,10 +303,11 @@ export class SharedInformer extends Context.Tag("effect-informers/SharedInformer
  * other name does not. Without `indexers` every name compiles (and an unknown one is an
  * `IndexNotFoundError` at run time). `addIndexers` returns the view typed with the added names.
  *
- * Inside (`src/internal/`): the controller (`informerController.ts`: the pop loop, the cache update),
- * the processor (`processor.ts`: the listeners, distribution, resync, late join), one listener per
- * handler (`listener.ts`: its buffer and fiber) and the sync tracker (`syncTracker.ts`: every
- * `hasSynced` and every wait on one). This function wires them and owns the lifecycle.
+ * Inside (`src/internal/informer/`): the controller (`informerController.ts`: the pop loop, the cache
+ * update), the processor (`processor.ts`: the listeners, distribution, resync, late join), one listener
+ * per handler (`listener.ts`: its buffer and fiber) and the sync tracker (`syncTracker.ts`: every
+ * `hasSynced` and every wait on one); `sharedInformer.ts` wires them and owns the lifecycle
+ * (`informerLifecycle.ts`: Created, Running, Stopped).
  *
  * @example
  * ```ts
@@ -359,230 +330,10 @@ export class SharedInformer extends Context.Tag("effect-informers/SharedInformer
  * @since 0.1.0
  * @category constructors
  */
-export const make = <A extends KubeObject, I extends string = string>(
+export const make: <A extends KubeObject, I extends string = string>(
   lw: ListerWatcher.Service<A>,
-  options: SharedInformer.Options<A, I> = {}
-): Effect.Effect<SharedInformer.Service<A, I>, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const name = options.name ?? lw.description ?? "informer"
-    const clock = yield* Effect.clock
-    const defaultResync = Processor.toResync(options.resyncPeriod)
-    const detectMutations = options.detectMutations === true
-
-    // --- state --------------------------------------------------------------------------------------
-    // Several fibers touch it (the caller's, the Reflector's, the controller's, the handlers', the scope's
-    // finalizer); each change is one synchronous step.
-
-    // The store and its writer: the controller writes it; users get `store.reader` only.
-    const store = IndexerStore.make<A>({
-      keyFunction: Indexer.deletionHandlingMetaNamespaceKey,
-      indexers: {
-        [Indexer.namespaceIndex]: Indexer.metaNamespaceIndexFunction as Indexer.IndexFunction<A>,
-        ...options.indexers as Indexers<A> | undefined
-      }
-    })
-    const tracker = new SyncTracker<InformerStoppedError>((handler) =>
-      new InformerStoppedError(
-        handler === undefined
-          ? { informer: name, operation: "synced" }
-          : { informer: name, operation: "synced", handler }
-      )
-    )
-    const processor = new Processor.Processor<A>(store, tracker, clock, defaultResync)
-    const controller = new InformerController<A>(name, store, processor, tracker)
-    let started = false
-    let stopped = false
-    let transform = options.transform
-    let watchErrorHandler = options.onWatchError
-    let reflector: Reflector.Reflector | undefined = undefined
-
-    // --- scopes: the order they close in is the shutdown order -----------------------------------------
-
-    const scope = yield* Effect.scope
-    // Opened first, closed last: the handlers' fibers.
-    const processorScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-    const errorHub = yield* PubSub.unbounded<WatchError>()
-    // Between the two, with the controller stopped: nothing joins and nothing syncs any more (pending and
-    // later `synced` waits fail), and the `errors` streams end (the Reflector can publish no more).
-    yield* Scope.addFinalizer(
-      scope,
-      Effect.zipRight(
-        Effect.sync(() => {
-          stopped = true
-          tracker.stop()
-        }),
-        PubSub.shutdown(errorHub)
-      )
-    )
-    // Opened last, closed first: the Reflector, the controller's loop and the FIFO.
-    const controllerScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-
-    // --- lifecycle ----------------------------------------------------------------------------------
-
-    const start: Effect.Effect<void, InformerStoppedError> = Effect.suspend(() => {
-      if (stopped) return Effect.fail(new InformerStoppedError({ informer: name, operation: "start" }))
-      if (started) return Effect.logWarning(`${name}: informer already started`)
-      started = true
-      return Effect.gen(function*() {
-        // Built by the machinery, with the synchronous enqueues the Reflector uses; never handed out.
-        const fifo = Fifo.make<A>({ mode: options.fifo ?? "inOrder", knownObjects: store, transform }, tracker.queue)
-        // Closing order within the controller scope: Reflector, then the controller's loop, then the FIFO.
-        yield* Scope.addFinalizer(controllerScope, fifo.close)
-        yield* controller.run(fifo, options.batchSize ?? 1000).pipe(
-          Effect.annotateLogs({ informer: name, fiber: "controller" }),
-          Effect.interruptible,
-          Effect.forkIn(controllerScope)
-        )
-        const onError = (error: ReflectorError, context: ErrorContext): Effect.Effect<void> =>
-          Effect.zipRight(
-            PubSub.publish(errorHub, { error, context }),
-            watchErrorHandler === undefined ? Effect.void : watchErrorHandler(error, context)
-          )
-        // The Reflector writes to the FIFO itself (a chunk of events at once, through its `unsafe` enqueues);
-        // the FIFO's replaces reach the sync tracker.
-        const sink: Reflector.Store<A, DeltaFifo.EnqueueError> = fifo
-        reflector = yield* Reflector.make(lw, sink, {
-          ...options.reflector,
-          name,
-          resyncPeriod: processor.checkPeriod(),
-          shouldResync: processor.shouldResync,
-          onError,
-          reuse: controller.reuseCached
-        }).pipe(Scope.extend(controllerScope))
-      })
-    })
-
-    // --- handlers -----------------------------------------------------------------------------------
-
-    const addEventHandler = <E, R>(
-      handler: Handler<A, E, R>,
-      handlerOptions: HandlerOptions = {}
-    ): Effect.Effect<Registration, InformerStoppedError, R> =>
-      // Uninterruptible: a handler's fiber never runs without its listener having joined, nor the reverse.
-      Effect.uninterruptible(Effect.gen(function*() {
-        if (stopped) return yield* new InformerStoppedError({ informer: name, operation: "addEventHandler" })
-        const id = processor.id()
-        const handlerName = handlerOptions.name ?? handler.name ?? `handler-${id}`
-        let requested = handlerOptions.resyncPeriod === undefined
-          ? defaultResync
-          : Processor.toResync(handlerOptions.resyncPeriod)
-        if (requested > 0 && requested < Processor.minimumResyncPeriod) {
-          yield* Effect.logWarning(`${name}: resync period of handler ${handlerName} raised to 1s`)
-          requested = Processor.minimumResyncPeriod
-        }
-        const coalescing = handlerOptions.buffer === "coalescing"
-        const sync = tracker.registration(handlerName)
-        const buffer = yield* Listener.makeBuffer<A>(coalescing ? "coalescing" : "unbounded", sync)
-        const listener = new Listener.Listener<A>(id, handlerName, name, sync, buffer, coalescing ? 64 : 1024)
-        const fiber = yield* Listener.run(listener, handler, { informer: name, clock, detectMutations }).pipe(
-          Effect.interruptible,
-          Effect.forkIn(processorScope)
-        )
-        listener.fiber = fiber
-        // The stop check and the join in one step: `start` or the scope's close may run at any yield above.
-        const joined = yield* Effect.sync(() => stopped ? "stopped" : processor.join(listener, requested, started))
-        if (joined === "stopped") {
-          // The fiber was forked into a closed scope, or is about to be stopped.
-          yield* Fiber.interrupt(fiber)
-          return yield* new InformerStoppedError({ informer: name, operation: "addEventHandler" })
-        }
-        if (joined === "raised") {
-          yield* Effect.logWarning(
-            `${name}: resync period of handler ${handlerName} raised to the informer's check period`
-          )
-        }
-        return processor.registration(listener)
-      }))
-
-    const removeEventHandler = (registration: Registration): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const listener = processor.listenerOf(registration)
-        return listener === undefined ? Effect.void : processor.remove(listener)
-      })
-
-    // --- settings -----------------------------------------------------------------------------------
-
-    const addIndexers = <J extends string>(
-      indexers: Indexers<A, J>
-    ): Effect.Effect<
-      Indexer.Indexer.Reader<A, I | J | typeof Indexer.namespaceIndex>,
-      IndexConflictError | IndexFunctionError | InformerStoppedError
-    > =>
-      Effect.suspend((): Effect.Effect<
-        Indexer.Indexer.Reader<A, I | J | typeof Indexer.namespaceIndex>,
-        IndexConflictError | IndexFunctionError | InformerStoppedError
-      > =>
-        stopped
-          ? Effect.fail(new InformerStoppedError({ informer: name, operation: "addIndexers" }))
-          : Effect.as(store.addIndexers(indexers as Indexers<A>), store.reader)
-      )
-
-    const setTransform = (f: (obj: A) => A): Effect.Effect<void, InformerStartedError> =>
-      Effect.suspend(() => {
-        if (started) return Effect.fail(new InformerStartedError({ informer: name, setting: "transform" }))
-        transform = f
-        return Effect.void
-      })
-
-    const setWatchErrorHandler = (
-      f: (error: ReflectorError, context: ErrorContext) => Effect.Effect<void>
-    ): Effect.Effect<void, InformerStartedError> =>
-      Effect.suspend(() => {
-        if (started) return Effect.fail(new InformerStartedError({ informer: name, setting: "watch error handler" }))
-        watchErrorHandler = f
-        return Effect.void
-      })
-
-    // --- streams ------------------------------------------------------------------------------------
-
-    // A handler of its own that offers to a Mailbox the stream reads: unbounded (offers never wait, as a
-    // handler's own buffer), in order; `end` when the informer stops, so the stream still yields what the
-    // handler passed on and then ends; shut down, and the handler removed, when the stream's consumer stops.
-    const notifications: Stream.Stream<Notification<A>> = Stream.unwrapScoped(
-      Effect.gen(function*() {
-        const mailbox = yield* Effect.acquireRelease(Mailbox.make<Notification<A>>(), (mailbox) => mailbox.shutdown)
-        const stop = yield* Effect.acquireRelease(
-          Scope.fork(processorScope, ExecutionStrategy.sequential),
-          (stop) => Scope.close(stop, Exit.void)
-        )
-        // Added to the processor scope before the handler's fiber, so closed after that fiber is interrupted.
-        yield* Scope.addFinalizer(stop, mailbox.end)
-        const registration = yield* addEventHandler({
-          name: "notifications-stream",
-          onAdd: (object, isInInitialList) => mailbox.offer({ _tag: "Add", object, isInInitialList }),
-          onUpdate: (oldObject, newObject) => mailbox.offer({ _tag: "Update", oldObject, newObject }),
-          onDelete: (object) => mailbox.offer({ _tag: "Delete", object })
-        }).pipe(Effect.orDie)
-        yield* Effect.addFinalizer(() => registration.remove)
-        return Mailbox.toStream(mailbox)
-      }).pipe(Effect.catchAllCause(() => Effect.succeed(Stream.empty)))
-    )
-
-    const errors: Stream.Stream<WatchError> = Stream.unwrap(Effect.sync(() => Stream.fromPubSub(errorHub)))
-
-    return {
-      name,
-      addEventHandler,
-      removeEventHandler,
-      start,
-      hasSynced: Effect.sync(() => tracker.hasSynced()),
-      synced: tracker.synced,
-      isStarted: Effect.sync(() => started),
-      isStopped: Effect.sync(() => stopped),
-      indexer: store.reader,
-      addIndexers,
-      setTransform,
-      setWatchErrorHandler,
-      lastSyncResourceVersion: Effect.suspend(() =>
-        reflector === undefined ? Effect.succeed("") : reflector.lastSyncResourceVersion
-      ),
-      status: Effect.suspend(() =>
-        reflector === undefined ? Effect.succeed(Option.none()) : Effect.map(reflector.status, Option.some)
-      ),
-      notifications,
-      errors
-    }
-  })
+  options?: SharedInformer.Options<A, I>
+) => Effect.Effect<SharedInformer.Service<A, I>, never, Scope.Scope> = internal.make
 
 /**
  * Like `make`, with the ListerWatcher taken from the context.

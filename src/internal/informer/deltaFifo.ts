@@ -17,7 +17,16 @@
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Deleted, Delta, DeltaFifo, EnqueueError, KeyedDelta, KnownObjects, Mode, Popped } from "../../DeltaFifo.js"
+import type {
+  Deleted,
+  Delta,
+  DeltaFifo,
+  EnqueueError,
+  KeyedDelta,
+  KnownObjects,
+  Mode,
+  Popped
+} from "../../DeltaFifo.js"
 import type { KeyError, KeyFunction } from "../../Indexer.js"
 import { deletionHandlingMetaNamespaceKey, fastMetaNamespaceKey } from "../../Indexer.js"
 import { DeletedFinalStateUnknown } from "../../KubeObject.js"
@@ -74,7 +83,8 @@ export interface Fifo<A> extends DeltaFifo.Service<A> {
   }
 }
 
-const isKeyedDelta = <A>(delta: Delta<A>): delta is KeyedDelta<A> => "key" in delta
+/** A delta that concerns one object (`DeltaFifo.isKeyedDelta`). @internal */
+export const isKeyedDelta = <A>(delta: Delta<A>): delta is KeyedDelta<A> => "key" in delta
 
 const isDeletedDelta = <A>(delta: KeyedDelta<A> | undefined): delta is Deleted<A> =>
   delta !== undefined && delta._tag === "Deleted"

@@ -82,10 +82,9 @@ export interface IndexerStore<A> extends Indexer.Service<A> {
   readonly unsafeBookmark: (resourceVersion: string) => void
 }
 
-/** @internal */
-export interface StoreOptions<A> {
+/** `Indexer.Options`, with the key function chosen by the caller. @internal */
+export interface StoreOptions<A> extends Indexer.Options<A> {
   readonly keyFunction: KeyFunction<A>
-  readonly indexers?: Indexers<A> | undefined
 }
 
 /** Shared by every empty answer; frozen, since it reaches callers. */

@@ -6,6 +6,10 @@
  * buffer and as they return from the handler (or are dropped by a coalescing buffer); the tracker decides
  * when the registration has synced.
  *
+ * A listener's life is one `State` (created, idle or busy with its fiber, removed), changed by `transition`
+ * only, and only by the processor (`processor.ts`): the handler's fiber tells the processor when a batch
+ * starts and ends, the informer hands it the fiber once forked, the registration's `remove` ends it.
+ *
  * @internal
  */
 import type * as Cause from "effect/Cause"
@@ -23,6 +27,122 @@ import * as ListenerBuffer from "./listenerBuffer.js"
 import * as Metrics from "./metrics.js"
 import type { RegistrationTracker } from "./syncTracker.js"
 
+// -------------------------------------------------------------------------------------------------
+// the state
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Where a listener is in its life:
+ * - `Created`: built, its fiber not yet handed to the processor;
+ * - `Idle`: its fiber waits for the next batch (it publishes its own backlog when it ends one);
+ * - `Busy`: its fiber is in a batch, possibly stuck in a callback: the controller publishes its backlog;
+ * - `Removed`: no longer delivered to, its backlog dropped (reads as 0), its fiber interrupted.
+ *
+ * The `Idle` and `Busy` of one fiber are made once, when the fiber is attached, and point at each other:
+ * the start and end of a batch (the handler loop's hot path) allocate nothing.
+ *
+ * @internal
+ */
+export type State = Created | Idle | Busy | Removed
+
+/** @internal */
+export interface Created {
+  readonly _tag: "Created"
+}
+
+/** @internal */
+export interface Idle {
+  readonly _tag: "Idle"
+  readonly fiber: Fiber.RuntimeFiber<void>
+  /** The same fiber in a batch. */
+  readonly busy: Busy
+}
+
+/** @internal */
+export interface Busy {
+  readonly _tag: "Busy"
+  readonly fiber: Fiber.RuntimeFiber<void>
+  /** The same fiber between batches. */
+  readonly idle: Idle
+}
+
+/** @internal */
+export interface Removed {
+  readonly _tag: "Removed"
+}
+
+/**
+ * What changes a listener's state: its fiber was forked (`Attached`), the fiber took a batch
+ * (`BatchStarted`) or finished one (`BatchEnded`), the registration was removed (`Removed`).
+ *
+ * @internal
+ */
+export type Event =
+  | { readonly _tag: "Attached"; readonly fiber: Fiber.RuntimeFiber<void> }
+  | { readonly _tag: "BatchStarted" }
+  | { readonly _tag: "BatchEnded" }
+  | { readonly _tag: "Removed" }
+
+/** @internal */
+export const created: State = { _tag: "Created" }
+/** @internal */
+export const removed: State = { _tag: "Removed" }
+/** @internal */
+export const batchStarted: Event = { _tag: "BatchStarted" }
+/** @internal */
+export const batchEnded: Event = { _tag: "BatchEnded" }
+/** @internal */
+export const removal: Event = { _tag: "Removed" }
+/** @internal */
+export const attached = (fiber: Fiber.RuntimeFiber<void>): Event => ({ _tag: "Attached", fiber })
+
+/** A fiber's `Idle` state, with its `Busy` twin. */
+const idleOf = (fiber: Fiber.RuntimeFiber<void>): Idle => {
+  const idle: { readonly _tag: "Idle"; readonly fiber: Fiber.RuntimeFiber<void>; busy: Busy } = {
+    _tag: "Idle",
+    fiber,
+    busy: undefined as never
+  }
+  idle.busy = { _tag: "Busy", fiber, idle }
+  return idle
+}
+
+/**
+ * A listener's next state. Removal is final; a fiber is attached once (a second one is ignored); a batch
+ * starts and ends only with a fiber attached (the buffer is empty until the listener joins, after its fiber
+ * was attached), so anything else leaves the state as it is.
+ *
+ * | state | Attached | BatchStarted | BatchEnded | Removed |
+ * |---|---|---|---|---|
+ * | Created | Idle | Created | Created | Removed |
+ * | Idle | Idle | Busy | Idle | Removed |
+ * | Busy | Busy | Busy | Idle | Removed |
+ * | Removed | Removed | Removed | Removed | Removed |
+ *
+ * @internal
+ */
+export const transition = (state: State, event: Event): State => {
+  if (event._tag === "Removed") return removed
+  switch (state._tag) {
+    case "Created":
+      return event._tag === "Attached" ? idleOf(event.fiber) : state
+    case "Idle":
+      return event._tag === "BatchStarted" ? state.busy : state
+    case "Busy":
+      return event._tag === "BatchEnded" ? state.idle : state
+    case "Removed":
+      return state
+  }
+}
+
+/** The fiber of a listener's state, if one is attached and the listener was not removed. @internal */
+export const fiberOf = (state: State): Fiber.RuntimeFiber<void> | undefined =>
+  state._tag === "Idle" || state._tag === "Busy" ? state.fiber : undefined
+
+// -------------------------------------------------------------------------------------------------
+// the listener
+// -------------------------------------------------------------------------------------------------
+
 /** @internal */
 export class Listener<A> {
   /** Set by the processor when the listener joins, and when the resync check period is lowered before start. */
@@ -30,15 +150,13 @@ export class Listener<A> {
   /** The period asked for (at least 1 s, or 0), as `effectiveResync` takes it; set when the listener joins. */
   requestedResync = 0
   nextResync = 0
-  /** Taken from the buffer by the handler's fiber and waiting behind the callback in progress. */
-  inFlight = 0
   /**
-   * The handler's fiber is in a batch (possibly stuck in a callback): only then does the controller publish
-   * this listener's backlog; between batches the fiber publishes it itself when it ends the next one.
+   * Taken from the buffer by the handler's fiber and waiting behind the callback in progress: the handler
+   * loop's position in its batch (written by that loop alone, once per notification), not part of `state`.
    */
-  running = false
-  removed = false
-  fiber: Fiber.RuntimeFiber<void> | undefined = undefined
+  inFlight = 0
+  /** Where the listener is in its life; written by the processor only, through `transition`. */
+  state: State = created
   /**
    * The labels of this handler's metrics. Updating a base metric with one stable label array hits Effect's
    * per-array hook cache; a `Metric.tagged` metric builds (and hashes) a new metric key on every update.
@@ -69,7 +187,7 @@ export class Listener<A> {
 
   /** Notifications not yet handled, besides the one in progress. */
   backlog(): number {
-    return this.removed ? 0 : this.buffer.size() + this.inFlight
+    return this.state._tag === "Removed" ? 0 : this.buffer.size() + this.inFlight
   }
 
   updateBacklogGauge(): void {
@@ -98,6 +216,17 @@ export const makeBuffer = <A>(
     ? CoalescingBuffer.coalescing<A, Notification<A>>(() => sync.finished())
     : ListenerBuffer.unbounded<Notification<A>>()
 
+/**
+ * What the handler's fiber tells the processor, which writes the listener's state: a batch started, a
+ * batch ended.
+ *
+ * @internal
+ */
+export interface Batches<A> {
+  readonly batchStarted: (listener: Listener<A>) => void
+  readonly batchEnded: (listener: Listener<A>) => void
+}
+
 /** @internal */
 export interface RunOptions {
   /** The informer's name, for logs. */
@@ -116,6 +245,7 @@ export interface RunOptions {
 export const run = <A, EH, R>(
   listener: Listener<A>,
   handler: Handler<A, EH, R>,
+  batches: Batches<A>,
   options: RunOptions
 ): Effect.Effect<void, never, R> => {
   const labels = listener.metricLabels
@@ -180,7 +310,7 @@ export const run = <A, EH, R>(
   const yieldThenNext: Effect.Effect<void, EH, R> = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => step()))
   const step = (): Effect.Effect<void, EH, R> => {
     while (index < batch.length) {
-      if (listener.removed) return Effect.void
+      if (listener.state._tag === "Removed") return Effect.void
       const notification = batch[index++]
       listener.inFlight = batch.length - index
       // Set before the call: a handler function that throws while building its Effect is this
@@ -215,7 +345,7 @@ export const run = <A, EH, R>(
       const seconds = Number(clock.unsafeCurrentTimeNanos() - batchStart) / 1e9
       Metrics.handlerDuration.unsafeUpdate(seconds / callbacks, labels)
     }
-    listener.running = false
+    batches.batchEnded(listener)
     listener.updateBacklogGauge()
     return Effect.void
   }
@@ -257,7 +387,7 @@ export const run = <A, EH, R>(
     callbacks = 0
     batchStart = clock.unsafeCurrentTimeNanos()
     listener.inFlight = taken.length
-    listener.running = true
+    batches.batchStarted(listener)
     let rest: Effect.Effect<void, EH, R>
     try {
       rest = step()

@@ -14,7 +14,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { InformerStoppedError, Notification, Registration } from "../../SharedInformer.js"
-import type { Listener } from "./listener.js"
+import type { Batches, Listener } from "./listener.js"
+import * as L from "./listener.js"
 import type { SyncTracker } from "./syncTracker.js"
 
 /** Resync periods under this are raised to it (client-go's `minimumResyncPeriod`). @internal */
@@ -33,8 +34,13 @@ interface Cache<A> {
   readonly unsafeValues: () => Iterable<A>
 }
 
-/** @internal */
-export class Processor<A> {
+/**
+ * The only writer of its listeners' state (`listener.ts` `State`): it attaches a listener's fiber, marks its
+ * batches as its fiber reports them, and removes it.
+ *
+ * @internal
+ */
+export class Processor<A> implements Batches<A> {
   private readonly listeners = new Map<number, Listener<A>>()
   /** The listeners a resync (an update with equal resourceVersions) goes to: those found due by `shouldResync`. */
   private syncing = new Set<Listener<A>>()
@@ -83,7 +89,24 @@ export class Processor<A> {
    * handlers a FIFO batch does not cost one gauge update per handler.
    */
   updateBacklogGauges(): void {
-    for (const listener of this.listeners.values()) if (listener.running) listener.updateBacklogGauge()
+    for (const listener of this.listeners.values()) if (listener.state._tag === "Busy") listener.updateBacklogGauge()
+  }
+
+  // --- a listener's life ------------------------------------------------------------------------
+
+  /** The listener's fiber was forked (before it joins). */
+  attach(listener: Listener<A>, fiber: Fiber.RuntimeFiber<void>): void {
+    listener.state = L.transition(listener.state, L.attached(fiber))
+  }
+
+  /** Told by the listener's fiber when it takes a batch. Allocates nothing. */
+  batchStarted(listener: Listener<A>): void {
+    listener.state = L.transition(listener.state, L.batchStarted)
+  }
+
+  /** Told by the listener's fiber when it has finished a batch. Allocates nothing. */
+  batchEnded(listener: Listener<A>): void {
+    listener.state = L.transition(listener.state, L.batchEnded)
   }
 
   // --- joining and leaving ----------------------------------------------------------------------
@@ -147,13 +170,13 @@ export class Processor<A> {
    */
   remove(listener: Listener<A>): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (listener.removed) return Effect.void
-      listener.removed = true
+      if (listener.state._tag === "Removed") return Effect.void
+      const fiber = L.fiberOf(listener.state)
+      listener.state = L.transition(listener.state, L.removal)
       this.listeners.delete(listener.id)
       this.syncing.delete(listener)
       this.tracker.leave(listener.sync)
       listener.updateBacklogGauge()
-      const fiber = listener.fiber
       // Buffer first: a handler removing itself from its own callback interrupts its own fiber, and whatever
       // follows that interruption never runs.
       return Effect.zipRight(

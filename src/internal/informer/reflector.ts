@@ -124,13 +124,39 @@ interface Memory {
   watchListRetryAt: number
   /** The first any-age list came back paginated (client-go's `paginatedResult`): relists stay paged. */
   paginatedResult: boolean
-  /** For `status`: the state the loop is in, whether a list ever synced, whether this cycle's did. */
+  /** For `status`: the state the loop is in. */
   state: State
-  everSynced: boolean
-  cycleSynced: boolean
+  /** Whether a list or watch-list replaced the store: never yet, in an earlier cycle, or in this one. */
+  synced: Synced
   /** For `status`: when the current backoff's wait ends (Clock milliseconds). */
   backoffUntil: number
 }
+
+/**
+ * How far the store is synced: no list or watch-list has replaced it yet (`Never`), one did in an earlier
+ * cycle (`Earlier`), or this cycle's did (`ThisCycle`). The one record of "the cycle synced": `status`,
+ * the recovery from a defect and the watch-list's switch to watching read it.
+ *
+ * @internal
+ */
+export type Synced = "Never" | "Earlier" | "ThisCycle"
+
+/** What changes `Synced`: a cycle begins, or its list or watch-list replaced the store. @internal */
+export type SyncEvent = "cycleStarted" | "replaced"
+
+/**
+ * The next `Synced`:
+ *
+ * | synced | cycleStarted | replaced |
+ * |---|---|---|
+ * | Never | Never | ThisCycle |
+ * | Earlier | Earlier | ThisCycle |
+ * | ThisCycle | Earlier | ThisCycle |
+ *
+ * @internal
+ */
+export const nextSynced = (synced: Synced, event: SyncEvent): Synced =>
+  event === "replaced" ? "ThisCycle" : synced === "Never" ? "Never" : "Earlier"
 
 /** The resync timer's hold on the current cycle. */
 interface Cycle {
@@ -156,7 +182,7 @@ export const make = <A, E>(
     const reflector: Reflector = {
       name,
       lastSyncResourceVersion: Effect.sync(() => memory.position),
-      status: Effect.sync(() => statusOf(memory))
+      status: Effect.sync(() => statusOf(memory.state, memory.synced, memory.backoffUntil))
     }
     return Effect.as(Effect.forkScoped(Effect.interruptible(loop(lw, store, options, name, memory))), reflector)
   })
@@ -176,24 +202,28 @@ const initialMemory = (): Memory => ({
   watchListRetryAt: 0,
   paginatedResult: false,
   state: { _tag: "Relisting", afterGone: false },
-  everSynced: false,
-  cycleSynced: false,
+  synced: "Never",
   backoffUntil: 0
 })
 
-/** What `Reflector.status` reports for the loop's memory. */
-const statusOf = (memory: Memory): Status => {
-  const state = memory.state
+/**
+ * What `Reflector.status` reports for where the loop is, how far the store is synced, and when a backoff
+ * ends: a watch-list past its end bookmark is watching; a list is `Syncing` until one first synced, then
+ * `Relisting`.
+ *
+ * @internal
+ */
+export const statusOf = (state: State, synced: Synced, backoffUntil: number): Status => {
   switch (state._tag) {
     case "BackingOff":
-      return { _tag: "BackingOff", until: memory.backoffUntil, error: state.error._tag }
+      return { _tag: "BackingOff", until: backoffUntil, error: state.error._tag }
     case "Watching":
       return { _tag: "Watching" }
     case "WatchListing":
-      if (memory.cycleSynced) return { _tag: "Watching" }
-      return memory.everSynced ? { _tag: "Relisting" } : { _tag: "Syncing" }
+      if (synced === "ThisCycle") return { _tag: "Watching" }
+      return synced === "Never" ? { _tag: "Syncing" } : { _tag: "Relisting" }
     default:
-      return memory.everSynced ? { _tag: "Relisting" } : { _tag: "Syncing" }
+      return synced === "Never" ? { _tag: "Syncing" } : { _tag: "Relisting" }
   }
 }
 
@@ -235,7 +265,7 @@ const guarded = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => 
         : recover(m, new UnexpectedError({ cause }), "watch", noContext, {
           resourceVersion: m.memory.position,
           // a cycle that synced read at its list's version: the next one need not be consistent
-          afterGone: state._tag !== "Watching" && state.afterGone && !m.synced
+          afterGone: state._tag !== "Watching" && state.afterGone && m.memory.synced !== "ThisCycle"
         }))
   return m.cycle === undefined ? stepped : Effect.raceFirst(stepped, Deferred.await(m.cycle.ended))
 }
@@ -394,8 +424,6 @@ interface Machine<A, E> {
   readonly resyncTimer: FiberHandle.FiberHandle<void, never>
   /** The current cycle, while a resync timer may end it. */
   cycle: Cycle | undefined
-  /** The current cycle's list or watch-list replaced the store. */
-  synced: boolean
   readonly onStoreAdd: (e: E) => Effect.Effect<void>
   readonly onStoreUpdate: (e: E) => Effect.Effect<void>
   readonly onStoreDelete: (e: E) => Effect.Effect<void>
@@ -459,7 +487,6 @@ const machine = <A, E>(
         ),
       resyncTimer,
       cycle: undefined,
-      synced: false,
       onStoreAdd: (cause) => report(m, new StoreError({ operation: "add", cause }), "event"),
       onStoreUpdate: (cause) => report(m, new StoreError({ operation: "update", cause }), "event"),
       onStoreDelete: (cause) => report(m, new StoreError({ operation: "delete", cause }), "event"),
@@ -483,8 +510,7 @@ const machine = <A, E>(
 
 /** A cycle begins: with a resync period, its timer starts, to wait until the cycle has synced. */
 const startCycle = <A, E>(m: Machine<A, E>): Effect.Effect<void> => {
-  m.synced = false
-  m.memory.cycleSynced = false
+  m.memory.synced = nextSynced(m.memory.synced, "cycleStarted")
   if (m.resyncPeriod === undefined) return Effect.void
   const cycle: Cycle = { synced: Deferred.unsafeMake(FiberId.none), ended: Deferred.unsafeMake(FiberId.none) }
   m.cycle = cycle
@@ -493,9 +519,7 @@ const startCycle = <A, E>(m: Machine<A, E>): Effect.Effect<void> => {
 
 /** The cycle's list or watch-list replaced the store. */
 const markSynced = <A, E>(m: Machine<A, E>): void => {
-  m.synced = true
-  m.memory.cycleSynced = true
-  m.memory.everSynced = true
+  m.memory.synced = nextSynced(m.memory.synced, "replaced")
   if (m.cycle !== undefined) Deferred.unsafeDone(m.cycle.synced, Exit.void)
 }
 
@@ -676,7 +700,8 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
   Effect.gen(function*() {
     const timeoutSeconds = yield* watchTimeoutSeconds(m)
     const started = m.clock.unsafeCurrentTimeMillis()
-    let synced = false
+    // Until the end bookmark replaced the store (`m.memory.synced` turns `ThisCycle`: the cycle began with
+    // this watch-list), events go to a temporary map; after it, the stream is the watch.
     const temp = new Map<string, A>()
     const counter = { events: 0 }
     const stream = m.lw.watch({
@@ -714,7 +739,6 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
             Effect.mapError((cause): ReflectorError => new StoreError({ operation: "replace", cause })),
             Effect.tap(() =>
               Effect.sync(() => {
-                synced = true
                 m.memory.watchListRejections = 0
                 m.memory.position = bookmarkRV
                 markSynced(m)
@@ -730,14 +754,14 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
     const consumed = Stream.runForEachChunk(stream, (chunk) => {
       lastProgress = m.clock.unsafeCurrentTimeMillis()
       counter.events += countEvents(m, chunk)
-      if (synced) {
+      if (m.memory.synced === "ThisCycle") {
         eventsAfterSync += Chunk.size(chunk)
         return applyChunk(m, chunk)
       }
       return Effect.forEach(
         chunk,
         (event): Effect.Effect<void, ReflectorError> => {
-          if (!synced) return initialPhase(event)
+          if (m.memory.synced !== "ThisCycle") return initialPhase(event)
           eventsAfterSync++
           return applyEvent(m, event)
         },
@@ -750,7 +774,7 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
     const timeout = m.watchListTimeout
     let nextTick = started + initialEventsTick
     const timer: Effect.Effect<never, ReflectorError> = Effect.suspend(() => {
-      if (synced) return Effect.never
+      if (m.memory.synced === "ThisCycle") return Effect.never
       const now = m.clock.unsafeCurrentTimeMillis()
       const idle = now - lastProgress
       if (idle >= timeout) {
@@ -780,7 +804,7 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
       Effect.withSpan("Reflector.watchList", { attributes: { reflector: m.name } }),
       Effect.either
     )
-    if (synced) return { synced: true, result, progress: eventsAfterSync > 0 }
+    if (m.memory.synced === "ThisCycle") return { synced: true, result, progress: eventsAfterSync > 0 }
     const elapsed = (yield* Clock.currentTimeMillis) - started
     return {
       synced: false,

@@ -33,7 +33,7 @@ export const resetAfterIdle =
 /** @internal */
 export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(30)
 
-/** @internal */
+/** The wait a `TooManyRequests` error asks for, cut to `max`; zero for other errors. @internal */
 export const retryAfterDelay = (error: ReflectorError, max: Duration.DurationInput): Duration.Duration =>
   error._tag === "StatusError" && error.reason === "TooManyRequests" && Option.isSome(error.retryAfter)
     ? Duration.min(error.retryAfter.value, Duration.decode(max))
@@ -72,7 +72,14 @@ export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = honour
 /** client-go's pager page size. */
 const defaultPageSize = 500
 
-/** @internal */
+/**
+ * The `limit` of a LIST (`undefined`: no pagination), as client-go's Reflector chooses it: the page size
+ * asked for if any (`0`: none); otherwise pages of 500, except for a relist at a concrete resourceVersion
+ * when the first any-age list was not paginated: that one has no `limit`, so that the API server's watch
+ * cache serves it rather than etcd.
+ *
+ * @internal
+ */
 export const listPageSize = (options: {
   readonly pageSize: number | undefined
   readonly resourceVersion: string
@@ -84,7 +91,12 @@ export const listPageSize = (options: {
   return defaultPageSize
 }
 
-/** @internal */
+/**
+ * How long after its `rejections`-th rejection (a 400/405/422, or no initial-events-end bookmark in time)
+ * watch-list is tried again: 1 minute, doubling, at most 30 minutes.
+ *
+ * @internal
+ */
 export const watchListRetryDelay = (rejections: number): Duration.Duration =>
   Duration.minutes(Math.min(30, 2 ** Math.max(0, Math.min(rejections, 16) - 1)))
 

@@ -4,6 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
+import { listPageSize } from "../../../src/internal/informer/reflectorPolicy.js"
 import * as Reflector from "../../../src/Reflector.js"
 import { advance, gone, pod, podsNamed, serverError, settle } from "../../fixtures/index.js"
 import type { LW } from "./fixtures.js"
@@ -133,7 +134,7 @@ describe("Reflector", () => {
       ]
       for (const [pageSize, resourceVersion, paginatedResult, limit] of cases) {
         assert.strictEqual(
-          Reflector.listPageSize({ pageSize, resourceVersion, paginatedResult }),
+          listPageSize({ pageSize, resourceVersion, paginatedResult }),
           limit,
           JSON.stringify({ pageSize, resourceVersion, paginatedResult })
         )

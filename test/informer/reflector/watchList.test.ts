@@ -10,6 +10,7 @@ import * as Stream from "effect/Stream"
 import type * as ApiError from "../../../src/ApiError.js"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
+import { watchListRetryDelay } from "../../../src/internal/informer/reflectorPolicy.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
 import * as Reflector from "../../../src/Reflector.js"
 import { advance, pod, serverError, settle } from "../../fixtures/index.js"
@@ -122,7 +123,7 @@ describe("Reflector", () => {
       }))
 
     it("watchListRetryDelay: 1 minute, doubling, at most 30 minutes", () => {
-      const minutes = [1, 2, 3, 4, 5, 6, 10, 100].map((n) => Duration.toMinutes(Reflector.watchListRetryDelay(n)))
+      const minutes = [1, 2, 3, 4, 5, 6, 10, 100].map((n) => Duration.toMinutes(watchListRetryDelay(n)))
       assert.deepStrictEqual(minutes, [1, 2, 4, 8, 16, 30, 30, 30])
     })
 
