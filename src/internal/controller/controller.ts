@@ -24,7 +24,6 @@ import * as Sharding from "../../Sharding.js"
 import type { InformerStoppedError, Registration, SharedInformer } from "../../SharedInformer.js"
 import * as WorkQueue from "../../WorkQueue.js"
 import * as Workers from "./workers.js"
-import { request } from "./workers.js"
 
 // -------------------------------------------------------------------------------------------------
 // requests (the results and `request` are the workers', in ./workers.ts)
@@ -39,7 +38,7 @@ export const requeueAfter = (delay: Duration.DurationInput): Controller.Result =
 /** @internal */
 export const requestOf = (obj: unknown): Controller.Request | undefined => {
   const key = fastMetaNamespaceKey(obj)
-  return key === undefined ? undefined : request(key)
+  return key === undefined ? undefined : Workers.request(key)
 }
 
 const keyOf = (r: Controller.Request | string): string => typeof r === "string" ? r : r.key

@@ -375,11 +375,12 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
             yield* stop
             yield* queue.shutdown
           }
-          const idle = term.state._tag === "Stopped"
-            ? Effect.void
-            : Effect.async<void>((resume) => {
-              term.idle = () => resume(Effect.void)
-            })
+          // (checked again when the wait begins: `Effect.timeout` runs it in a fiber of its own, which starts
+          // after the workers already scheduled, so the last reconcile may have settled in between)
+          const idle = Effect.async<void>((resume) => {
+            if (term.state._tag === "Stopped") return resume(Effect.void)
+            term.idle = () => resume(Effect.void)
+          })
           // (a finalizer is uninterruptible: the wait must be made interruptible for the timeout to end it)
           const finished = yield* Effect.interruptible(idle).pipe(Effect.timeout(deadline), Effect.option)
           if (Option.isNone(finished)) {
