@@ -30,9 +30,11 @@
  *   lets the reconciles in progress finish within `shutdownTimeout` (30 s; keep it inside a leader lease's
  *   renew margin), interrupts what is still running, then removes the handlers. A reconcile that has not
  *   ended 1 s after its interruption (an uninterruptible region) is logged with its key, counted in
- *   `Metrics.abandonedReconciles` and left behind: the scope closes anyway (its key stays taken in the queue until
- *   it ends). The informers belong to an outer scope (their Layer), so they stop after the controller,
- *   never before.
+ *   `Metrics.abandonedReconciles` and left behind: the scope closes anyway (its key stays taken in the
+ *   queue until it ends). The informers belong to an outer scope (their Layer), so they stop after the
+ *   controller, never before.
+ * - **Metrics.** controller-runtime's, by `controller`, in `Metrics` (`reconciles`, `reconcileErrors`,
+ *   `reconcileDuration`, ...; docs/METRICS.md), beside the queue's (`Metrics.workQueueDepth`, ...).
  *
  * @example
  * ```ts
