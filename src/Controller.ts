@@ -20,7 +20,7 @@
  * - **Read-your-own-writes.** Every write the library's `Client` makes inside a reconcile is recorded with
  *   its resourceVersion (`Consistency.Writes`); a key is not reconciled again until the caches of the
  *   resources it wrote have caught up to those versions (Kubernetes 1.36's KEP-5647 mechanism). A stale key
- *   is requeued through the rate limiter (counted in `staleSkips`). The wait is bounded: after
+ *   is requeued through the rate limiter (counted in `Metrics.staleSkips`). The wait is bounded: after
  *   `readYourWrites.maxWait` (10 s) the key is reconciled anyway, with a warning, so a write the informer
  *   never shows (filtered out, or deleted at once, and no bookmark since) delays a key but never blocks it.
  *   resourceVersions are compared only as KEP-5504 (Kubernetes 1.35) allows: decimal strings; any other
@@ -30,9 +30,11 @@
  *   lets the reconciles in progress finish within `shutdownTimeout` (30 s; keep it inside a leader lease's
  *   renew margin), interrupts what is still running, then removes the handlers. A reconcile that has not
  *   ended 1 s after its interruption (an uninterruptible region) is logged with its key, counted in
- *   `reconcilesAbandoned` and left behind: the scope closes anyway (its key stays taken in the queue until
- *   it ends). The informers belong to an outer scope (their Layer), so they stop after the controller,
- *   never before.
+ *   `Metrics.abandonedReconciles` and left behind: the scope closes anyway (its key stays taken in the
+ *   queue until it ends). The informers belong to an outer scope (their Layer), so they stop after the
+ *   controller, never before.
+ * - **Metrics.** controller-runtime's, by `controller`, in `Metrics` (`reconciles`, `reconcileErrors`,
+ *   `reconcileDuration`, ...; docs/METRICS.md), beside the queue's (`Metrics.workQueueDepth`, ...).
  *
  * @example
  * ```ts
@@ -61,9 +63,9 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/controller/controller.js"
+import * as workers from "./internal/controller/workers.js"
 import type { KubeObject } from "./KubeObject.js"
 import type * as RateLimiter from "./RateLimiter.js"
 import type { Resource } from "./Resource.js"
@@ -106,7 +108,7 @@ export type Result =
  * @since 0.2.0
  * @category results
  */
-export const done: Result = internal.done
+export const done: Result = workers.done
 
 /**
  * Reconcile again after the rate limiter's delay for this key (its failures are not forgotten).
@@ -114,7 +116,7 @@ export const done: Result = internal.done
  * @since 0.2.0
  * @category results
  */
-export const requeue: Result = internal.requeue
+export const requeue: Result = workers.requeue
 
 /**
  * Reconcile again after `delay` (the key's failures are forgotten), e.g. to check back on something slow.
@@ -139,7 +141,7 @@ export const requeueAfter: (delay: Duration.DurationInput) => Result = internal.
  * @since 0.2.0
  * @category constructors
  */
-export const request: (key: string) => Request = internal.request
+export const request: (key: string) => Request = workers.request
 
 /**
  * The request of an object (by its namespace and name), `undefined` for an object without a name.
@@ -372,91 +374,6 @@ export const ControllerError: typeof internal.ControllerError = internal.Control
  * @category errors
  */
 export type ControllerError = internal.ControllerError
-
-// -------------------------------------------------------------------------------------------------
-// metrics
-// -------------------------------------------------------------------------------------------------
-
-/**
- * `effect_informers_reconcile_total`: reconciles by `controller` and `result` (`success`, `error`, `requeue`,
- * `requeue_after`). Every series of a controller (here and below) exists from its start, at 0.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const reconcileTotal: Metric.Metric.Counter<number> = internal.reconcileTotal
-
-/**
- * `effect_informers_reconcile_errors_total`: failed reconciles (typed errors and defects), by `controller`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const reconcileErrors: Metric.Metric.Counter<number> = internal.reconcileErrors
-
-/**
- * `effect_informers_reconcile_time_seconds`: the duration of reconciles, in seconds, by `controller`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const reconcileDuration: Metric.Metric.Histogram<number> = internal.reconcileDuration
-
-/**
- * `effect_informers_reconcile_active_workers`: reconciles in progress, by `controller`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const activeWorkers: Metric.Metric.Gauge<number> = internal.activeWorkers
-
-/**
- * `effect_informers_reconcile_stale_skips_total`: keys requeued because a cache had not caught up with the key's
- * own last write, by `controller`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const staleSkips: Metric.Metric.Counter<number> = internal.staleSkips
-
-/**
- * `effect_informers_reconcile_panics_total`: reconciles that died of a defect (a throw, `Effect.die`), by
- * `controller`: controller-runtime's `reconcile_panics_total`. Counted in `reconcileErrors` too; the key is
- * requeued.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const reconcilePanics: Metric.Metric.Counter<number> = internal.reconcilePanics
-
-/**
- * `effect_informers_terminal_reconcile_errors_total`: failed reconciles the `errorPolicy` answered `done` for
- * (not requeued), by `controller`: controller-runtime's `terminal_reconcile_errors_total`. Counted in
- * `reconcileErrors` too.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const terminalReconcileErrors: Metric.Metric.Counter<number> = internal.terminalReconcileErrors
-
-/**
- * `effect_informers_reconcile_abandoned_total`: reconciles still running 1 s after their interruption at the
- * controller's shutdown or at the end of a leadership term (an uninterruptible region, a finalizer that
- * hangs), by `controller`. Each is logged with its key and left behind, so that the shutdown ends.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const reconcilesAbandoned: Metric.Metric.Counter<number> = internal.reconcilesAbandoned
-
-/**
- * `effect_informers_max_concurrent_reconciles`: the controller's number of workers (`concurrency`), by
- * `controller`: controller-runtime's `max_concurrent_reconciles`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const maxConcurrentReconciles: Metric.Metric.Gauge<number> = internal.maxConcurrentReconciles
 
 // -------------------------------------------------------------------------------------------------
 // constructors

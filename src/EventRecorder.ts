@@ -3,7 +3,8 @@
  * recorder writes them (`tools/events`):
  *
  * - `record` never blocks and never fails the caller: events wait in a bounded buffer (1,000 by default;
- *   when it is full the newest is dropped and counted) and one fiber writes them through the `Client`;
+ *   when it is full the newest is dropped and counted in `Metrics.droppedEvents`) and one fiber writes them
+ *   through the `Client`;
  * - isomorphic events (same object, reason, action, type, note, reporting controller) within 6 minutes
  *   are one Event with a `series` (`count`, `lastObservedTime`), written at the first repeat and then at
  *   most every 30 seconds (the server's count may lag by as much);
@@ -30,7 +31,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type { Client } from "./Client.js"
 import * as internal from "./internal/controller/eventRecorder.js"
@@ -97,14 +97,6 @@ export class EventRecorder extends Context.Tag("effect-informers/EventRecorder")
   EventRecorder,
   EventRecorder.Service
 >() {}
-
-/**
- * Events dropped (buffer full, spam filter, failed write), by `reason`: `full`, `spam`, `failed`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const dropped: Metric.Metric.Counter<number> = internal.dropped
 
 /**
  * A recorder writing through the `Client` of the context, in the current scope (closing it writes what

@@ -68,9 +68,9 @@
  * `workqueue_unfinished_work_seconds` and `workqueue_longest_running_processor_seconds` (set every 500 ms
  * until shutdown), `workqueue_retries_total` (adds with a positive delay, as controller-runtime counts;
  * client-go also counts `AddAfter` with no delay). Histograms use component-base's buckets (1e-8 s up,
- * times 10, ten buckets).
+ * times 10, ten buckets). They are `Metrics.workQueueDepth`, `Metrics.workQueueAdds`, ... (docs/METRICS.md).
  *
- * The machinery (plain synchronous structures, no lock) is in `internal/workQueue.ts`.
+ * The machinery (plain synchronous structures, no lock) is in `internal/controller/workQueue.ts`.
  *
  * @since 0.2.0
  */
@@ -78,7 +78,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/controller/workQueue.js"
 import * as RateLimiter from "./RateLimiter.js"
@@ -235,71 +234,6 @@ export const WorkQueueShutdownError: typeof internal.WorkQueueShutdownError = in
  * @category errors
  */
 export type WorkQueueShutdownError = internal.WorkQueueShutdownError
-
-// -------------------------------------------------------------------------------------------------
-// metrics
-// -------------------------------------------------------------------------------------------------
-
-/**
- * `workqueue_depth`: dirty keys, i.e. ready ones and ones added again while processing (not the delayed).
- * Tagged `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const depthMetric: Metric.Metric.Gauge<number> = internal.depthMetric
-
-/**
- * `workqueue_adds_total`: adds that made a key dirty (collapsed adds do not count; a delayed key counts
- * when it becomes ready). Tagged `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const addsMetric: Metric.Metric.Counter<number> = internal.addsMetric
-
-/**
- * `workqueue_queue_duration_seconds`: from a key becoming dirty to its hand-out. Tagged `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const queueDurationMetric: Metric.Metric.Histogram<number> = internal.queueDurationMetric
-
-/**
- * `workqueue_work_duration_seconds`: from hand-out to `done`. Tagged `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const workDurationMetric: Metric.Metric.Histogram<number> = internal.workDurationMetric
-
-/**
- * `workqueue_unfinished_work_seconds`: the summed age of the keys processing, set every 500 ms until
- * shutdown ("large values indicate stuck threads"). Tagged `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const unfinishedWorkMetric: Metric.Metric.Gauge<number> = internal.unfinishedWorkMetric
-
-/**
- * `workqueue_longest_running_processor_seconds`: the age of the oldest key processing, set every 500 ms
- * until shutdown. Tagged `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const longestRunningProcessorMetric: Metric.Metric.Gauge<number> = internal.longestRunningProcessorMetric
-
-/**
- * `workqueue_retries_total`: adds with a positive delay (`addAfter`, `addRateLimited`, `after`). Tagged
- * `name`.
- *
- * @since 0.2.0
- * @category metrics
- */
-export const retriesMetric: Metric.Metric.Counter<number> = internal.retriesMetric
 
 // -------------------------------------------------------------------------------------------------
 // service

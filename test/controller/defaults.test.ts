@@ -20,6 +20,7 @@ import {
   TestClock
 } from "effect"
 import * as Controller from "../../src/Controller.js"
+import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
 import { settle } from "../fixtures/index.js"
 import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
 
@@ -86,9 +87,9 @@ describe("Controller: defaults", () => {
         const start = times[0]!
         assert.deepStrictEqual(times.map((t) => t - start), [0, 5, 15, 35, 75])
         // counted as controller-runtime's Requeue (rate limited, the key's failures kept), the last as success
-        assert.strictEqual(yield* counter(Controller.reconcileTotal, name, "requeue"), 4)
-        assert.strictEqual(yield* counter(Controller.reconcileTotal, name, "requeue_after"), 0)
-        assert.strictEqual(yield* counter(Controller.reconcileTotal, name, "success"), 1)
+        assert.strictEqual(yield* counter(ControllerMetrics.reconciles, name, "requeue"), 4)
+        assert.strictEqual(yield* counter(ControllerMetrics.reconciles, name, "requeue_after"), 0)
+        assert.strictEqual(yield* counter(ControllerMetrics.reconciles, name, "success"), 1)
         assert.strictEqual(yield* controller.queue.numRequeues("a/again"), 0, "done forgets")
       }))
   }
@@ -154,7 +155,7 @@ describe("Controller: defaults", () => {
         assert.strictEqual(reconciles, 10_400)
         // one warning per failed reconcile, no more
         assert.strictEqual(logs.lines.filter((line) => line.includes("reconcile of ns/k")).length, 10_400)
-        assert.strictEqual(yield* counter(Controller.reconcileTotal, "mass-failure", "error"), 10_400)
+        assert.strictEqual(yield* counter(ControllerMetrics.reconciles, "mass-failure", "error"), 10_400)
       }),
     60_000
   )
@@ -201,7 +202,7 @@ describe("Controller: defaults", () => {
       assert.include(reported[0], "ERROR")
       assert.include(reported[0], "the reconcile of ns/stuck did not end")
       assert.include(reported[0], "key=ns/stuck")
-      assert.strictEqual(yield* counter(Controller.reconcilesAbandoned, "uninterruptible"), 1)
+      assert.strictEqual(yield* counter(ControllerMetrics.abandonedReconciles, "uninterruptible"), 1)
       assert.strictEqual(yield* controller.active, 1, "still counted as running")
       // left behind, it still ends when it can
       yield* Deferred.succeed(release, void 0)
@@ -266,7 +267,7 @@ describe("Controller: defaults", () => {
         () => logs.lines.some((line) => line.includes("left behind") && line.includes("key=ns/stuck")),
         "the report"
       )
-      assert.strictEqual(yield* counter(Controller.reconcilesAbandoned, "uninterruptible-term"), 1)
+      assert.strictEqual(yield* counter(ControllerMetrics.abandonedReconciles, "uninterruptible-term"), 1)
       // the term has ended: the next one starts and reconciles other keys, not the one still held
       yield* cms.fake.add(obj("ns", "other"))
       yield* cms.fake.modify(obj("ns", "stuck", { data: { v: "2" } }))

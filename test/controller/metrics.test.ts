@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Metric, TestClock } from "effect"
 import * as Controller from "../../src/Controller.js"
+import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
 import { settle } from "../fixtures/index.js"
 import { configMaps, eventually, obj, source } from "./fixtures.js"
 
@@ -44,7 +45,7 @@ describe("Controller: metrics", () => {
         "controller=metrics-zero,result=success"
       ])
       for (const result of ["success", "error", "requeue", "requeue_after"]) {
-        assert.strictEqual(yield* count(Controller.reconcileTotal, "metrics-zero", result), 0)
+        assert.strictEqual(yield* count(ControllerMetrics.reconciles, "metrics-zero", result), 0)
       }
       for (
         const name of [
@@ -59,8 +60,8 @@ describe("Controller: metrics", () => {
       ) {
         assert.deepStrictEqual(series(name, "metrics-zero"), ["controller=metrics-zero"], name)
       }
-      assert.strictEqual(yield* gauge(Controller.maxConcurrentReconciles, "metrics-zero"), 3)
-      assert.strictEqual(yield* gauge(Controller.activeWorkers, "metrics-zero"), 0)
+      assert.strictEqual(yield* gauge(ControllerMetrics.maxConcurrentReconciles, "metrics-zero"), 3)
+      assert.strictEqual(yield* gauge(ControllerMetrics.activeReconciles, "metrics-zero"), 0)
     }))
 
   it.scoped("a defect counts as a panic and an error; a failure the policy gives up on, as terminal", () =>
@@ -85,12 +86,12 @@ describe("Controller: metrics", () => {
       // the defect's requeue waits for the rate limiter's first delay (5 ms)
       yield* TestClock.adjust("10 millis")
       yield* settle
-      assert.strictEqual(yield* count(Controller.reconcilePanics, "metrics-outcomes"), 1)
-      assert.strictEqual(yield* count(Controller.terminalReconcileErrors, "metrics-outcomes"), 1)
-      assert.strictEqual(yield* count(Controller.reconcileErrors, "metrics-outcomes"), 2)
-      assert.strictEqual(yield* count(Controller.reconcileTotal, "metrics-outcomes", "error"), 2)
+      assert.strictEqual(yield* count(ControllerMetrics.reconcilePanics, "metrics-outcomes"), 1)
+      assert.strictEqual(yield* count(ControllerMetrics.terminalReconcileErrors, "metrics-outcomes"), 1)
+      assert.strictEqual(yield* count(ControllerMetrics.reconcileErrors, "metrics-outcomes"), 2)
+      assert.strictEqual(yield* count(ControllerMetrics.reconciles, "metrics-outcomes", "error"), 2)
       // "ok", and "dies" on its second round
-      assert.strictEqual(yield* count(Controller.reconcileTotal, "metrics-outcomes", "success"), 2)
-      assert.strictEqual(yield* gauge(Controller.maxConcurrentReconciles, "metrics-outcomes"), 1)
+      assert.strictEqual(yield* count(ControllerMetrics.reconciles, "metrics-outcomes", "success"), 2)
+      assert.strictEqual(yield* gauge(ControllerMetrics.maxConcurrentReconciles, "metrics-outcomes"), 1)
     }))
 })

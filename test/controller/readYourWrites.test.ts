@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Metric, TestClock } from "effect"
 import * as Consistency from "../../src/Consistency.js"
 import * as Controller from "../../src/Controller.js"
+import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
 import * as Resource from "../../src/Resource.js"
 import { captureLogs, settle } from "../fixtures/index.js"
 import { configMaps, eventually, obj, pods, recorder, source } from "./fixtures.js"
@@ -39,7 +40,7 @@ describe("Controller: read-your-own-writes", () => {
       // the key is requeued, not reconciled, while the pods cache is behind the write
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("100 millis")
       assert.strictEqual(r.count("ns/parent"), 1)
-      const skips = yield* Metric.value(Controller.staleSkips.pipe(Metric.tagged("controller", controller)))
+      const skips = yield* Metric.value(ControllerMetrics.staleSkips.pipe(Metric.tagged("controller", controller)))
       assert.isAtLeast(skips.count, 1)
       // a bookmark brings the cache to the written version: the key runs
       yield* children.fake.bookmark

@@ -5,6 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Metric, TestClock } from "effect"
 import * as Controller from "../../src/Controller.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
+import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
 import * as RateLimiter from "../../src/RateLimiter.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
 import { captureLogs, settle } from "../fixtures/index.js"
@@ -180,12 +181,12 @@ describe("Controller: reconcile", () => {
       yield* settle
       const value = (result: string) =>
         Metric.value(
-          Controller.reconcileTotal.pipe(Metric.tagged("controller", "metrics"), Metric.tagged("result", result))
+          ControllerMetrics.reconciles.pipe(Metric.tagged("controller", "metrics"), Metric.tagged("result", result))
         )
       assert.strictEqual((yield* value("success")).count, 2)
       assert.strictEqual((yield* value("error")).count, 1)
       assert.strictEqual((yield* value("requeue_after")).count, 1)
-      const errors = yield* Metric.value(Controller.reconcileErrors.pipe(Metric.tagged("controller", "metrics")))
+      const errors = yield* Metric.value(ControllerMetrics.reconcileErrors.pipe(Metric.tagged("controller", "metrics")))
       assert.strictEqual(errors.count, 1)
     }))
 

@@ -89,4 +89,23 @@ describe("Controller: shutdown", () => {
       assert.deepStrictEqual(seen, ["informer stopped: false"])
       assert.isTrue(yield* cms.informer.isStopped)
     }))
+  it.scoped("reconciles that end as the shutdown begins do not hold it until shutdownTimeout", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, Array.from({ length: 200 }, (_, i) => obj("ns", `o${i}`)))
+      const scope = yield* Scope.make()
+      let reconciled = 0
+      // busy workers: the shutdown finds reconciles in flight, which may end before its wait for them begins
+      // (a settle the wait must not miss; bench/controllerMicro.ts showed it, this test need not)
+      yield* Controller.make({
+        name: "ends-at-shutdown",
+        for: cms,
+        concurrency: 4,
+        reconcile: () => Effect.zipRight(Effect.yieldNow(), Effect.sync(() => void reconciled++))
+      }).pipe(Scope.extend(scope))
+      yield* eventually(() => reconciled >= 20, "some reconciles")
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* quiet
+      assert.isNotNull(closing.unsafePoll(), "closed without waiting for shutdownTimeout")
+      yield* Fiber.join(closing)
+    }))
 })

@@ -1,45 +1,33 @@
 /**
- * The Controller's machinery: event handlers that turn informer events into keys, the workers that take
- * keys from the WorkQueue and reconcile them, read-your-own-writes, and the ordered shutdown. `Controller`
- * documents and re-exports it.
+ * The Controller's machinery: predicates, the sources (one mechanism, `watch`, for `for`, `owns` and
+ * `watches`: events to keys), read-your-own-writes, and `make`, which puts the queue, the sources, the
+ * workers (./workers.ts: reconcile, requeue, stop) and their terms together in their shutdown order.
+ * `Controller` documents and re-exports it.
  *
  * @internal
  */
-import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
-import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Consistency from "../../Consistency.js"
 import type * as Controller from "../../Controller.js"
 import { fastMetaNamespaceKey } from "../../Indexer.js"
-import type { DeletedFinalStateUnknown, KubeObject } from "../../KubeObject.js"
+import type { DeletedObject, KubeObject } from "../../KubeObject.js"
 import { unwrapDeleted } from "../../KubeObject.js"
-import { withTags } from "../../Metrics.js"
 import * as RateLimiter from "../../RateLimiter.js"
 import { groupResource } from "../../Resource.js"
 import * as Sharding from "../../Sharding.js"
-import type { Registration } from "../../SharedInformer.js"
-import * as Term from "../../Term.js"
+import type { InformerStoppedError, Registration, SharedInformer } from "../../SharedInformer.js"
 import * as WorkQueue from "../../WorkQueue.js"
+import * as Workers from "./workers.js"
 
 // -------------------------------------------------------------------------------------------------
-// requests and results
+// requests (the results and `request` are the workers', in ./workers.ts)
 // -------------------------------------------------------------------------------------------------
-
-/** @internal */
-export const done: Controller.Result = { _tag: "Done" }
-
-/** @internal */
-export const requeue: Controller.Result = { _tag: "Requeue" }
 
 /** @internal */
 export const requeueAfter = (delay: Duration.DurationInput): Controller.Result => ({
@@ -47,28 +35,10 @@ export const requeueAfter = (delay: Duration.DurationInput): Controller.Result =
   delay: Duration.decode(delay)
 })
 
-/**
- * The result as the queue applies it: a `RequeueAfter` without a positive delay is a `Requeue`, through the
- * rate limiter (controller-runtime reads `RequeueAfter: 0` as "no delay asked"; a plain add would re-run the
- * key in a hot loop).
- *
- * @internal
- */
-export const effective = (result: Controller.Result): Controller.Result =>
-  result._tag === "RequeueAfter" && !(Duration.toMillis(result.delay) > 0) ? requeue : result
-
-/** @internal */
-export const request = (key: string): Controller.Request => {
-  const slash = key.indexOf("/")
-  return slash === -1
-    ? { key, namespace: undefined, name: key }
-    : { key, namespace: key.slice(0, slash), name: key.slice(slash + 1) }
-}
-
 /** @internal */
 export const requestOf = (obj: unknown): Controller.Request | undefined => {
   const key = fastMetaNamespaceKey(obj)
-  return key === undefined ? undefined : request(key)
+  return key === undefined ? undefined : Workers.request(key)
 }
 
 const keyOf = (r: Controller.Request | string): string => typeof r === "string" ? r : r.key
@@ -204,7 +174,7 @@ const ownerKeys = (
 }
 
 // -------------------------------------------------------------------------------------------------
-// errors and metrics
+// errors
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
@@ -214,61 +184,146 @@ export class ControllerError extends Data.TaggedError("ControllerError")<{
   readonly message: string
 }> {}
 
-/** @internal */
-export const durationBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 16 })
+const stopped = (name: string) => (error: { readonly message: string }): ControllerError =>
+  error instanceof ControllerError
+    ? error
+    : new ControllerError({ reason: "SourceStopped", controller: name, message: `${name}: ${error.message}` })
+
+// -------------------------------------------------------------------------------------------------
+// sources: one mechanism for `for`, `owns` and `watches`
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * The primary keys of an event: of its object `obj` (an add; a delete, whose `obj` may be a tombstone), or
+ * of its old and new states (an update: `old` is defined, and its keys come first). An Effect when they
+ * must be looked up.
+ *
+ * @internal
+ */
+export type KeysOf = (obj: unknown, old: unknown) => ReadonlyArray<string> | Effect.Effect<ReadonlyArray<string>>
+
+/**
+ * The queue options of an event's keys: `quiet` for an add from the informer's initial list and for an
+ * update that changes nothing (a resync).
+ *
+ * @internal
+ */
+export type PriorityOf = (quiet: boolean) => WorkQueue.AddOptions
+
+/**
+ * One source of a controller: an informer, the predicates its events must pass, the primary keys of an
+ * event and their priority (controller-runtime's `source.Kind(cache, obj, handler, predicates)`, which its
+ * builder makes for `For`, `Owns` and `Watches` alike; kube-rs's `trigger_with`).
+ *
+ * @internal
+ */
+export interface Trigger<A> {
+  /** The handler's name (logs, metrics). */
+  readonly name: string
+  readonly informer: SharedInformer.Service<A>
+  readonly predicates: ReadonlyArray<Controller.Predicate<A>> | undefined
+  readonly keys: KeysOf
+  readonly priority: PriorityOf
+  /** Runs for each key of a delete, before the keys are queued (the primary's: its writes are forgotten). */
+  readonly deleted?: ((key: string) => Effect.Effect<void>) | undefined
+}
+
+const noKeys: ReadonlyArray<string> = []
+
+/** Events from the initial list and resyncs are queued at `LowPriority`: a fresh event overtakes a backlog. */
+const low: WorkQueue.AddOptions = { priority: WorkQueue.LowPriority }
+const normal: WorkQueue.AddOptions = {}
 
 /** @internal */
-export const reconcileTotal = Metric.counter("effect_informers_reconcile_total", {
-  description: "Reconciles by controller and result",
-  incremental: true
-})
+export const lowWhenQuiet: PriorityOf = (quiet) => quiet ? low : normal
 
-/** @internal */
-export const reconcileErrors = Metric.counter("effect_informers_reconcile_errors_total", {
-  description: "Failed reconciles",
-  incremental: true
-})
+const unchanged = (o: unknown, n: unknown) =>
+  (o as KubeObject).metadata?.resourceVersion === (n as KubeObject).metadata?.resourceVersion
 
-/** @internal */
-export const reconcileDuration = Metric.histogram(
-  "effect_informers_reconcile_time_seconds",
-  durationBoundaries,
-  "The duration of reconciles in seconds"
-)
+/**
+ * Registers the handler of `trigger` on its informer: each event that passes the predicates queues its
+ * keys. (A delete's predicates see the object's last state; a tombstone without one passes.)
+ *
+ * @internal
+ */
+export const watch = <A>(
+  trigger: Trigger<A>,
+  queue: WorkQueue.WorkQueue<string>
+): Effect.Effect<Registration, InformerStoppedError> => {
+  const { deleted, keys, predicates, priority } = trigger
+  const add = (ks: ReadonlyArray<string>, options: WorkQueue.AddOptions): Effect.Effect<void> =>
+    ks.length === 0 ? Effect.void : ks.length === 1 ? queue.add(ks[0], options) : queue.addAll(ks, options)
+  const enqueue = (
+    ks: ReadonlyArray<string> | Effect.Effect<ReadonlyArray<string>>,
+    options: WorkQueue.AddOptions
+  ): Effect.Effect<void> => Effect.isEffect(ks) ? Effect.flatMap(ks, (all) => add(all, options)) : add(ks, options)
+  return trigger.informer.addEventHandler({
+    name: trigger.name,
+    onAdd: (obj, initial) =>
+      passesCreate(predicates, obj) ? enqueue(keys(obj, undefined), priority(initial)) : Effect.void,
+    onUpdate: (o, n) => passesUpdate(predicates, o, n) ? enqueue(keys(n, o), priority(unchanged(o, n))) : Effect.void,
+    onDelete: (obj) => {
+      if (!passesDelete(predicates, unwrapDeleted(obj))) return Effect.void
+      const ks = keys(obj, undefined)
+      if (deleted === undefined) return enqueue(ks, priority(false))
+      const forget = (all: ReadonlyArray<string>) =>
+        Effect.zipRight(Effect.forEach(all, deleted, { discard: true }), add(all, priority(false)))
+      return Effect.isEffect(ks) ? Effect.flatMap(ks, forget) : forget(ks)
+    }
+  })
+}
 
-/** @internal */
-export const activeWorkers = Metric.gauge("effect_informers_reconcile_active_workers", {
-  description: "Reconciles in progress"
-})
+/**
+ * The primary's keys: its object's own (a tombstone's key when its last state is unknown; an update's old
+ * and new states have the same key: the new one's).
+ *
+ * @internal
+ */
+export const primaryKeys: KeysOf = (obj) => {
+  const key = fastMetaNamespaceKey(obj)
+  return key === undefined ? noKeys : [key]
+}
 
-/** @internal */
-export const staleSkips = Metric.counter("effect_informers_reconcile_stale_skips_total", {
-  description: "Reconciles postponed until a cache caught up with the key's own write",
-  incremental: true
-})
+/**
+ * A child's keys: its owners' of the primary's group and kind (the controller reference only, unless
+ * `everyOwner`), of both states for an update.
+ *
+ * @internal
+ */
+export const ownerKeysOf = (
+  primary: { readonly group: string; readonly kind: string; readonly namespaced: boolean },
+  everyOwner: boolean
+): KeysOf =>
+(obj, old) => {
+  const into: Array<string> = []
+  if (old !== undefined) ownerKeys(old, primary, everyOwner, into)
+  ownerKeys(unwrapDeleted(obj as DeletedObject<unknown>), primary, everyOwner, into)
+  return into.length > 1 ? Array.from(new Set(into)) : into
+}
 
-/** @internal */
-export const reconcilePanics = Metric.counter("effect_informers_reconcile_panics_total", {
-  description: "Reconciles that died of a defect (controller-runtime's panics)",
-  incremental: true
-})
-
-/** @internal */
-export const terminalReconcileErrors = Metric.counter("effect_informers_terminal_reconcile_errors_total", {
-  description: "Failed reconciles the error policy did not requeue",
-  incremental: true
-})
-
-/** @internal */
-export const reconcilesAbandoned = Metric.counter("effect_informers_reconcile_abandoned_total", {
-  description: "Reconciles still running after their interruption at shutdown or step-down, left behind",
-  incremental: true
-})
-
-/** @internal */
-export const maxConcurrentReconciles = Metric.gauge("effect_informers_max_concurrent_reconciles", {
-  description: "The controller's number of workers"
-})
+/**
+ * Another resource's keys: `map`'s, of both states for an update, without duplicates. A delete whose last
+ * state is unknown has none.
+ *
+ * @internal
+ */
+export const mappedKeys = <A>(map: Controller.Watches<A>["map"]): KeysOf => (obj, old) => {
+  const into = new Set<string>()
+  let pending: Array<Effect.Effect<Iterable<Controller.Request | string>>> | undefined
+  const one = (o: unknown) => {
+    if (o === undefined) return
+    const mapped = map(o as A)
+    if (Effect.isEffect(mapped)) (pending ??= []).push(mapped)
+    else for (const r of mapped) into.add(keyOf(r))
+  }
+  one(old)
+  one(unwrapDeleted(obj as DeletedObject<unknown>))
+  if (pending === undefined) return Array.from(into)
+  return Effect.map(Effect.all(pending), (results) => {
+    for (const result of results) for (const r of result) into.add(keyOf(r))
+    return Array.from(into)
+  })
+}
 
 // -------------------------------------------------------------------------------------------------
 // make
@@ -278,11 +333,6 @@ const defaultCacheSyncTimeout = Duration.minutes(2)
 const defaultShutdownTimeout = Duration.seconds(30)
 /** Inside client-go's margin between the renew deadline (10 s) and the lease duration (15 s). */
 const defaultStepDownTimeout = Duration.seconds(2)
-/**
- * How long the workers' interruption may take once the deadline has passed (the reconciles' own finalizers);
- * a reconcile still running then (an uninterruptible region, a finalizer that hangs) is left behind.
- */
-const interruptGrace = Duration.seconds(1)
 
 /** @internal */
 export const make = <A, E, R>(
@@ -299,130 +349,67 @@ export const make = <A, E, R>(
         )
       )))
 
+/**
+ * The controller in the current scope, in four sections, each closed before the one made before it:
+ * the queue (made first, closed last), the sources (their handlers removed after the workers stopped),
+ * the workers, and their terms (the first to stop: no key is taken any more, the reconciles in progress
+ * finish within the deadline, the rest are interrupted).
+ */
 const makeIn = <A, E, R>(
   options: Controller.Options<A, E, R>
 ): Effect.Effect<Controller.Controller, ControllerError, Scope.Scope | R> =>
   Effect.gen(function*() {
     const name = options.name
     const scope = yield* Effect.scope
-    const clock = yield* Effect.clock
 
-    // ---- the queue (created first: closed last) ----------------------------------------------------
+    // ---- the queue: closed last ------------------------------------------------------------------------
     const queue = yield* WorkQueue.make<string>({
       name,
       rateLimiter: options.rateLimiter ?? RateLimiter.defaultController,
       ...(options.fairness === false ? {} : { group: namespaceOf })
     })
 
-    // ---- read-your-own-writes ----------------------------------------------------------------------
-    const sources = [
-      options.for,
-      ...(options.owns ?? []).map((o) => o.source),
-      ...(options.watches ?? []).map((w) => w.source)
-    ]
+    // ---- the sources: events to keys; their handlers removed when the workers have stopped -------------
+    const primary = options.for
+    const owns = options.owns ?? []
+    const watches = options.watches ?? []
+    // read-your-own-writes: the caches of every source
     const caches = new Map<string, Effect.Effect<string>>()
-    for (const source of sources) {
+    for (const source of [primary, ...owns.map((o) => o.source), ...watches.map((w) => w.source)]) {
       caches.set(groupResource(source.resource), source.informer.indexer.lastResourceVersion)
     }
     const tracker = options.readYourWrites === false
       ? undefined
       : yield* Consistency.makeTracker({ caches, maxWait: options.readYourWrites?.maxWait })
 
-    // ---- events to keys ----------------------------------------------------------------------------
-    const low = { priority: WorkQueue.LowPriority }
-    const normal = {}
-    const addKeys = (keys: ReadonlyArray<string>, priority: WorkQueue.AddOptions) =>
-      keys.length === 0 ? Effect.void : queue.addAll(keys, priority)
-    const unchanged = (o: unknown, n: unknown) =>
-      (o as KubeObject).metadata?.resourceVersion === (n as KubeObject).metadata?.resourceVersion
-
+    const triggers: Array<Trigger<any>> = [
+      {
+        name: `${name}/for`,
+        informer: primary.informer,
+        predicates: options.predicates,
+        keys: primaryKeys,
+        priority: lowWhenQuiet,
+        deleted: tracker?.clear
+      },
+      ...owns.map((o): Trigger<unknown> => ({
+        name: `${name}/owns/${groupResource(o.source.resource)}`,
+        informer: o.source.informer,
+        predicates: o.predicates,
+        keys: ownerKeysOf(primary.resource, o.everyOwner === true),
+        priority: lowWhenQuiet
+      })),
+      ...watches.map((w): Trigger<unknown> => ({
+        name: `${name}/watches/${groupResource(w.source.resource)}`,
+        informer: w.source.informer,
+        predicates: w.predicates,
+        keys: mappedKeys(w.map),
+        priority: lowWhenQuiet
+      }))
+    ]
     const registrations: Array<Registration> = []
     yield* Effect.addFinalizer(() => Effect.forEach(registrations, (r) => r.remove, { discard: true }))
+    for (const trigger of triggers) registrations.push(yield* Effect.mapError(watch(trigger, queue), stopped(name)))
 
-    const primary = options.for
-    const predicates = options.predicates
-    registrations.push(
-      yield* primary.informer.addEventHandler({
-        name: `${name}/for`,
-        onAdd: (obj, initial) => {
-          if (!passesCreate(predicates, obj)) return Effect.void
-          const key = fastMetaNamespaceKey(obj)
-          return key === undefined ? Effect.void : queue.add(key, initial ? low : normal)
-        },
-        onUpdate: (o, n) => {
-          if (!passesUpdate(predicates, o, n)) return Effect.void
-          const key = fastMetaNamespaceKey(n)
-          return key === undefined ? Effect.void : queue.add(key, unchanged(o, n) ? low : normal)
-        },
-        onDelete: (obj) => {
-          if (!passesDelete(predicates, unwrapDeleted(obj))) return Effect.void
-          const key = fastMetaNamespaceKey(obj)
-          if (key === undefined) return Effect.void
-          return Effect.zipRight(tracker === undefined ? Effect.void : tracker.clear(key), queue.add(key))
-        }
-      }).pipe(Effect.mapError(stopped(name)))
-    )
-
-    for (const owns of options.owns ?? []) {
-      const everyOwner = owns.everyOwner === true
-      const keys = (...objs: ReadonlyArray<unknown>) => {
-        const into: Array<string> = []
-        for (const obj of objs) ownerKeys(obj, primary.resource, everyOwner, into)
-        return into.length > 1 ? Array.from(new Set(into)) : into
-      }
-      registrations.push(
-        yield* owns.source.informer.addEventHandler({
-          name: `${name}/owns/${groupResource(owns.source.resource)}`,
-          onAdd: (obj, initial) =>
-            passesCreate(owns.predicates, obj) ? addKeys(keys(obj), initial ? low : normal) : Effect.void,
-          onUpdate: (o, n) =>
-            passesUpdate(owns.predicates, o, n) ? addKeys(keys(o, n), unchanged(o, n) ? low : normal) : Effect.void,
-          onDelete: (obj: unknown) => {
-            const last = unwrapDeleted(obj as DeletedFinalStateUnknown<unknown>)
-            return passesDelete(owns.predicates, last) ? addKeys(keys(last), normal) : Effect.void
-          }
-        }).pipe(Effect.mapError(stopped(name)))
-      )
-    }
-
-    for (const watches of options.watches ?? []) {
-      const keys = (...objs: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<string>> => {
-        const into = new Set<string>()
-        let pending: Array<Effect.Effect<Iterable<Controller.Request | string>>> | undefined
-        for (const obj of objs) {
-          if (obj === undefined) continue
-          const mapped = watches.map(obj)
-          if (Effect.isEffect(mapped)) (pending ??= []).push(mapped)
-          else for (const r of mapped) into.add(keyOf(r))
-        }
-        if (pending === undefined) return Effect.succeed(Array.from(into))
-        return Effect.map(Effect.all(pending), (results) => {
-          for (const result of results) for (const r of result) into.add(keyOf(r))
-          return Array.from(into)
-        })
-      }
-      registrations.push(
-        yield* watches.source.informer.addEventHandler({
-          name: `${name}/watches/${groupResource(watches.source.resource)}`,
-          onAdd: (obj, initial) =>
-            passesCreate(watches.predicates, obj)
-              ? Effect.flatMap(keys(obj), (ks) => addKeys(ks, initial ? low : normal))
-              : Effect.void,
-          onUpdate: (o, n) =>
-            passesUpdate(watches.predicates, o, n)
-              ? Effect.flatMap(keys(o, n), (ks) => addKeys(ks, unchanged(o, n) ? low : normal))
-              : Effect.void,
-          onDelete: (obj: unknown) => {
-            const last = unwrapDeleted(obj as DeletedFinalStateUnknown<unknown>)
-            return passesDelete(watches.predicates, last)
-              ? Effect.flatMap(keys(last), (ks) => addKeys(ks, normal))
-              : Effect.void
-          }
-        }).pipe(Effect.mapError(stopped(name)))
-      )
-    }
-
-    // ---- wait for the sources ------------------------------------------------------------------------
     const syncTimeout = Duration.decode(options.cacheSyncTimeout ?? defaultCacheSyncTimeout)
     yield* Effect.forEach(registrations, (r) => r.synced, { concurrency: "unbounded", discard: true }).pipe(
       Effect.mapError(stopped(name)),
@@ -437,152 +424,6 @@ const makeIn = <A, E, R>(
       })
     )
 
-    // ---- the workers ---------------------------------------------------------------------------------
-    // tagged once (`withTags`): an update is then a registry cache hit
-    const tagged = <T extends Metric.Metric<any, any, any>>(
-      metric: T,
-      ...more: ReadonlyArray<readonly [string, string]>
-    ): T => withTags(metric, [["controller", name], ...more]) as T
-    const results = {
-      success: tagged(reconcileTotal, ["result", "success"]),
-      error: tagged(reconcileTotal, ["result", "error"]),
-      requeue: tagged(reconcileTotal, ["result", "requeue"]),
-      requeueAfter: tagged(reconcileTotal, ["result", "requeue_after"])
-    }
-    const errors = tagged(reconcileErrors)
-    const panics = tagged(reconcilePanics)
-    const terminal = tagged(terminalReconcileErrors)
-    const duration = tagged(reconcileDuration)
-    const activeGauge = tagged(activeWorkers)
-    const stale = tagged(staleSkips)
-    const abandoned = tagged(reconcilesAbandoned)
-    const policy = options.errorPolicy
-    // every series exists from the start, at 0 (as controller-runtime initialises them): a scrape before the
-    // first reconcile shows the controller, and rates over a fresh counter start from 0
-    for (const counter of [...Object.values(results), errors, panics, terminal, stale, abandoned]) {
-      counter.unsafeUpdate(0, [])
-    }
-    activeGauge.unsafeUpdate(0, [])
-
-    let stopping = false
-    let active = 0
-
-    /** What a result does to the key in the queue. */
-    const requeueBy = (key: string, priority: number, result: Controller.Result): Effect.Effect<void> => {
-      // `result` is `effective`: a `RequeueAfter` here has a positive delay
-      switch (result._tag) {
-        case "Done":
-          return queue.forget(key)
-        case "Requeue":
-          return queue.addRateLimited(key, { priority })
-        case "RequeueAfter":
-          return Effect.zipRight(queue.forget(key), queue.add(key, { after: result.delay, priority }))
-      }
-    }
-    const counted = {
-      Done: results.success,
-      Requeue: results.requeue,
-      RequeueAfter: results.requeueAfter
-    } as const
-
-    // The hot path of every key: plain closures and metrics updated in place (`unsafeUpdate`), one span
-    // without a stack trace; the queue's `runWorker` owns get/done. (An Effect.gen per key and a span with
-    // its stack trace cost more than the queue and the reconcile together: bench/controllerMicro.ts.)
-    const spanOptions = { attributes: { controller: name }, captureStackTrace: false } as const
-
-    const finish = (
-      key: string,
-      priority: number,
-      req: Controller.Request,
-      exit: Exit.Exit<Controller.Result | void, E>
-    ) => {
-      if (Exit.isSuccess(exit)) {
-        const result = exit.value === undefined ? done : effective(exit.value)
-        counted[result._tag].unsafeUpdate(1, [])
-        return requeueBy(key, priority, result)
-      }
-      // (a reconcile that ended interrupted by itself, e.g. joining a fiber someone interrupted, is a failure
-      // like any other: requeued. The worker's own interruption never reaches this point.)
-      errors.unsafeUpdate(1, [])
-      results.error.unsafeUpdate(1, [])
-      if (Cause.isDie(exit.cause)) panics.unsafeUpdate(1, [])
-      const failure = Cause.failureOption(exit.cause)
-      // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime),
-      // and so is a failure when the policy itself throws
-      let next: Controller.Result = requeue
-      if (Option.isSome(failure) && policy !== undefined) {
-        try {
-          next = effective(policy(failure.value, req))
-        } catch (e) {
-          next = requeue
-          return Effect.zipRight(
-            Effect.logError(`${name}: the error policy threw for ${key}: requeued`, Cause.die(e)),
-            requeueBy(key, priority, next)
-          )
-        }
-      }
-      if (next._tag === "Done") terminal.unsafeUpdate(1, [])
-      return Effect.zipRight(
-        Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
-          Effect.annotateLogs({ controller: name, key })
-        ),
-        requeueBy(key, priority, next)
-      )
-    }
-
-    const run = (key: string, priority: number): Effect.Effect<void, never, R> =>
-      Effect.suspend(() => {
-        const req = request(key)
-        activeGauge.unsafeUpdate(++active, [])
-        let running = true
-        const ended = () => {
-          if (!running) return
-          running = false
-          activeGauge.unsafeUpdate(--active, [])
-        }
-        const started = clock.unsafeCurrentTimeMillis()
-        // a reconcile that throws while building its Effect is a defect of this round, not of the worker
-        const reconcile = Effect.suspend(() => options.reconcile(req))
-        // the reconcile's writes are recorded only when read-your-own-writes is on
-        const recorded0 = tracker === undefined
-          ? reconcile
-          : Effect.provideService(reconcile, Consistency.Writes, { record: (gr, rv) => tracker.wrote(key, gr, rv) })
-        // sharded: only while this member owns the key (not owned: done, the owner reconciles it)
-        const recorded = sharding === undefined
-          ? recorded0
-          : Effect.map(sharding.whileOwned(key, recorded0), Option.getOrElse((): Controller.Result | void => done))
-        return Effect.flatMap(
-          Effect.exit(
-            recorded.pipe(
-              Effect.annotateLogs({ controller: name, key }),
-              Effect.withSpan("Controller.reconcile", spanOptions)
-            )
-          ),
-          (exit) => {
-            ended()
-            duration.unsafeUpdate((clock.unsafeCurrentTimeMillis() - started) / 1000, [])
-            return finish(key, priority, req, exit)
-          }
-        ).pipe(Effect.onInterrupt(() => Effect.sync(ended)))
-      })
-
-    const reconcileOne = (key: string, priority: number): Effect.Effect<void, never, R> => {
-      if (tracker === undefined) return run(key, priority)
-      return Effect.flatMap(tracker.check(key), (behind) => {
-        if (Option.isNone(behind)) return run(key, priority)
-        stale.unsafeUpdate(1, [])
-        return Effect.zipRight(
-          Effect.logDebug(
-            `${name}: ${key}: the ${behind.value.groupResource} cache is at ${behind.value.readResourceVersion}, ` +
-              `older than this key's own write at ${behind.value.writtenResourceVersion}: later`
-          ),
-          queue.addRateLimited(key, { priority })
-        )
-      })
-    }
-
-    const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1))
-    tagged(maxConcurrentReconciles).unsafeUpdate(concurrency, [])
     const sharding = options.sharding
     if (sharding !== undefined) {
       // the keys a change of the assignment gives this member are reconciled again (from the primary's cache)
@@ -597,114 +438,39 @@ const makeIn = <A, E, R>(
       )
     }
 
-    /**
-     * Starts the workers in `into`, with a finalizer there that stops them: keys handed out from then on go
-     * back to the queue, the reconciles in progress may finish within `deadline`, the rest are interrupted.
-     * A reconcile still running `interruptGrace` after its interruption (uninterruptible) is reported with
-     * its key and left behind: the scope closes anyway. `closing` shuts the queue too (the controller's end,
-     * not a leadership term's).
-     */
-    const startWorkers = (into: Scope.Scope, deadline: Duration.Duration, closing: boolean) =>
-      Effect.gen(function*() {
-        const term = {
-          stopping: false,
-          inFlight: 0,
-          idle: undefined as (() => void) | undefined,
-          /** The keys of the reconciles in progress (a key is never handed to two workers at once). */
-          running: new Set<string>()
-        }
-        const fences = yield* FiberRef.get(Term.currentTerms)
-        const settled = (key: string) => {
-          term.running.delete(key)
-          if (--term.inFlight === 0 && term.stopping) term.idle?.()
-        }
-        const worker = queue.runWorker((key, priority) => {
-          // Stepping down: a key handed out now is held without work until the workers are interrupted, which
-          // queues it again for the next term (the queue is not shut down); at the controller's end, let go.
-          if (term.stopping || stopping) return closing ? Effect.void : Effect.never
-          // A stale term (a leader paused past its renew deadline): no reconcile. The check ended the term, and
-          // its end stops these workers, which gives the key back to the queue (as when stepping down).
-          if (fences.length > 0 && Term.unsafeCheck(fences, Term.nowMillis(clock)) !== undefined) return Effect.never
-          term.inFlight++
-          term.running.add(key)
-          return Effect.ensuring(reconcileOne(key, priority), Effect.sync(() => settled(key)))
-        })
-        // Daemons, stopped by the finalizer below only: a fiber forked into `into` would be awaited by the
-        // scope itself, without bound, when a reconcile cannot be interrupted.
-        const fibers: Array<Fiber.RuntimeFiber<void>> = []
-        yield* Scope.addFinalizer(
-          into,
-          Effect.gen(function*() {
-            term.stopping = true
-            if (closing) {
-              stopping = true
-              yield* queue.shutdown
-            }
-            const idle = term.inFlight === 0
-              ? Effect.void
-              : Effect.async<void>((resume) => {
-                term.idle = () => resume(Effect.void)
-              })
-            // (a finalizer is uninterruptible: the wait must be made interruptible for the timeout to end it)
-            const finished = yield* Effect.interruptible(idle).pipe(Effect.timeout(deadline), Effect.option)
-            if (Option.isNone(finished)) {
-              yield* Effect.logWarning(
-                `${name}: ${term.inFlight} reconciles still running after ${Duration.format(deadline)}: interrupted`
-              )
-            }
-            const self = yield* Effect.fiberId
-            for (const fiber of fibers) yield* fiber.interruptAsFork(self)
-            const ended = yield* Effect.interruptible(Fiber.awaitAll(fibers)).pipe(
-              Effect.timeout(interruptGrace),
-              Effect.option
-            )
-            if (Option.isNone(ended)) {
-              const left = Array.from(term.running)
-              abandoned.unsafeUpdate(left.length, [])
-              if (left.length === 0) {
-                yield* Effect.logError(`${name}: a worker did not end after its interruption: left behind`)
-              }
-              yield* Effect.forEach(left, (key) =>
-                Effect.logError(
-                  `${name}: the reconcile of ${key} did not end ${Duration.format(interruptGrace)} after its ` +
-                    `interruption (uninterruptible): left behind`
-                ).pipe(Effect.annotateLogs({ controller: name, key })), { discard: true })
-            }
-          })
-        )
-        // (interruptible whatever the caller's region: a fork inherits it)
-        const interruptibleWorker = Effect.interruptible(worker)
-        for (let i = 0; i < concurrency; i++) fibers.push(yield* Effect.forkDaemon(interruptibleWorker))
-      }).pipe(Effect.uninterruptible)
+    // ---- the workers -----------------------------------------------------------------------------------
+    const workers = Workers.make<E, R>({
+      name,
+      queue,
+      clock: yield* Effect.clock,
+      reconcile: options.reconcile,
+      errorPolicy: options.errorPolicy,
+      concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
+      tracker,
+      sharding
+    })
 
-    // Started last, so that their finalizer runs first when the scope closes: stop taking work, let the
-    // reconciles in progress finish within the deadline, interrupt the rest; then the handlers are removed
-    // and the queue closed.
-    const shutdownTimeout = Duration.decode(options.shutdownTimeout ?? defaultShutdownTimeout)
+    // ---- their terms: started last, so that they stop first --------------------------------------------
     const election = options.leaderElection
     if (election === undefined) {
-      yield* startWorkers(scope, shutdownTimeout, true)
+      // one term, the controller's life: its end shuts the queue
+      yield* workers.start(scope, Duration.decode(options.shutdownTimeout ?? defaultShutdownTimeout), true)
     } else {
       // Warm standby: the handlers run and the queue fills on every replica; the workers only while this
       // one leads, each term in a scope of its own, stopped within `stepDownTimeout` when the term ends.
       const stepDown = Duration.decode(election.stepDownTimeout ?? defaultStepDownTimeout)
-      const term = Effect.flatMap(Effect.scope, (termScope) => startWorkers(termScope, stepDown, false)).pipe(
+      const term = Effect.flatMap(Effect.scope, (termScope) => workers.start(termScope, stepDown, false)).pipe(
         Effect.zipRight(Effect.logInfo(`${name}: leading: reconciling`)),
         Effect.zipRight(Effect.never)
       )
       yield* Effect.forkIn(election.whileLeading(term), scope)
-      yield* Scope.addFinalizer(scope, Effect.sync(() => void (stopping = true)))
+      yield* Scope.addFinalizer(scope, workers.stop)
     }
 
     return {
       name,
       queue,
       enqueue: (r, addOptions) => queue.add(keyOf(r), addOptions),
-      active: Effect.sync(() => active)
+      active: workers.active
     }
   })
-
-const stopped = (name: string) => (error: { readonly message: string }): ControllerError =>
-  error instanceof ControllerError
-    ? error
-    : new ControllerError({ reason: "SourceStopped", controller: name, message: `${name}: ${error.message}` })

@@ -15,12 +15,7 @@ import type { KubeObject } from "../../KubeObject.js"
 import type { Resource } from "../../Resource.js"
 import { apiVersion, eventsV1 } from "../../Resource.js"
 import { TokenBucket } from "../tokenBucket.js"
-
-/** @internal */
-export const dropped = Metric.counter("effect_informers_events_dropped_total", {
-  description: "Events not written: the buffer was full, the spam filter refused them, or the write failed",
-  incremental: true
-})
+import * as ControllerMetrics from "./metrics.js"
 
 interface Pending {
   readonly regarding: Reference
@@ -103,7 +98,7 @@ export const make = (
     const series = new Map<string, Series>()
     let sequence = 0
     const buckets = new Map<string, TokenBucket>()
-    const droppedBy = (reason: string) => Metric.tagged(dropped, "reason", reason)
+    const droppedBy = (reason: string) => Metric.tagged(ControllerMetrics.droppedEvents, "reason", reason)
     const full = droppedBy("full")
     const spam = droppedBy("spam")
     const failed = droppedBy("failed")

@@ -33,13 +33,13 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import { withTags } from "../../Metrics.js"
 import type * as RateLimiter from "../../RateLimiter.js"
 import type { AddOptions, Item, Options, WorkQueue } from "../../WorkQueue.js"
 import { Deque } from "../deque.js"
+import * as ControllerMetrics from "./metrics.js"
 import * as RateLimiterInternal from "./rateLimiter.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -60,52 +60,8 @@ export class WorkQueueShutdownError extends Data.TaggedError("WorkQueueShutdownE
 }
 
 // -------------------------------------------------------------------------------------------------
-// metrics (client-go's names; documented by WorkQueue.ts)
+// metrics (defined in ./metrics.ts, re-exported by Metrics)
 // -------------------------------------------------------------------------------------------------
-
-// component-base's buckets: 1e-8 s times 10, ten buckets
-const durationBoundaries = MetricBoundaries.exponential({ start: 1e-8, factor: 10, count: 10 })
-
-/** @internal */
-export const depthMetric = Metric.gauge("workqueue_depth", {
-  description: "Current depth of the work queue: keys waiting to be handed out"
-})
-
-/** @internal */
-export const addsMetric = Metric.counter("workqueue_adds_total", {
-  description: "Adds that made a key dirty (adds that collapse into a waiting one do not count)",
-  incremental: true
-})
-
-/** @internal */
-export const queueDurationMetric = Metric.histogram(
-  "workqueue_queue_duration_seconds",
-  durationBoundaries,
-  "How long in seconds a key waits in the work queue before it is handed out"
-)
-
-/** @internal */
-export const workDurationMetric = Metric.histogram(
-  "workqueue_work_duration_seconds",
-  durationBoundaries,
-  "How long in seconds processing a key takes (get to done)"
-)
-
-/** @internal */
-export const unfinishedWorkMetric = Metric.gauge("workqueue_unfinished_work_seconds", {
-  description: "Seconds of work in progress not yet observed by work_duration; large values indicate stuck workers"
-})
-
-/** @internal */
-export const longestRunningProcessorMetric = Metric.gauge("workqueue_longest_running_processor_seconds", {
-  description: "Seconds the longest-running key has been processing"
-})
-
-/** @internal */
-export const retriesMetric = Metric.counter("workqueue_retries_total", {
-  description: "Adds with a positive delay (addAfter, addRateLimited)",
-  incremental: true
-})
 
 /** How often the unfinished-work and longest-processor gauges are set (client-go: 500 ms). */
 const metricsUpdatePeriod = Duration.millis(500)
@@ -123,19 +79,55 @@ class QueueMetrics {
   readonly retries: Metric.Metric.Counter<number>
   constructor(name: string) {
     const tags = [["name", name]] as const
-    this.depth = withTags(depthMetric, tags)
-    this.adds = withTags(addsMetric, tags)
-    this.queueDuration = withTags(queueDurationMetric, tags)
-    this.workDuration = withTags(workDurationMetric, tags)
-    this.unfinishedWork = withTags(unfinishedWorkMetric, tags)
-    this.longestRunningProcessor = withTags(longestRunningProcessorMetric, tags)
-    this.retries = withTags(retriesMetric, tags)
+    this.depth = withTags(ControllerMetrics.workQueueDepth, tags)
+    this.adds = withTags(ControllerMetrics.workQueueAdds, tags)
+    this.queueDuration = withTags(ControllerMetrics.workQueueWaitDuration, tags)
+    this.workDuration = withTags(ControllerMetrics.workQueueWorkDuration, tags)
+    this.unfinishedWork = withTags(ControllerMetrics.workQueueUnfinishedWork, tags)
+    this.longestRunningProcessor = withTags(ControllerMetrics.workQueueLongestRunning, tags)
+    this.retries = withTags(ControllerMetrics.workQueueRetries, tags)
     // the queue's series exist from its creation, at 0: a scrape before the first add shows the queue
     this.depth.unsafeUpdate(0, noTags)
     this.adds.unsafeUpdate(0, noTags)
     this.retries.unsafeUpdate(0, noTags)
   }
 }
+
+// -------------------------------------------------------------------------------------------------
+// lifecycle
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Where a queue stands (client-go's `shuttingDown` and `drain` flags, as one state):
+ * - `Running`: adds are taken;
+ * - `ShuttingDown`: adds are ignored, delayed keys dropped; what is ready is still handed out;
+ * - `Draining`: `ShuttingDown`, and `shutdownWithDrain` waits until no key is processing.
+ *
+ * @internal
+ */
+export type QueueState =
+  | { readonly _tag: "Running" }
+  | { readonly _tag: "ShuttingDown" }
+  | { readonly _tag: "Draining" }
+
+/** @internal */
+export type QueueEvent = "Shutdown" | "ShutdownWithDrain"
+
+const running: QueueState = { _tag: "Running" }
+const shuttingDown: QueueState = { _tag: "ShuttingDown" }
+const draining: QueueState = { _tag: "Draining" }
+
+/** @internal */
+export const initialQueueState: QueueState = running
+
+/**
+ * The state after `event`. Either event ends `Running` for good; as in client-go, `ShutdownWithDrain`
+ * (re)enables the drain, also after a plain `Shutdown`, and `Shutdown` cancels a drain in progress.
+ *
+ * @internal
+ */
+export const queueTransition = (_state: QueueState, event: QueueEvent): QueueState =>
+  event === "Shutdown" ? shuttingDown : draining
 
 // -------------------------------------------------------------------------------------------------
 // entries and lists
@@ -459,8 +451,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   private readonly waiters = new Deque<Waiter<K>>()
   private cancelledWaiters = 0
   private readonly drainWaiters: Array<(effect: Effect.Effect<void>) => void> = []
-  private shuttingDown = false
-  private draining = false
+  private state: QueueState = initialQueueState
   /** Dirty keys (ready, or ready again at done): client-go's depth. */
   private dirty = 0
   private seq = 0
@@ -952,13 +943,21 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
 
   // --- shutdown -------------------------------------------------------------------------------------
 
+  /** Adds are ignored: the queue is no longer `Running`. */
+  private get shuttingDown(): boolean {
+    return this.state._tag !== "Running"
+  }
+
+  private get draining(): boolean {
+    return this.state._tag === "Draining"
+  }
+
   readonly isShuttingDown: Effect.Effect<boolean> = Effect.sync(() => this.shuttingDown)
 
-  private beginShutdown(drain: boolean): void {
-    // client-go: ShutDownWithDrain (re)enables the drain, ShutDown cancels it
-    this.draining = drain
-    if (this.shuttingDown) return
-    this.shuttingDown = true
+  private beginShutdown(event: QueueEvent): void {
+    const from = this.state
+    this.state = queueTransition(from, event)
+    if (from._tag !== "Running") return
     // delayed keys are dropped
     for (const entry of this.delayed.items) {
       entry.state = NONE
@@ -989,12 +988,12 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   }
 
   readonly shutdown: Effect.Effect<void> = Effect.sync(() => {
-    this.beginShutdown(false)
+    this.beginShutdown("Shutdown")
     this.checkDrained()
   })
 
   readonly shutdownWithDrain: Effect.Effect<void> = Effect.suspend(() => {
-    this.beginShutdown(true)
+    this.beginShutdown("ShutdownWithDrain")
     if (this.processingCount === 0) return Effect.void
     return Effect.async<void>((resume) => {
       if (!this.draining || this.processingCount === 0) return resume(Effect.void)

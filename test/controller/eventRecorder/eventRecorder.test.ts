@@ -6,6 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Metric, TestClock } from "effect"
 import * as Client from "../../../src/Client.js"
 import * as EventRecorder from "../../../src/EventRecorder.js"
+import * as ControllerMetrics from "../../../src/internal/controller/metrics.js"
 import * as Resource from "../../../src/Resource.js"
 import { withApiServer } from "../../transport/client/fixtures.js"
 
@@ -92,7 +93,8 @@ describe("EventRecorder", () => {
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
-        const spamBefore = (yield* Metric.value(EventRecorder.dropped.pipe(Metric.tagged("reason", "spam")))).count
+        const spamBefore =
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "spam")))).count
         for (let i = 0; i < 30; i++) {
           yield* recorder.record(Resource.pods, pod, { type: "Warning", reason: "Loop", action: "Sync", note: `#${i}` })
         }
@@ -102,7 +104,8 @@ describe("EventRecorder", () => {
           Effect.map(events(client), (es) => es.filter((e) => e.regarding === name).length)
         assert.strictEqual(yield* count("web-1"), 25)
         assert.strictEqual(yield* count("web-2"), 1)
-        const spamAfter = (yield* Metric.value(EventRecorder.dropped.pipe(Metric.tagged("reason", "spam")))).count
+        const spamAfter =
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "spam")))).count
         assert.strictEqual(spamAfter - spamBefore, 5)
         yield* TestClock.adjust("5 minutes")
         yield* recorder.record(Resource.pods, pod, { type: "Warning", reason: "Loop", action: "Sync", note: "later" })
@@ -118,13 +121,15 @@ describe("EventRecorder", () => {
           Effect.provideService(Client.Client, client)
         )
         yield* server.inject({ _tag: "ServerError", count: 100, status: 500 })
-        const before = (yield* Metric.value(EventRecorder.dropped.pipe(Metric.tagged("reason", "failed")))).count
+        const before =
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "failed")))).count
         for (let i = 0; i < 10; i++) {
           yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: "R", action: "A", note: `${i}` })
         }
         yield* recorder.flush
-        const failed = (yield* Metric.value(EventRecorder.dropped.pipe(Metric.tagged("reason", "failed")))).count
-        const full = (yield* Metric.value(EventRecorder.dropped.pipe(Metric.tagged("reason", "full")))).count
+        const failed =
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "failed")))).count
+        const full = (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "full")))).count
         assert.isAtLeast(failed - before, 1)
         assert.isAtLeast(full, 1)
       })

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
+import * as ControllerMetrics from "../../../src/internal/controller/metrics.js"
 import * as internal from "../../../src/internal/controller/workQueue.js"
 import { withTags } from "../../../src/Metrics.js"
 import * as RateLimiter from "../../../src/RateLimiter.js"
@@ -54,13 +55,13 @@ export const uniqueName = (prefix: string) => `${prefix}-${++counter}-${Math.ran
 export const readMetrics = (name: string) =>
   Effect.gen(function*() {
     const tags = [["name", name]] as const
-    const depth = yield* Metric.value(withTags(internal.depthMetric, tags))
-    const adds = yield* Metric.value(withTags(internal.addsMetric, tags))
-    const retries = yield* Metric.value(withTags(internal.retriesMetric, tags))
-    const queueDuration = yield* Metric.value(withTags(internal.queueDurationMetric, tags))
-    const workDuration = yield* Metric.value(withTags(internal.workDurationMetric, tags))
-    const unfinished = yield* Metric.value(withTags(internal.unfinishedWorkMetric, tags))
-    const longest = yield* Metric.value(withTags(internal.longestRunningProcessorMetric, tags))
+    const depth = yield* Metric.value(withTags(ControllerMetrics.workQueueDepth, tags))
+    const adds = yield* Metric.value(withTags(ControllerMetrics.workQueueAdds, tags))
+    const retries = yield* Metric.value(withTags(ControllerMetrics.workQueueRetries, tags))
+    const queueDuration = yield* Metric.value(withTags(ControllerMetrics.workQueueWaitDuration, tags))
+    const workDuration = yield* Metric.value(withTags(ControllerMetrics.workQueueWorkDuration, tags))
+    const unfinished = yield* Metric.value(withTags(ControllerMetrics.workQueueUnfinishedWork, tags))
+    const longest = yield* Metric.value(withTags(ControllerMetrics.workQueueLongestRunning, tags))
     return {
       depth: depth.value,
       adds: adds.count,

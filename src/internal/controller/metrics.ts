@@ -1,0 +1,239 @@
+/**
+ * The metrics of the controller subsystem: the work queues' (client-go's names), the controllers'
+ * (controller-runtime's, prefixed `effect_informers_`) and the event recorders'. `Metrics` re-exports
+ * them; docs/METRICS.md lists them with their names as Prometheus shows them.
+ *
+ * Only their definitions live here (this module imports nothing of the library, so that `Metrics` can
+ * re-export it): the queue, the controller and the recorder tag them with their names and update them.
+ *
+ * @since 0.2.0
+ */
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+
+// -------------------------------------------------------------------------------------------------
+// work queues (client-go's names)
+// -------------------------------------------------------------------------------------------------
+
+/** component-base's buckets: 1e-8 s times 10, ten buckets. */
+const workQueueBoundaries = MetricBoundaries.exponential({ start: 1e-8, factor: 10, count: 10 })
+
+/**
+ * `workqueue_depth`: dirty keys, i.e. ready ones and ones added again while processing (not the delayed).
+ * Tagged `name` (only a queue with a name records its metrics; a controller's queue is named after it).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueDepth: Metric.Metric.Gauge<number> = Metric.gauge("workqueue_depth", {
+  description: "Current depth of the work queue: keys waiting to be handed out"
+})
+
+/**
+ * `workqueue_adds_total`: adds that made a key dirty (collapsed adds do not count; a delayed key counts
+ * when it becomes ready). Tagged `name`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueAdds: Metric.Metric.Counter<number> = Metric.counter("workqueue_adds_total", {
+  description: "Adds that made a key dirty (adds that collapse into a waiting one do not count)",
+  incremental: true
+})
+
+/**
+ * `workqueue_queue_duration_seconds`: from a key becoming dirty to its hand-out. Tagged `name`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueWaitDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+  "workqueue_queue_duration_seconds",
+  workQueueBoundaries,
+  "How long in seconds a key waits in the work queue before it is handed out"
+)
+
+/**
+ * `workqueue_work_duration_seconds`: from hand-out to `done`. Tagged `name`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueWorkDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+  "workqueue_work_duration_seconds",
+  workQueueBoundaries,
+  "How long in seconds processing a key takes (get to done)"
+)
+
+/**
+ * `workqueue_unfinished_work_seconds`: the summed age of the keys processing, set every 500 ms until
+ * shutdown ("large values indicate stuck threads"). Tagged `name`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueUnfinishedWork: Metric.Metric.Gauge<number> = Metric.gauge(
+  "workqueue_unfinished_work_seconds",
+  {
+    description: "Seconds of work in progress not yet observed by work_duration; large values indicate stuck workers"
+  }
+)
+
+/**
+ * `workqueue_longest_running_processor_seconds`: the age of the oldest key processing, set every 500 ms
+ * until shutdown. Tagged `name`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueLongestRunning: Metric.Metric.Gauge<number> = Metric.gauge(
+  "workqueue_longest_running_processor_seconds",
+  { description: "Seconds the longest-running key has been processing" }
+)
+
+/**
+ * `workqueue_retries_total`: adds with a positive delay (`addAfter`, `addRateLimited`, `after`). Tagged
+ * `name`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const workQueueRetries: Metric.Metric.Counter<number> = Metric.counter("workqueue_retries_total", {
+  description: "Adds with a positive delay (addAfter, addRateLimited)",
+  incremental: true
+})
+
+// -------------------------------------------------------------------------------------------------
+// controllers (controller-runtime's, prefixed)
+// -------------------------------------------------------------------------------------------------
+
+/** 5 ms doubling, 16 buckets (to 81.92 s, then `+Inf`). */
+const reconcileBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 16 })
+
+/**
+ * `effect_informers_reconcile_total`: reconciles by `controller` and `result` (`success`, `error`, `requeue`,
+ * `requeue_after`). Every series of a controller (here and below) exists from its start, at 0.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconciles: Metric.Metric.Counter<number> = Metric.counter("effect_informers_reconcile_total", {
+  description: "Reconciles by controller and result",
+  incremental: true
+})
+
+/**
+ * `effect_informers_reconcile_errors_total`: failed reconciles (typed errors and defects), by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcileErrors: Metric.Metric.Counter<number> = Metric.counter(
+  "effect_informers_reconcile_errors_total",
+  { description: "Failed reconciles", incremental: true }
+)
+
+/**
+ * `effect_informers_reconcile_panics_total`: reconciles that died of a defect (a throw, `Effect.die`), by
+ * `controller`: controller-runtime's `reconcile_panics_total`. Counted in `reconcileErrors` too; the key is
+ * requeued.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcilePanics: Metric.Metric.Counter<number> = Metric.counter(
+  "effect_informers_reconcile_panics_total",
+  { description: "Reconciles that died of a defect (controller-runtime's panics)", incremental: true }
+)
+
+/**
+ * `effect_informers_terminal_reconcile_errors_total`: failed reconciles the `errorPolicy` answered `done` for
+ * (not requeued), by `controller`: controller-runtime's `terminal_reconcile_errors_total`. Counted in
+ * `reconcileErrors` too.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const terminalReconcileErrors: Metric.Metric.Counter<number> = Metric.counter(
+  "effect_informers_terminal_reconcile_errors_total",
+  { description: "Failed reconciles the error policy did not requeue", incremental: true }
+)
+
+/**
+ * `effect_informers_reconcile_time_seconds`: the duration of reconciles, in seconds, by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcileDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+  "effect_informers_reconcile_time_seconds",
+  reconcileBoundaries,
+  "The duration of reconciles in seconds"
+)
+
+/**
+ * `effect_informers_reconcile_active_workers`: reconciles in progress, by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const activeReconciles: Metric.Metric.Gauge<number> = Metric.gauge(
+  "effect_informers_reconcile_active_workers",
+  { description: "Reconciles in progress" }
+)
+
+/**
+ * `effect_informers_max_concurrent_reconciles`: the controller's number of workers (`concurrency`), by
+ * `controller`: controller-runtime's `max_concurrent_reconciles`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const maxConcurrentReconciles: Metric.Metric.Gauge<number> = Metric.gauge(
+  "effect_informers_max_concurrent_reconciles",
+  { description: "The controller's number of workers" }
+)
+
+/**
+ * `effect_informers_reconcile_stale_skips_total`: keys requeued because a cache had not caught up with the
+ * key's own last write (read-your-own-writes), by `controller`.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const staleSkips: Metric.Metric.Counter<number> = Metric.counter(
+  "effect_informers_reconcile_stale_skips_total",
+  { description: "Reconciles postponed until a cache caught up with the key's own write", incremental: true }
+)
+
+/**
+ * `effect_informers_reconcile_abandoned_total`: reconciles still running 1 s after their interruption at the
+ * controller's shutdown or at the end of a leadership term (an uninterruptible region, a finalizer that
+ * hangs), by `controller`. Each is logged with its key and left behind, so that the shutdown ends.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const abandonedReconciles: Metric.Metric.Counter<number> = Metric.counter(
+  "effect_informers_reconcile_abandoned_total",
+  {
+    description: "Reconciles still running after their interruption at shutdown or step-down, left behind",
+    incremental: true
+  }
+)
+
+// -------------------------------------------------------------------------------------------------
+// event recorders
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * `effect_informers_events_dropped_total`: Kubernetes Events an `EventRecorder` did not write, by `reason`:
+ * `full` (its buffer was full), `spam` (the spam filter refused it), `failed` (the write failed).
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const droppedEvents: Metric.Metric.Counter<number> = Metric.counter("effect_informers_events_dropped_total", {
+  description: "Events not written: the buffer was full, the spam filter refused them, or the write failed",
+  incremental: true
+})
