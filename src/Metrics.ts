@@ -60,6 +60,22 @@ import * as internalTags from "./internal/metricTags.js"
 export * from "./internal/informer/metrics.js"
 
 /**
+ * The work queues', the controllers' and the event recorders' metrics.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export * from "./internal/controller/metrics.js"
+
+/**
+ * The leader elections' and the shard groups' metrics.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export * from "./internal/coordination/metrics.js"
+
+/**
  * `metric` with fixed tags, cheap to update from a hot path. `Metric.tagged` builds its tag list anew on
  * every update, which defeats the registry's hook cache (a new metric key and a registry lookup per
  * update); here the tag list is built once, so updates hit the cache. Values are shared with

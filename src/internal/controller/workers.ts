@@ -18,10 +18,10 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Consistency from "../../Consistency.js"
 import type * as Controller from "../../Controller.js"
-import { withTags } from "../../Metrics.js"
 import type * as Sharding from "../../Sharding.js"
 import * as Term from "../../Term.js"
 import type * as WorkQueue from "../../WorkQueue.js"
+import { withTags } from "../metricTags.js"
 import * as ControllerMetrics from "./metrics.js"
 
 // -------------------------------------------------------------------------------------------------
