@@ -3,6 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
 import { FakeListerWatcher, Informers, Resource } from "effect-informers"
 
+// examples import only the published packages, as a user's tests do: their own pod, not test/fixtures'
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { namespace: "default", name } })
 
 describe("example: resync driven by TestClock over the fake layer", () => {
