@@ -4,6 +4,7 @@ import { Effect, Layer, TestClock } from "effect"
 import { Informers, Resource } from "effect-informers"
 import { FakeListerWatcher } from "effect-informers/testing"
 
+// examples import only the published packages, as a user's tests do: their own pod, not test/fixtures'
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { namespace: "default", name } })
 
 describe("example: resync driven by TestClock over the fake layer", () => {

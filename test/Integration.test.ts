@@ -9,7 +9,6 @@ import * as Chaos from "@effect-informers/testkit/Chaos"
 import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -25,6 +24,7 @@ import * as Informers from "../src/Layer.js"
 import type { ReflectorError } from "../src/Reflector.js"
 import * as Resource from "../src/Resource.js"
 import type * as SharedInformer from "../src/SharedInformer.js"
+import { eventually } from "./fixtures/index.js"
 
 /** resourceVersions as the server issues them: integers (0 when either is not one). */
 const order = (a: string, b: string): number => Option.getOrElse(compareResourceVersions(a, b), () => 0)
@@ -116,26 +116,12 @@ const replayDifferences = (state: ReadonlyMap<string, string>, server: ReadonlyA
   return differences.slice(0, 5)
 }
 
-/** Polls `check` every 100 ms until it returns no differences; dies with the last ones after `timeout`. */
-const eventually = (
-  what: string,
-  timeout: Duration.DurationInput,
-  check: Effect.Effect<ReadonlyArray<string>>
-): Effect.Effect<number> =>
-  Effect.gen(function*() {
-    const started = Date.now()
-    const deadline = started + Duration.toMillis(Duration.decode(timeout))
-    while (true) {
-      const differences = yield* check
-      if (differences.length === 0) return Date.now() - started
-      if (Date.now() > deadline) {
-        return yield* Effect.dieMessage(
-          `${what}: not reached after ${Duration.format(Duration.decode(timeout))}: ${differences.join("; ")}`
-        )
-      }
-      yield* Effect.sleep("100 millis")
-    }
-  })
+/** For `eventually`: holds when `check` finds no differences; otherwise fails with them, for the failure. */
+const noDifferences = (check: Effect.Effect<ReadonlyArray<string>>): Effect.Effect<true, string> =>
+  Effect.flatMap(
+    check,
+    (differences) => differences.length === 0 ? Effect.succeed(true as const) : Effect.fail(differences.join("; "))
+  )
 
 // -------------------------------------------------------------------------------------------------
 // tests
@@ -286,9 +272,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
         const counts = yield* churn.counts
         assert.isAbove(counts.created + counts.updated + counts.deleted, 100)
         yield* eventually(
-          "caches equal the server",
-          "25 seconds",
-          Effect.map(
+          noDifferences(Effect.map(
             Effect.forEach(watched, (w) =>
               Effect.zipWith(
                 w.informer.indexer.list,
@@ -296,19 +280,19 @@ describe("Integration - informers over HTTP against the embedded API server", ()
                 (cached, objects) => Chaos.compare(w.informer.name, cached, objects)
               )),
             (results) => results.flatMap((r) => r.differences.map((d) => `${r.informer}: ${d}`))
-          )
+          )),
+          { what: "caches equal the server", timeout: "25 seconds", interval: "100 millis" }
         )
         yield* eventually(
-          "handlers' views equal the server",
-          "10 seconds",
-          Effect.map(
+          noDifferences(Effect.map(
             Effect.forEach(watched, (w) =>
               Effect.map(
                 server.snapshot(w.resource),
                 (objects) => replayDifferences(w.replay.state, objects).map((d) => `${w.informer.name}: ${d}`)
               )),
             (differences) => differences.flat()
-          )
+          )),
+          { what: "handlers' views equal the server", timeout: "10 seconds", interval: "100 millis" }
         )
         for (const w of watched) {
           assert.deepStrictEqual(w.replay.violations.slice(0, 10), [], w.informer.name)

@@ -12,15 +12,15 @@ import type { KubeObject } from "../src/KubeObject.js"
 import * as Informers from "../src/Layer.js"
 import type { ListerWatcherSource } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
-import { namespacedNames as names, widgets } from "./fixtures/index.js"
+import { namespacedNames as names, pod as fixturePod, widgets } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------------------
 
-const pod = (namespace: string, name: string, labels?: Record<string, string>) => ({
-  metadata: { namespace, name, uid: `${namespace}/${name}`, ...(labels === undefined ? {} : { labels }) }
-})
+/** The suite's pods: uid `namespace/name`. */
+const pod = (namespace: string, name: string, labels?: Record<string, string>) =>
+  fixturePod(name, { namespace, uid: `${namespace}/${name}`, labels }) as Resource.Pod
 
 class Widgets extends Context.Tag("test/Widgets")<Widgets, Informers.Informed<KubeObject>>() {}
 
@@ -63,7 +63,7 @@ describe("Layer - over fakes", () => {
         yield* fakes.fakeFor(Resource.pods).add(pod("default", "web-1", { app: "web" }))
         yield* fakes.fakeFor(Resource.pods).add(pod("default", "db-1", { app: "db" }))
         const deployment = (replicas: number) => ({
-          ...pod("default", "web"),
+          metadata: pod("default", "web").metadata!,
           spec: { replicas, selector: { matchLabels: { app: "web" } }, template: {} }
         })
         yield* fakes.fakeFor(Resource.deployments).add(deployment(1))

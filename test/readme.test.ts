@@ -15,6 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Resource from "../src/Resource.js"
+import { pod as fixturePod } from "./fixtures/index.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -94,12 +95,13 @@ describe("README", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* ApiServer.make()
-        const pod = (name: string, app: string) => ({
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: { name, namespace: "default", labels: { app } },
-          spec: { containers: [{ name: "main", image: "nginx" }] }
-        })
+        const pod = (name: string, app: string) =>
+          fixturePod(name, {
+            typed: true,
+            namespace: "default",
+            labels: { app },
+            spec: { containers: [{ name: "main", image: "nginx" }] }
+          }) as Resource.Pod
         yield* Effect.orDie(server.create(Resource.pods, pod("web-1", "web")))
         yield* Effect.orDie(server.create(Resource.pods, pod("db-1", "db")))
         const home = yield* scratch

@@ -2,7 +2,6 @@
  * Controller test fixtures: sources over fakes (an informer started on a FakeListerWatcher, in the test's
  * scope, so it outlives the controller's own scope), a reconcile recorder, and settling helpers.
  */
-import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -11,7 +10,6 @@ import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import * as Resource from "../../src/Resource.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { settle } from "../fixtures/index.js"
 
 export interface Obj extends KubeObject {
   readonly data?: Readonly<Record<string, string>> | undefined
@@ -87,15 +85,8 @@ export const inScope = <A, E, R>(f: (scope: Scope.Scope) => Effect.Effect<A, E, 
     return { result, scope, close: Scope.close(scope, Exit.void) }
   })
 
-/** Settles until `condition` holds. */
-export const eventually = (condition: () => boolean, what: string): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (condition()) return
-      yield* settle
-    }
-    assert.fail(`never happened: ${what}`)
-  })
+/** The shared `eventually`: under the TestClock it settles until the condition holds (500 turns at most). */
+export { eventually } from "../fixtures/index.js"
 
 /** Reconciles seen, in order, with the number running at once. */
 export const recorder = () => {

@@ -16,16 +16,11 @@ import * as Lister from "../../src/Lister.js"
 import type * as Reflector from "../../src/Reflector.js"
 import * as Resource from "../../src/Resource.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
+import { pod as fixturePod } from "../fixtures/index.js"
 
-const pod = (namespace: string, name: string, labels: Record<string, string> = {}, rv?: string): KubeObject => ({
-  metadata: {
-    namespace,
-    name,
-    uid: `${namespace}/${name}`,
-    labels,
-    ...(rv === undefined ? {} : { resourceVersion: rv })
-  }
-})
+/** The suite's pods: uid `namespace/name`, labels always present. */
+const pod = (namespace: string, name: string, labels: Record<string, string> = {}, rv?: string): KubeObject =>
+  fixturePod(name, { namespace, uid: `${namespace}/${name}`, labels, rv })
 
 const names = (objects: ReadonlyArray<KubeObject>): ReadonlyArray<string> =>
   objects.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort()

@@ -7,9 +7,9 @@ import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import * as ChurnSimulator from "@effect-informers/testkit/ChurnSimulator"
 import { assert, describe, it } from "@effect/vitest"
 import * as k8s from "@kubernetes/client-node"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Resource from "../../src/Resource.js"
+import { eventually } from "../fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -29,31 +29,18 @@ const keyOf = (obj: Meta) => `${obj.metadata?.namespace ?? ""}/${obj.metadata?.n
 const versions = (objects: ReadonlyArray<Meta>): Array<string> =>
   objects.map((obj) => `${keyOf(obj)}@${obj.metadata?.resourceVersion ?? ""}`).sort()
 
-/** Polls `condition` every 50 ms; dies with `what` after `timeout`. */
-const waitUntil = (what: string, condition: () => boolean, timeout: Duration.DurationInput = "10 seconds") =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + Duration.toMillis(Duration.decode(timeout))
-    while (!condition()) {
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-      yield* Effect.sleep("50 millis")
-    }
-  })
-
 /** Waits until the server has `n` open watches. */
 const watchesOpen = (server: ApiServer.ApiServer.Service, n: number) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + 10_000
-    while ((yield* server.stats).watchesOpen !== n) {
-      if (Date.now() > deadline) {
-        return yield* Effect.dieMessage(`expected ${n} open watches, found ${(yield* server.stats).watchesOpen}`)
-      }
-      yield* Effect.sleep("50 millis")
-    }
-  })
+  eventually(
+    Effect.flatMap(server.stats, ({ watchesOpen }) =>
+      watchesOpen === n ? Effect.succeed(true) : Effect.fail(`expected ${n} open watches, found ${watchesOpen}`)),
+    { what: `${n} open watches`, timeout: "10 seconds", interval: "50 millis" }
+  )
 
 const isAbort = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "name" in error && error.name === "AbortError"
 
+// the test kit's realistic pod (containers, status, owner), as a cluster holds it: not the fixtures' bare one
 const pod = (name: string) => ChurnSimulator.makePod({ name, namespace: "ns-1", app: "probe" })
 
 // -------------------------------------------------------------------------------------------------
@@ -105,14 +92,26 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
         // add, update, delete made on the server reach it
         events.length = 0
         const created = yield* server.create(Resource.pods, pod("probe")).pipe(Effect.orDie)
-        yield* waitUntil("ADDED", () => events.includes(`add ns-1/probe@${created.metadata?.resourceVersion}`))
+        yield* eventually(() => events.includes(`add ns-1/probe@${created.metadata?.resourceVersion}`), {
+          what: "ADDED",
+          timeout: "10 seconds",
+          interval: "50 millis"
+        })
         const patched = yield* server.patch(Resource.pods, { namespace: "ns-1", name: "probe" }, {
           metadata: { labels: { app: "probe", version: "2" } }
         }).pipe(Effect.orDie)
-        yield* waitUntil("MODIFIED", () => events.includes(`update ns-1/probe@${patched.metadata?.resourceVersion}`))
+        yield* eventually(() => events.includes(`update ns-1/probe@${patched.metadata?.resourceVersion}`), {
+          what: "MODIFIED",
+          timeout: "10 seconds",
+          interval: "50 millis"
+        })
         assert.strictEqual(informer.get("probe", "ns-1")?.metadata?.labels?.version, "2")
         yield* server.delete(Resource.pods, { namespace: "ns-1", name: "probe" }).pipe(Effect.orDie)
-        yield* waitUntil("DELETED", () => events.includes("delete ns-1/probe"))
+        yield* eventually(() => events.includes("delete ns-1/probe"), {
+          what: "DELETED",
+          timeout: "10 seconds",
+          interval: "50 millis"
+        })
         assert.isUndefined(informer.get("probe", "ns-1"))
 
         // a watch the server ends cleanly is resumed from the last resourceVersion, without a relist
@@ -120,10 +119,11 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
         assert.strictEqual(listsBefore, 1)
         yield* server.inject({ _tag: "CloseWatches" })
         const again = yield* server.create(Resource.pods, pod("after-close")).pipe(Effect.orDie)
-        yield* waitUntil(
-          "ADDED after the close",
-          () => events.includes(`add ns-1/after-close@${again.metadata?.resourceVersion}`)
-        )
+        yield* eventually(() => events.includes(`add ns-1/after-close@${again.metadata?.resourceVersion}`), {
+          what: "ADDED after the close",
+          timeout: "10 seconds",
+          interval: "50 millis"
+        })
         assert.strictEqual((yield* server.stats).requestsByVerb.list ?? 0, listsBefore)
         assert.deepStrictEqual(versions(informer.list()), versions(yield* server.snapshot(Resource.pods)))
         assert.deepStrictEqual(errors, [])

@@ -10,7 +10,7 @@ import * as KubeConfig from "../../src/KubeConfig.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import * as Resource from "../../src/Resource.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { pod as fixturePod } from "../fixtures/index.js"
+import { eventually, pod as fixturePod } from "../fixtures/index.js"
 
 interface Request {
   readonly watch: boolean
@@ -99,17 +99,6 @@ const informerFor = (url: string, options: HttpListerWatcher.Options = {}) =>
     )
   )
 
-const waitFor = (condition: () => boolean | Effect.Effect<boolean>, what: string, timeoutMs = 10_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (Date.now() < deadline) {
-      const value = condition()
-      if (typeof value === "boolean" ? value : yield* value) return
-      yield* Effect.sleep("20 millis")
-    }
-    assert.fail(`timed out waiting for: ${what}`)
-  })
-
 const names = (informer: SharedInformer.SharedInformer.Service<KubeObject>) =>
   Effect.map(informer.indexer.list, (objects) => objects.map((o) => o.metadata?.name).sort())
 
@@ -128,9 +117,21 @@ describe("hostile input over HTTP", () => {
               : { lines: [], end: false }
         })
         const { errors, informer } = yield* informerFor(url, { maxLineBytes: 100_000 })
-        yield* waitFor(() => errors.includes("watch:DecodeError (TooLarge)"), "a DecodeError (TooLarge)")
-        yield* waitFor(() => requests.filter((r) => !r.watch).length >= 2, "a relist", 15_000)
-        yield* waitFor(() => Effect.map(names(informer), (n) => n.join() === "a,big"), "the object after the relist")
+        yield* eventually(() => errors.includes("watch:DecodeError (TooLarge)"), {
+          what: "a DecodeError (TooLarge)",
+          timeout: 10_000,
+          interval: "20 millis"
+        })
+        yield* eventually(() => requests.filter((r) => !r.watch).length >= 2, {
+          what: "a relist",
+          timeout: 15_000,
+          interval: "20 millis"
+        })
+        yield* eventually(Effect.map(names(informer), (n) => n.join() === "a,big"), {
+          what: "the object after the relist",
+          timeout: 10_000,
+          interval: "20 millis"
+        })
       }),
     30_000
   )
@@ -150,7 +151,11 @@ describe("hostile input over HTTP", () => {
           })
         })
         const { errors, informer } = yield* informerFor(url)
-        yield* waitFor(() => Effect.map(names(informer), (n) => n.join() === "after,deep"), "both objects")
+        yield* eventually(Effect.map(names(informer), (n) => n.join() === "after,deep"), {
+          what: "both objects",
+          timeout: 10_000,
+          interval: "20 millis"
+        })
         assert.deepStrictEqual(errors, [])
       }),
     30_000
@@ -172,7 +177,11 @@ describe("hostile input over HTTP", () => {
           })
         })
         const { errors, informer } = yield* informerFor(url)
-        yield* waitFor(() => Effect.map(names(informer), (n) => n.join() === "a"), "the pod")
+        yield* eventually(Effect.map(names(informer), (n) => n.join() === "a"), {
+          what: "the pod",
+          timeout: 10_000,
+          interval: "20 millis"
+        })
         assert.deepStrictEqual(errors, [])
         assert.strictEqual(requests.filter((r) => r.watch).length, 1)
       }),
@@ -189,9 +198,21 @@ describe("hostile input over HTTP", () => {
             : { lines: [], end: false }
       })
       const { errors, informer } = yield* informerFor(url)
-      yield* waitFor(() => errors.includes("watch:DecodeError (Malformed)"), "a DecodeError (Malformed)")
-      yield* waitFor(() => requests.filter((r) => !r.watch).length >= 2, "a relist", 15_000)
-      yield* waitFor(() => Effect.map(names(informer), (n) => n.join() === "b"), "the relisted object")
+      yield* eventually(() => errors.includes("watch:DecodeError (Malformed)"), {
+        what: "a DecodeError (Malformed)",
+        timeout: 10_000,
+        interval: "20 millis"
+      })
+      yield* eventually(() => requests.filter((r) => !r.watch).length >= 2, {
+        what: "a relist",
+        timeout: 15_000,
+        interval: "20 millis"
+      })
+      yield* eventually(Effect.map(names(informer), (n) => n.join() === "b"), {
+        what: "the relisted object",
+        timeout: 10_000,
+        interval: "20 millis"
+      })
     }), 30_000)
 
   it.scopedLive(
@@ -203,8 +224,16 @@ describe("hostile input over HTTP", () => {
           watch: () => ({ lines: [], end: false })
         })
         const { errors, informer } = yield* informerFor(url)
-        yield* waitFor(() => errors.includes("list:DecodeError (Malformed)"), "a DecodeError (Malformed)")
-        yield* waitFor(() => informer.hasSynced, "sync after the retry", 15_000)
+        yield* eventually(() => errors.includes("list:DecodeError (Malformed)"), {
+          what: "a DecodeError (Malformed)",
+          timeout: 10_000,
+          interval: "20 millis"
+        })
+        yield* eventually(() => informer.hasSynced, {
+          what: "sync after the retry",
+          timeout: 15_000,
+          interval: "20 millis"
+        })
         assert.deepStrictEqual(yield* names(informer), ["c"])
       }),
     30_000
@@ -222,7 +251,11 @@ describe("inactivity watchdog", () => {
           watch: (n) => n === 0 ? { lines: [event("MODIFIED", pod("a", 7))], end: false } : { lines: [], end: false }
         })
         const { errors, informer } = yield* informerFor(url, { watchInactivityTimeout: "500 millis" })
-        yield* waitFor(() => requests.filter((r) => r.watch).length >= 2, "a second watch", 10_000)
+        yield* eventually(() => requests.filter((r) => r.watch).length >= 2, {
+          what: "a second watch",
+          timeout: 10_000,
+          interval: "20 millis"
+        })
         const watches = requests.filter((r) => r.watch)
         assert.strictEqual(watches[0].query.get("resourceVersion"), "1")
         assert.strictEqual(watches[1].query.get("resourceVersion"), "7")

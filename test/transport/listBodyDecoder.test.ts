@@ -2,7 +2,11 @@ import { makePod } from "@effect-informers/testkit/ChurnSimulator"
 import { describe, expect, it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
 import type { ListDecoderOptions } from "../../src/internal/transport/listBodyDecoder.js"
-import { defaultMaxItemBytes, defaultMaxValueBytes, ListBodyDecoder } from "../../src/internal/transport/listBodyDecoder.js"
+import {
+  defaultMaxItemBytes,
+  defaultMaxValueBytes,
+  ListBodyDecoder
+} from "../../src/internal/transport/listBodyDecoder.js"
 import type { DecodedList, DecodeFailure } from "../../src/Wire.js"
 import { decodeList } from "../../src/Wire.js"
 
@@ -89,6 +93,8 @@ const failureOf = (result: Result): string => {
   return result.left.message.slice(prefix.length)
 }
 
+// the test kit's realistic pod (containers, status, owner: the size and nesting of a cluster's), not the
+// fixtures' bare one: the decoder's figures are about real list bodies
 const pod = (i: number, extra: Record<string, unknown> = {}) => {
   const p = makePod({ name: `web-7d4b9c8f6d-${String(i).padStart(5, "0")}`, namespace: "default" }) as unknown as {
     metadata: Record<string, unknown>

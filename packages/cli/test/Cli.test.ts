@@ -17,6 +17,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { colorsEnabled, presentOutput, renderProgress, stringifyJson, version } from "../src/Cli.js"
+import { eventually, exitedEarly } from "./fixtures.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -96,25 +97,17 @@ const awaitExit = (cli: Running, args: ReadonlyArray<string>, timeout: Duration.
     Effect.orDie
   )
 
-/** Polls `condition` every 50 ms; dies after `timeout` with the process's output. */
-const waitFor = (cli: Running, what: string, condition: () => boolean, timeout: Duration.DurationInput) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + Duration.toMillis(Duration.decode(timeout))
-    while (!condition()) {
-      if (Date.now() > deadline || cli.child.exitCode !== null) {
-        return yield* Effect.dieMessage(
-          `${what}: not seen (exit code ${cli.child.exitCode})\nstdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`
-        )
-      }
-      yield* Effect.sleep("50 millis")
-    }
-  })
-
 /** Waits (at most 60 s) for `serve` to say where it serves the Kubernetes API; that URL. */
 const servedUrl = (serve: Running) => {
   const served = /serving the Kubernetes API on (http:\/\/\S+)/
   return Effect.map(
-    waitFor(serve, "the URL", () => served.test(serve.stdout()), "60 seconds"),
+    eventually(() => served.test(serve.stdout()), {
+      what: "the URL",
+      timeout: "60 seconds",
+      interval: "50 millis",
+      giveUpIf: () => exitedEarly(serve),
+      detail: () => `stdout: ${serve.stdout()}\nstderr: ${serve.stderr()}`
+    }),
     () => served.exec(serve.stdout())![1]
   )
 }
@@ -189,6 +182,7 @@ const scriptedServer = (items: ReadonlyArray<string>): Effect.Effect<string, nev
       })
   ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`))
 
+// a pod as JSON text around a spec given as text (the hostile bodies are written as text), not an object
 const podJson = (name: string, spec: string): string =>
   `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"${name}","namespace":"default","resourceVersion":"5"},` +
   `"spec":${spec}}`
@@ -477,11 +471,15 @@ describe("Cli - effect-informers as a child process", () => {
         const eventArgs = ["watch", "pods", "-n", "ns-0", "--server", url, "--duration", "4s"]
         const events = yield* start(eventArgs)
         const endless = yield* start(["watch", "pods", "--server", url])
-        yield* waitFor(
-          events,
-          "an EXISTING line per pod of ns-0",
+        yield* eventually(
           () => events.lines().filter((line) => line.startsWith("EXISTING")).length >= expected.length,
-          "60 seconds"
+          {
+            what: "an EXISTING line per pod of ns-0",
+            timeout: "60 seconds",
+            interval: "50 millis",
+            giveUpIf: () => exitedEarly(events),
+            detail: () => `stdout: ${events.stdout()}\nstderr: ${events.stderr()}`
+          }
         )
         const created = yield* Effect.promise(async () => {
           const response = await fetch(`${url}/api/v1/namespaces/ns-0/pods`, {
@@ -509,12 +507,13 @@ describe("Cli - effect-informers as a child process", () => {
         assert.lengthOf(lines, expected.length + 1, result.stdout)
 
         // Ctrl-C during a watch: prompt, quiet exit
-        yield* waitFor(
-          endless,
-          "an EXISTING line",
-          () => endless.lines().some((l) => l.startsWith("EXISTING")),
-          "60 seconds"
-        )
+        yield* eventually(() => endless.lines().some((l) => l.startsWith("EXISTING")), {
+          what: "an EXISTING line",
+          timeout: "60 seconds",
+          interval: "50 millis",
+          giveUpIf: () => exitedEarly(endless),
+          detail: () => `stdout: ${endless.stdout()}\nstderr: ${endless.stderr()}`
+        })
         const interrupted = Date.now()
         endless.child.kill("SIGINT")
         const watchExit = yield* awaitExit(endless, ["watch (SIGINT)"], "10 seconds")
@@ -549,12 +548,13 @@ describe("Cli - effect-informers as a child process", () => {
           run(args),
           Effect.gen(function*() {
             const cli = yield* start(["watch", "pods", "--server", url])
-            yield* waitFor(
-              cli,
-              "an EXISTING line per pod",
-              () => cli.lines().filter((line) => line.startsWith("EXISTING")).length >= 2,
-              "60 seconds"
-            )
+            yield* eventually(() => cli.lines().filter((line) => line.startsWith("EXISTING")).length >= 2, {
+              what: "an EXISTING line per pod",
+              timeout: "60 seconds",
+              interval: "50 millis",
+              giveUpIf: () => exitedEarly(cli),
+              detail: () => `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`
+            })
             cli.child.kill("SIGINT")
             return yield* awaitExit(cli, ["watch (SIGINT)"], "10 seconds")
           })

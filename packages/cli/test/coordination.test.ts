@@ -12,7 +12,7 @@ import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Replicate from "../src/Replicate.js"
 import type { Replica } from "./fixtures.js"
-import { replica, sleep, until } from "./fixtures.js"
+import { eventually, replica, sleep } from "./fixtures.js"
 
 const sources = Array.from({ length: 80 }, (_, i) => `cfg-${i}`)
 const targets = ["t1", "t2", "t3", "t4"]
@@ -82,14 +82,17 @@ describe("replicate --concurrency 40: coordination under a write load above the 
         }
         yield* killAtEnd(replicas)
         const lease = () => server.get(Resource.leases, { namespace: "default", name: Replicate.leaseName })
-        const leader = yield* until(
-          "a leader",
-          () => Effect.map(lease(), (l) => l.spec?.holderIdentity === "" ? undefined : l.spec?.holderIdentity),
-          60_000
+        const leader = yield* eventually(
+          Effect.map(lease(), (l) => l.spec?.holderIdentity === "" ? undefined : l.spec?.holderIdentity),
+          { what: "a leader", timeout: 60_000, interval: 25 }
         )
         const transitions = (yield* lease()).spec?.leaseTransitions
         yield* createSources
-        yield* until("the copies to be written", () => Effect.sync(() => copyWrites().length >= 20 ? true : undefined))
+        yield* eventually(Effect.sync(() => copyWrites().length >= 20 ? true : undefined), {
+          what: "the copies to be written",
+          timeout: 60_000,
+          interval: 25
+        })
         const start = Date.now()
         yield* sleep(windowMillis)
         const end = Date.now()
@@ -128,13 +131,17 @@ describe("replicate --concurrency 40: coordination under a write load above the 
         yield* killAtEnd(members)
         const settled = "Active, members s1,s2"
         yield* createSources
-        yield* until(
-          "both members Active with each other in view",
-          () => Effect.sync(() => members.every((m) => stateLines(m).includes(settled)) ? true : undefined),
-          60_000
-        )
+        yield* eventually(Effect.sync(() => members.every((m) => stateLines(m).includes(settled)) ? true : undefined), {
+          what: "both members Active with each other in view",
+          timeout: 60_000,
+          interval: 25
+        })
         const before = members.map((m) => stateLines(m).lastIndexOf(settled))
-        yield* until("the copies to be written", () => Effect.sync(() => copyWrites().length >= 20 ? true : undefined))
+        yield* eventually(Effect.sync(() => copyWrites().length >= 20 ? true : undefined), {
+          what: "the copies to be written",
+          timeout: 60_000,
+          interval: 25
+        })
         const start = Date.now()
         yield* sleep(windowMillis)
         const end = Date.now()

@@ -10,7 +10,7 @@ import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Replicate from "../src/Replicate.js"
 import type { Replica } from "./fixtures.js"
-import { replica, sleep, until } from "./fixtures.js"
+import { eventually, replica, sleep } from "./fixtures.js"
 
 const writerOf = (event: ApiServer.AuditEvent): string | undefined => /\((r\d)\)/.exec(event.userAgent ?? "")?.[1]
 
@@ -44,14 +44,17 @@ const setup = (targets: ReadonlyArray<string>) =>
         else yield* server.update(Resource.configMaps, { ...existing.value, data: { v } })
       })
     const converged = (v: string) =>
-      until(`copies at ${v}`, () =>
+      eventually(
         Effect.map(
-          Effect.all(targets.map((ns) =>
-            Effect.map(server.get(Resource.configMaps, { namespace: ns, name: "settings" }), (cm) => cm.data?.["v"])
-          )),
-          (values) =>
-            values.every((x) => x === v) ? true : undefined
-        ))
+          Effect.all(
+            targets.map((ns) =>
+              Effect.map(server.get(Resource.configMaps, { namespace: ns, name: "settings" }), (cm) => cm.data?.["v"])
+            )
+          ),
+          (values) => values.every((x) => x === v) ? true : undefined
+        ),
+        { what: `copies at ${v}`, timeout: 60_000, interval: 25 }
+      )
     return { server, audit, holder, writeSource, converged }
   })
 
@@ -69,26 +72,34 @@ describe("replicate --leader-elect: fencing", () => {
         for (const identity of ["r1", "r2"]) {
           replicas.push(yield* replica(server.url, identity, ["--leader-elect", ...timing]))
         }
-        const first = yield* until("a first leader", () => holder(), 60_000)
+        const first = yield* eventually(Effect.suspend(() => holder()), {
+          what: "a first leader",
+          timeout: 60_000,
+          interval: 25
+        })
         const paused = replicas.find((r) => r.identity === first)!
         const other = replicas.find((r) => r !== paused)!
         // 40 copies to write at the Client's 5 per second (burst 10): paused in the middle, the leader has
         // writes waiting for its rate limiter, which would go out the moment it resumes
         yield* writeSource("1")
-        yield* until("a dozen copies", () =>
-          Effect.sync(() => audit.filter((e) => writerOf(e) === first).length >= 12 ? true : undefined))
-        // a stopped process ignores the SIGINT of the test's end: resumed first, whatever happens
-        yield* Effect.addFinalizer(() =>
-          Effect.sync(() => paused.child.kill("SIGCONT"))
+        yield* eventually(
+          Effect.sync(() => audit.filter((e) => writerOf(e) === first).length >= 12 ? true : undefined),
+          { what: "a dozen copies", timeout: 60_000, interval: 25 }
         )
+        // a stopped process ignores the SIGINT of the test's end: resumed first, whatever happens
+        yield* Effect.addFinalizer(() => Effect.sync(() => paused.child.kill("SIGCONT")))
         paused.child.kill("SIGSTOP")
         const pausedAt = Date.now()
-        yield* until("the other to take over", () => Effect.map(holder(), (h) => h === other.identity ? h : undefined))
-        yield* until("the new term's first write", () =>
-          Effect.sync(() => audit.find((e) => writerOf(e) === other.identity) !== undefined ? true : undefined))
-        const firstOfNewTerm = audit.find((e) =>
-          writerOf(e) === other.identity
-        )!
+        yield* eventually(Effect.map(holder(), (h) => h === other.identity ? h : undefined), {
+          what: "the other to take over",
+          timeout: 60_000,
+          interval: 25
+        })
+        yield* eventually(
+          Effect.sync(() => audit.find((e) => writerOf(e) === other.identity) !== undefined ? true : undefined),
+          { what: "the new term's first write", timeout: 60_000, interval: 25 }
+        )
+        const firstOfNewTerm = audit.find((e) => writerOf(e) === other.identity)!
         paused.child.kill("SIGCONT")
         const resumedAt = Date.now()
         yield* converged("1")
@@ -122,7 +133,11 @@ describe("replicate --leader-elect: fencing", () => {
         for (const identity of ["r1", "r2"]) {
           replicas.push(yield* replica(server.url, identity, ["--leader-elect", ...timing]))
         }
-        const first = yield* until("a first leader", () => holder(), 60_000)
+        const first = yield* eventually(Effect.suspend(() => holder()), {
+          what: "a first leader",
+          timeout: 60_000,
+          interval: 25
+        })
         yield* writeSource("1")
         yield* converged("1")
         const other = replicas.find((r) => r.identity !== first)!

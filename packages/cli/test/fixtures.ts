@@ -1,7 +1,7 @@
 /**
  * What the tests of `effect-informers replicate` share: replicas as child processes (`node --import tsx
- * packages/cli/src/bin.ts replicate ...` from the repository root), stopped with the test's scope, and a
- * real-time poll.
+ * packages/cli/src/bin.ts replicate ...` from the repository root), stopped with the test's scope; the
+ * repository's `eventually` and `pod` (test/fixtures).
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -9,6 +9,9 @@ import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+
+export { eventually } from "../../../test/fixtures/eventually.js"
+export { pod } from "../../../test/fixtures/objects.js"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 
@@ -59,16 +62,8 @@ export const replica = (
       })
   )
 
-export const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
+/** For `eventually`'s `giveUpIf`: why to stop waiting on a child process (it exited), if it did. */
+export const exitedEarly = (process: { readonly child: ChildProcess }): string | undefined =>
+  process.child.exitCode === null ? undefined : `the process exited (code ${process.child.exitCode})`
 
-/** Polls `f` every 25 ms (real time) until it returns a value; dies after `within` ms. */
-export const until = <A>(what: string, f: () => Effect.Effect<A | undefined, unknown>, within = 60_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + within
-    while (true) {
-      const value = yield* Effect.orElseSucceed(f(), () => undefined)
-      if (value !== undefined) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-      yield* sleep(25)
-    }
-  })
+export const sleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))

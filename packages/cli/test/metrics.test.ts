@@ -14,7 +14,7 @@ import * as Scope from "effect/Scope"
 import * as Net from "node:net"
 import * as Metrics from "../src/Metrics.js"
 import * as Replicate from "../src/Replicate.js"
-import { replica, until } from "./fixtures.js"
+import { eventually, replica } from "./fixtures.js"
 
 interface Sample {
   readonly name: string
@@ -146,23 +146,28 @@ describe("replicate --metrics-port", () => {
           "--metrics-port",
           "0"
         ])
-        const url = yield* until("the metrics address", () =>
-          Effect.sync(() => /metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(running.stderr())?.[1]))
-        yield* until("the copy in t1", () =>
+        const url = yield* eventually(
+          Effect.sync(() => /metrics at (http:\/\/127\.0\.0\.1:\d+\/metrics)/.exec(running.stderr())?.[1]),
+          { what: "the metrics address", timeout: 60_000, interval: 25 }
+        )
+        yield* eventually(
           Effect.map(
             Effect.option(server.get(Resource.configMaps, { namespace: "t1", name: "settings" })),
-            (cm) =>
-              cm._tag === "Some" && cm.value.data?.["v"] === "1" ? true : undefined
-          ))
+            (cm) => cm._tag === "Some" && cm.value.data?.["v"] === "1" ? true : undefined
+          ),
+          { what: "the copy in t1", timeout: 60_000, interval: 25 }
+        )
         // the reconcile that made the copy has finished (counted) once the total shows it
-        const samples = yield* until("a successful reconcile counted", () =>
+        const samples = yield* eventually(
           Effect.map(scrape(url), ({ text }) => {
             const all = parse(text)
             const done = all.find((s) =>
               s.name === "effect_informers_reconcile_total" && s.labels["result"] === "success" && s.value > 0
             )
             return done === undefined ? undefined : all
-          }))
+          }),
+          { what: "a successful reconcile counted", timeout: 60_000, interval: 25 }
+        )
 
         // leader election: leading, one term, nothing lost
         const election = { name: "replicate" }

@@ -10,7 +10,7 @@ import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Replicate from "../src/Replicate.js"
 import type { Replica } from "./fixtures.js"
-import { replica, until } from "./fixtures.js"
+import { eventually, replica } from "./fixtures.js"
 
 // short leases: 2 s, renew deadline 1.5 s, retry 0.25 s (jittered up to 0.55 s)
 const leaseMillis = 2000
@@ -59,26 +59,30 @@ describe("replicate --leader-elect: three replicas", () => {
             else yield* server.update(Resource.configMaps, { ...existing.value, data: { v } })
           })
         const converged = (v: string) =>
-          until(`copies at ${v}`, () =>
-            Effect.map(Effect.all([copy("t1")(), copy("t2")()]), ([a, b]) => a === v && b === v ? true : undefined))
+          eventually(
+            Effect.map(Effect.all([copy("t1")(), copy("t2")()]), ([a, b]) => a === v && b === v ? true : undefined),
+            { what: `copies at ${v}`, timeout: 60_000, interval: 25 }
+          )
 
         // 1. one leader, doing the work
-        const first = yield* until("a first leader", holderIn(["r1", "r2", "r3"]), 60_000)
+        const first = yield* eventually(Effect.suspend(holderIn(["r1", "r2", "r3"])), {
+          what: "a first leader",
+          timeout: 60_000,
+          interval: 25
+        })
         yield* writeSource("1")
         yield* converged("1")
 
         // 2. kill -9 of the holder: another takes over within the lease duration and two jittered retries
-        const killed = replicas.find((r) =>
-          r.identity === first
-        )!
+        const killed = replicas.find((r) => r.identity === first)!
         killed.child.kill("SIGKILL")
         const killedAt = Date.now()
         yield* Effect.promise(() => killed.exited)
         // the source changes while there is no leader: the next one finds it in its warm cache and queue
         yield* writeSource("2")
-        const second = yield* until(
-          "a second leader",
-          holderIn(replicas.filter((r) => r !== killed).map((r) => r.identity))
+        const second = yield* eventually(
+          Effect.suspend(holderIn(replicas.filter((r) => r !== killed).map((r) => r.identity))),
+          { what: "a second leader", timeout: 60_000, interval: 25 }
         )
         const handover = Date.now() - killedAt
         yield* converged("2")
@@ -98,11 +102,13 @@ describe("replicate --leader-elect: three replicas", () => {
         // the holders seen until the third leads: the release shows as a Lease without a holder in between
         const seen = new Set<string>()
         const others = replicas.filter((r) => r !== killed && r !== stopped).map((r) => r.identity)
-        const third = yield* until("the third leader", () =>
+        const third = yield* eventually(
           Effect.map(holder(), (h) => {
             seen.add(h ?? "")
             return h !== undefined && others.includes(h) ? h : undefined
-          }))
+          }),
+          { what: "the third leader", timeout: 60_000, interval: 25 }
+        )
         const release = Date.now() - stoppedAt
         const exitCode = yield* Effect.promise(() => stopped.exited)
         assert.isBelow(release, leaseMillis + 3000, `the release-to-takeover took ${release} ms`)

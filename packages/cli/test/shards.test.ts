@@ -9,7 +9,7 @@ import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Replicate from "../src/Replicate.js"
 import type { Replica } from "./fixtures.js"
-import { replica, until } from "./fixtures.js"
+import { eventually, replica } from "./fixtures.js"
 
 // short leases, yet with room for a busy machine: a view lasts (6 - 3) / 2 = 1.5 s, refreshed every 0.4 s
 const timing = ["--lease-duration", "6s", "--renew-deadline", "3s", "--retry-period", "400ms"]
@@ -51,11 +51,13 @@ describe("replicate --sharded: three replicas", () => {
               } else yield* server.update(Resource.configMaps, { ...existing.value, data: { v } })
             }))
         const converged = (v: string) =>
-          until(`every copy at ${v}`, () =>
+          eventually(
             Effect.map(
               Effect.forEach(sources.flatMap((s) => targets.map((t) => [s, t] as const)), ([s, t]) => copyOf(s, t)),
               (values) => values.every((x) => x === v) ? true : undefined
-            ))
+            ),
+            { what: `every copy at ${v}`, timeout: 60_000, interval: 25 }
+          )
 
         yield* write("1")
         yield* converged("1")

@@ -8,7 +8,7 @@ import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { ChildProcess } from "node:child_process"
@@ -18,6 +18,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { eventually, exitedEarly, pod } from "./fixtures.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -156,18 +157,6 @@ const awaitExit = (cli: Cli, timeout: Duration.DurationInput = "90 seconds") =>
     Effect.orDie
   )
 
-/** Polls `condition` every 10 ms (real time); dies after `timeout` with the process's output. */
-const waitFor = (cli: Cli, what: string, condition: () => boolean, timeout: Duration.DurationInput = "90 seconds") =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + Duration.toMillis(Duration.decode(timeout))
-    while (!condition()) {
-      if (Date.now() > deadline || cli.child.exitCode !== null) {
-        return yield* Effect.dieMessage(`${what}: not seen (exit code ${cli.child.exitCode})\n${describeCli(cli)}`)
-      }
-      yield* Effect.sleep("10 millis")
-    }
-  })
-
 const nonEmptyLines = (text: string): Array<string> => text.split("\n").filter((line) => line.trim() !== "")
 
 const assertNoStackTrace = (stderr: string) => {
@@ -177,12 +166,13 @@ const assertNoStackTrace = (stderr: string) => {
 
 /** `count` small pods named `pod-NNNN` over `namespaces` namespaces `ns-N`. */
 const podsOf = (count: number, namespaces: number): Array<Resource.Pod> =>
-  Array.from({ length: count }, (_, i) => ({
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name: `pod-${String(i).padStart(4, "0")}`, namespace: `ns-${i % namespaces}`, labels: { app: "web" } },
-    spec: { containers: [{ name: "main", image: "nginx" }] }
-  }))
+  Array.from({ length: count }, (_, i) =>
+    pod(`pod-${String(i).padStart(4, "0")}`, {
+      typed: true,
+      namespace: `ns-${i % namespaces}`,
+      labels: { app: "web" },
+      spec: { containers: [{ name: "main", image: "nginx" }] }
+    }) as Resource.Pod)
 
 const keyOf = (pod: Resource.Pod): string => `${pod.metadata?.namespace}/${pod.metadata?.name}`
 
@@ -208,7 +198,13 @@ describe("watch --output events: the lines", () => {
         yield* server.load(Resource.pods, podsOf(500, 3)).pipe(Effect.orDie)
         const initial = yield* server.snapshot(Resource.pods)
         const cli = yield* start(["watch", "pods", "--server", server.url])
-        yield* waitFor(cli, "an EXISTING line per pod", () => cli.lines().length >= initial.length)
+        yield* eventually(() => cli.lines().length >= initial.length, {
+          what: "an EXISTING line per pod",
+          timeout: "90 seconds",
+          interval: "10 millis",
+          giveUpIf: () => exitedEarly(cli),
+          detail: () => describeCli(cli)
+        })
         assert.deepStrictEqual([...cli.lines()].sort(), initial.map((pod) => line("EXISTING", pod)).sort())
 
         // changes, one after the other: their lines come in the same order
@@ -234,7 +230,13 @@ describe("watch --output events: the lines", () => {
           expected.push(line("ADDED", created))
         }
         const total = initial.length + expected.length
-        yield* waitFor(cli, "a line per change", () => cli.lines().length >= total)
+        yield* eventually(() => cli.lines().length >= total, {
+          what: "a line per change",
+          timeout: "90 seconds",
+          interval: "10 millis",
+          giveUpIf: () => exitedEarly(cli),
+          detail: () => describeCli(cli)
+        })
         const changes = cli.lines().slice(initial.length)
         // a DELETED line carries the resourceVersion of the deletion, which the API did not return
         assert.deepStrictEqual(
@@ -254,7 +256,13 @@ describe("watch --output events: the lines", () => {
             metadata: { name: `probe-${i}`, namespace: "ns-2" }
           }).pipe(Effect.orDie)
           const sent = Date.now()
-          yield* waitFor(cli, `the line of probe-${i}`, () => cli.lines().length > before)
+          yield* eventually(() => cli.lines().length > before, {
+            what: `the line of probe-${i}`,
+            timeout: "90 seconds",
+            interval: "10 millis",
+            giveUpIf: () => exitedEarly(cli),
+            detail: () => describeCli(cli)
+          })
           assert.strictEqual(cli.lines()[before], line("ADDED", created))
           latencies.push(cli.lineAt(before) - sent)
         }
@@ -291,7 +299,13 @@ describe("watch --output events: the lines", () => {
         assert.strictEqual(cli.lines().length, 0)
         cli.resume()
         const total = initial.length + 20_000
-        yield* waitFor(cli, "every line", () => cli.lines().length >= total, "120 seconds")
+        yield* eventually(() => cli.lines().length >= total, {
+          what: "every line",
+          timeout: "120 seconds",
+          interval: "10 millis",
+          giveUpIf: () => exitedEarly(cli),
+          detail: () => describeCli(cli)
+        })
         const lines = cli.lines()
         assert.deepStrictEqual(
           [...lines.slice(0, initial.length)].sort(),

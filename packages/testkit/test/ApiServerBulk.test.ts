@@ -4,6 +4,7 @@ import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Http from "node:http"
 import * as ApiServer from "../src/ApiServer.js"
+import { eventually, pod as fixturePod } from "./fixtures.js"
 
 interface Obj extends KubeObject {
   readonly metadata: {
@@ -18,12 +19,14 @@ interface Obj extends KubeObject {
 
 const pods = Resource.pods as unknown as Resource.Resource<Obj>
 
-const pod = (name: string, namespace = "default"): Obj => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, namespace, uid: `uid-${name}`, creationTimestamp: "2024-01-01T00:00:00Z" },
-  spec: { nodeName: "node-1", containers: [{ name: "c", image: "nginx" }] }
-})
+const pod = (name: string, namespace = "default"): Obj =>
+  fixturePod(name, {
+    typed: true,
+    namespace,
+    uid: `uid-${name}`,
+    metadata: { creationTimestamp: "2024-01-01T00:00:00Z" },
+    spec: { nodeName: "node-1", containers: [{ name: "c", image: "nginx" }] }
+  }) as Obj
 
 interface Watch {
   readonly lines: Array<string>
@@ -50,15 +53,6 @@ const openWatch = (url: string) =>
     }),
     (watch) => Effect.sync(() => watch.close())
   )
-
-const waitFor = (what: string, condition: () => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (condition()) return
-      yield* Effect.sleep("10 millis")
-    }
-    assert.fail(`timed out waiting for ${what}`)
-  })
 
 const parse = (lines: ReadonlyArray<string>) => lines.map((line) => JSON.parse(line) as { type: string; object: Obj })
 
@@ -88,7 +82,7 @@ describe("ApiServer bulk fast paths", () => {
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
       const result = yield* server.modifyMany(pods, { count: 7, batchSize: 2 })
       assert.deepStrictEqual(result, { events: 7, firstResourceVersion: "4", lastResourceVersion: "10" })
-      yield* waitFor("7 events", () => watch.lines.length >= 7)
+      yield* eventually(() => watch.lines.length >= 7, "7 events")
       const events = parse(watch.lines)
       assert.deepStrictEqual(events.map((e) => e.type), Array(7).fill("MODIFIED"))
       assert.deepStrictEqual(events.map((e) => e.object.metadata.name), ["a", "b", "c", "a", "b", "c", "a"])
@@ -101,7 +95,7 @@ describe("ApiServer bulk fast paths", () => {
       assert.deepStrictEqual(events[6].object.spec, pod("a").spec)
       // the history replays them to a watch resuming from the middle
       const late = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=8`)
-      yield* waitFor("replay", () => late.lines.length >= 2)
+      yield* eventually(() => late.lines.length >= 2, "replay")
       assert.deepStrictEqual(parse(late.lines).map((e) => e.object.metadata.resourceVersion), ["9", "10"])
       // a list sees the new versions
       const list = yield* server.list(pods, {})
@@ -120,7 +114,7 @@ describe("ApiServer bulk fast paths", () => {
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
       const result = yield* run
       assert.deepStrictEqual(result, { events: 2, firstResourceVersion: "5", lastResourceVersion: "6" })
-      yield* waitFor("2 events", () => watch.lines.length >= 2)
+      yield* eventually(() => watch.lines.length >= 2, "2 events")
       const events = parse(watch.lines)
       assert.deepStrictEqual(events.map((e) => [e.object.metadata.name, e.object.metadata.resourceVersion]), [
         ["a", "5"],
@@ -139,7 +133,7 @@ describe("ApiServer bulk fast paths", () => {
       // far more bytes than the watch buffer: a watcher is never cut off, since the burst waits for it
       const result = yield* server.modifyMany(pods, { count: 2000, maxPendingBytes: 16 * 1024 })
       assert.strictEqual(result.events, 2000)
-      yield* waitFor("2000 events", () => watch.lines.length >= 2000)
+      yield* eventually(() => watch.lines.length >= 2000, "2000 events")
       const stats = yield* server.stats
       assert.strictEqual(stats.watchesOpen, 1)
     }))

@@ -8,7 +8,7 @@ import * as ApiServer from "../src/ApiServer.js"
 import type { ServerState } from "../src/internal/apiServerHttp.js"
 import { FaultState, makeApp, makeDiscovery } from "../src/internal/apiServerHttp.js"
 import { Store } from "../src/internal/apiServerStore.js"
-import { waitFor } from "./fixtures.js"
+import { eventually } from "./fixtures.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -350,6 +350,7 @@ describe("ApiServer request body limit", () => {
 // -------------------------------------------------------------------------------------------------
 
 describe("ApiServer deeply nested JSON", () => {
+  // a pod as JSON text around a spec given as text (the hostile bodies are written as text), not an object
   const podBody = (name: string, spec: string) =>
     `{"apiVersion":"v1","kind":"Pod","metadata":{"name":${JSON.stringify(name)}},"spec":${spec}}`
 
@@ -465,7 +466,7 @@ describe("ApiServer unexpected errors", () => {
       }
       const list = (yield* raw(`${podsUrl}?labelSelector=app`, "GET", undefined)).json as ObjList
       assert.deepStrictEqual(list.items.map((o) => o.metadata.name), ["web"])
-      yield* waitFor("the ADDED event", () => watch.lines.length >= 1)
+      yield* eventually(() => watch.lines.length >= 1, "the ADDED event")
       assert.deepStrictEqual(
         watch.lines.map((line) => (JSON.parse(line) as WatchEvent).object.metadata.name),
         ["web"]
@@ -512,7 +513,7 @@ describe("ApiServer resourceVersion", () => {
       assert.strictEqual((deleted.json as Obj).metadata.resourceVersion, String(base + 3))
       assert.strictEqual(yield* server.resourceVersion, String(base + 3))
 
-      yield* waitFor("3 watch events", () => watch.lines.length >= 3)
+      yield* eventually(() => watch.lines.length >= 3, "3 watch events")
       const events = watch.lines.map((line) => JSON.parse(line) as WatchEvent)
       assert.deepStrictEqual(
         events.map((e) => [e.type, e.object.metadata.resourceVersion]),

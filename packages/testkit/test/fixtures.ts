@@ -1,18 +1,6 @@
 /**
- * The test kit's shared test fixtures.
+ * The test kit's shared test fixtures: the repository's `eventually` and `pod` (test/fixtures), one of each
+ * for every test.
  */
-import * as Effect from "effect/Effect"
-
-/**
- * Polls `predicate` every `pollMs` (real time); dies with "timed out waiting for `what`" after
- * `timeoutMs`.
- */
-export const waitFor = (what: string, predicate: () => boolean, timeoutMs = 5000, pollMs = 10) =>
-  Effect.promise(async () => {
-    const deadline = Date.now() + timeoutMs
-    while (!predicate()) {
-      if (Date.now() > deadline) return false
-      await new Promise((resolve) => setTimeout(resolve, pollMs))
-    }
-    return true
-  }).pipe(Effect.flatMap((ok) => ok ? Effect.void : Effect.die(new Error(`timed out waiting for ${what}`))))
+export { eventually } from "../../../test/fixtures/eventually.js"
+export { pod } from "../../../test/fixtures/objects.js"

@@ -13,7 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
-import { waitFor as fixtureWaitFor } from "./fixtures.js"
+import { eventually } from "./fixtures.js"
 
 const kubectlCommand = process.env.KUBECTL ?? "kubectl"
 
@@ -103,16 +103,6 @@ const runFailing = (c: Cluster, ...args: Array<string>) =>
       error ? Effect.succeed(stderr) : Effect.die(new Error(`kubectl ${args.join(" ")} succeeded: ${stdout}`))
   )
 
-/** Polls an Effect every 20 ms until it holds; dies after `timeoutMs`. */
-const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMs = 10_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (!(yield* check)) {
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-      yield* Effect.sleep("20 millis")
-    }
-  })
-
 /** Runs kubectl to completion; its exit code, stdout and stderr whatever they are. */
 const attempt = (c: Cluster, ...args: Array<string>) =>
   Effect.map(exec(c, args), ({ error, stderr, stdout }) => ({
@@ -164,9 +154,6 @@ const managers = (c: Cluster, ...target: Array<string>) =>
       >)
         .map((e) => ({ manager: e.manager, operation: e.operation, fieldsV1: e.fieldsV1 }))
   )
-
-const waitFor = (what: string, predicate: () => boolean, timeoutMs = 10_000) =>
-  fixtureWaitFor(what, predicate, timeoutMs, 20)
 
 const firstColumn = (output: string, column = 0): Array<string> =>
   output.trim().split("\n").slice(1).map((line) => line.trim().split(/\s+/)[column])
@@ -427,6 +414,7 @@ describe("kubectl against the embedded API server", () => {
   it.scopedLive("apply --server-side on a Pod: status ignored, removed env and labels removed, kubectl label owns its label", () =>
     Effect.gen(function*() {
       const c = yield* cluster
+      // a manifest file for kubectl (YAML text), not an object
       const pod = (env: ReadonlyArray<string>, labels: string) =>
         manifest(c, "pod.yaml", [
           "apiVersion: v1",
@@ -508,7 +496,11 @@ describe("kubectl against the embedded API server", () => {
         (child) => Effect.sync(() => child.kill())
       )
       const existing = (yield* c.server.snapshot(Resource.pods, "default")).map((p) => p.metadata!.name!)
-      yield* waitFor("the initial list", () => existing.every((name) => output.includes(name)))
+      yield* eventually(() => existing.every((name) => output.includes(name)), {
+        what: "the initial list",
+        timeout: 10_000,
+        interval: 20
+      })
       // the watch request follows the list: wait until the server has it open
       yield* c.server.stats.pipe(
         Effect.filterOrFail((stats) => stats.watchesOpen > 0),
@@ -523,11 +515,19 @@ describe("kubectl against the embedded API server", () => {
         Resource.pods,
         ChurnSimulator.makePod({ name: "watched-pod", namespace: "default", app: "watched" })
       )
-      yield* waitFor("the new pod in kubectl's output", () => output.includes("watched-pod"), 5_000)
+      yield* eventually(() => output.includes("watched-pod"), {
+        what: "the new pod in kubectl's output",
+        timeout: 5_000,
+        interval: 20
+      })
       // the watch serves Tables (kubectl asks for them): the server's columns, computed for the new pod
       assert.match(output, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE$/m)
       // (the service API keeps the status it is given: makePod's Running, ready container)
-      yield* waitFor("the new pod's row", () => /^watched-pod\s+1\/1\s+Running\s+0\s+\d+s$/m.test(output), 5_000)
+      yield* eventually(() => /^watched-pod\s+1\/1\s+Running\s+0\s+\d+s$/m.test(output), {
+        what: "the new pod's row",
+        timeout: 5_000,
+        interval: 20
+      })
     }))
   it.scopedLive("replace -f with a stale resourceVersion gets the Conflict error", () =>
     Effect.gen(function*() {
@@ -587,11 +587,11 @@ describe("kubectl against the embedded API server", () => {
       const deleted = yield* run(c, "delete", "deployment", "web")
       assert.match(deleted, /deployment.apps "web" deleted/)
       yield* eventually(
-        "the ReplicaSet and the pods collected",
         Effect.map(
           Effect.zip(c.server.snapshot(Resource.replicaSets), c.server.snapshot(Resource.pods)),
           ([sets, pods]) => sets.length === 0 && pods.length === 0
-        )
+        ),
+        { what: "the ReplicaSet and the pods collected", timeout: 10_000, interval: 20 }
       )
       const pods = yield* run(c, "get", "pods", "-o", "name")
       assert.strictEqual(pods.trim(), "")
@@ -803,6 +803,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
     Effect.gen(function*() {
       const c = yield* cluster
       yield* c.server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
+      // the test kit's realistic pod (container statuses, node, restarts), which `get pods` prints columns of
       const pod = (name: string, options: Partial<ChurnSimulator.PodOptions> = {}) => {
         const p = ChurnSimulator.makePod({ name, namespace: "default", app: "web", ...options })
         return { ...p, metadata: { ...p.metadata, creationTimestamp: minutesAgo(60) } } as Resource.Pod

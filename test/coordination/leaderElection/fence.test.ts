@@ -14,9 +14,10 @@ import * as Client from "../../../src/Client.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Resource from "../../../src/Resource.js"
 import * as Term from "../../../src/Term.js"
-import { clientLayer, configMap, realWait, stub } from "../../transport/client/fixtures.js"
 import { withJumpClock } from "../../fixtures/clock.js"
+import { eventually } from "../../fixtures/index.js"
 import { captureLogs } from "../../fixtures/logs.js"
+import { clientLayer, configMap, stub } from "../../transport/client/fixtures.js"
 import { advance, heldBy, makeTimeline, markedWork, settle, startElector, verbsOf } from "./fixtures.js"
 
 const timings = { leaseDuration: "5 seconds", renewDeadline: "3 seconds", retryPeriod: "1 second" } as const
@@ -50,26 +51,39 @@ describe("LeaderElection: fencing by the local clock", () => {
         yield* Effect.forkScoped(service.whileLeading(writer(client, names, outcomes)))
         yield* settle
         yield* Queue.offer(names, "one")
-        yield* realWait("the first write", Effect.sync(() => outcomes.length === 1))
+        yield* eventually(Effect.sync(() => outcomes.length === 1), {
+          what: "the first write",
+          interval: 5,
+          clock: "real"
+        })
         yield* advance(1500)
 
         // paused for 10 s: the clock moved, no timer fired yet; the first thing that runs is a write
         yield* clock.jump(10_000)
         yield* Queue.offer(names, "two")
-        yield* realWait("the stale write", Effect.sync(() => outcomes.length === 2))
+        yield* eventually(Effect.sync(() => outcomes.length === 2), {
+          what: "the stale write",
+          interval: 5,
+          clock: "real"
+        })
         assert.deepStrictEqual(outcomes, ["sent one", "TermError(DeadlinePassed) two"])
         assert.deepStrictEqual(sent(), ["one"], "the stale write never reached the server")
 
         // the check ended the term: the elector stepped down at once, renewed, and leads a new term
-        yield* realWait(
-          "term 2",
-          Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2)
-        )
+        yield* eventually(Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), {
+          what: "term 2",
+          interval: 5,
+          clock: "real"
+        })
         const ops = yield* leases.operations
         const renewal = ops.find((op) => op.verb === "update" && op.outcome === "ok" && op.at >= 11_500)
         assert.isDefined(renewal, "renewed after the pause")
         yield* Queue.offer(names, "three")
-        yield* realWait("the write of term 2", Effect.sync(() => outcomes.length === 3))
+        yield* eventually(Effect.sync(() => outcomes.length === 3), {
+          what: "the write of term 2",
+          interval: 5,
+          clock: "real"
+        })
         assert.deepStrictEqual(outcomes, ["sent one", "TermError(DeadlinePassed) two", "sent three"])
         assert.deepStrictEqual(sent(), ["one", "three"])
       })
@@ -124,7 +138,11 @@ describe("LeaderElection: fencing by the local clock", () => {
       // an operator hands the Lease to b, between two renewals
       yield* leases.write("leader", heldBy("b", 5))
       yield* Queue.offer(names, "after-edit")
-      yield* realWait("the write after the edit", Effect.sync(() => outcomes.length === 1))
+      yield* eventually(Effect.sync(() => outcomes.length === 1), {
+        what: "the write after the edit",
+        interval: 5,
+        clock: "real"
+      })
       assert.deepStrictEqual(outcomes, ["TermError(LeaseLost) after-edit"])
       assert.deepStrictEqual(sent(), [])
       yield* settle

@@ -12,7 +12,8 @@ import * as Scope from "effect/Scope"
 import * as Client from "../../../src/Client.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Resource from "../../../src/Resource.js"
-import { clientLayer, realSleep, realWait } from "../../transport/client/fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { clientLayer, realSleep } from "../../transport/client/fixtures.js"
 
 const timings = { leaseDuration: "2 seconds", renewDeadline: "1500 millis", retryPeriod: "200 millis" } as const
 
@@ -53,9 +54,13 @@ describe("LeaderElection over the embedded API server", () => {
 
         // a acquires; b follows
         const a = yield* elector("a")
-        yield* realWait("a to lead", a.service.isLeader)
+        yield* eventually(a.service.isLeader, { what: "a to lead", interval: 5, clock: "real" })
         const b = yield* elector("b", false)
-        yield* realWait("b to follow a", Effect.map(b.service.state, (s) => s._tag === "Following" && s.leader === "a"))
+        yield* eventually(Effect.map(b.service.state, (s) => s._tag === "Following" && s.leader === "a"), {
+          what: "b to follow a",
+          interval: 5,
+          clock: "real"
+        })
         const first = yield* lease
         assert.strictEqual(first.spec?.holderIdentity, "a")
         assert.strictEqual(first.spec?.leaseDurationSeconds, 2)
@@ -63,17 +68,18 @@ describe("LeaderElection over the embedded API server", () => {
         assert.match(first.spec?.renewTime ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
         assert.match(first.spec?.acquireTime ?? "", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/)
         // a renews: the record moves
-        yield* realWait(
-          "a renewal",
-          Effect.map(lease, (l) => l.spec?.renewTime !== first.spec?.renewTime)
-        )
+        yield* eventually(Effect.map(lease, (l) => l.spec?.renewTime !== first.spec?.renewTime), {
+          what: "a renewal",
+          interval: 5,
+          clock: "real"
+        })
 
         // a shuts down gracefully: released, b takes over at its next attempt (at most 0.44 s later)
         const released = Date.now()
         yield* a.close
         const afterRelease = yield* lease
         assert.include(["", "b"], afterRelease.spec?.holderIdentity ?? "")
-        yield* realWait("b to lead", b.service.isLeader, 3000)
+        yield* eventually(b.service.isLeader, { what: "b to lead", timeout: 3000, interval: 5, clock: "real" })
         const handover = Date.now() - released
         assert.isBelow(handover, 1500)
         assert.strictEqual((yield* lease).spec?.holderIdentity, "b")
@@ -81,14 +87,15 @@ describe("LeaderElection over the embedded API server", () => {
 
         // a comes back and follows; b's scope is closed without release (a killed replica)
         const a2 = yield* elector("a")
-        yield* realWait(
-          "a to follow b",
-          Effect.map(a2.service.state, (s) => s._tag === "Following" && s.leader === "b")
-        )
+        yield* eventually(Effect.map(a2.service.state, (s) => s._tag === "Following" && s.leader === "b"), {
+          what: "a to follow b",
+          interval: 5,
+          clock: "real"
+        })
         const killed = Date.now()
         yield* b.close
         assert.strictEqual((yield* lease).spec?.holderIdentity, "b")
-        yield* realWait("a to take over", a2.service.isLeader, 6000)
+        yield* eventually(a2.service.isLeader, { what: "a to take over", timeout: 6000, interval: 5, clock: "real" })
         const takeover = Date.now() - killed
         // not before b's last renewal expired for a (2 s after a saw it), within a lease and two retries and a bit
         assert.isAtLeast(takeover, 1400)
@@ -151,29 +158,40 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
             return yield* Effect.never
           })
         ))
-        yield* realWait("a to lead", service.isLeader)
+        yield* eventually(service.isLeader, { what: "a to lead", interval: 5, clock: "real" })
         yield* realSleep(300) // the watch is open
         const ref = { name: "watched", namespace: "default" }
         const lease = yield* Effect.orDie(server.get(Resource.leases, ref))
         const edited = Date.now()
         const renewalsBefore = updates.length
         yield* Effect.orDie(server.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } }))
-        yield* realWait("the work to stop", Effect.sync(() => marks.some((m) => m.what === "stop")), 3000)
+        yield* eventually(Effect.sync(() => marks.some((m) => m.what === "stop")), {
+          what: "the work to stop",
+          timeout: 3000,
+          interval: 5,
+          clock: "real"
+        })
         const stopped = marks.find((m) => m.what === "stop")!.at
         assert.isBelow(stopped - edited, 1500)
         assert.strictEqual(updates.filter((at) => at <= stopped).length, renewalsBefore, "no renewal found it")
 
         // it campaigns again; once it leads again, a deletion stops the work at once too
         yield* Effect.orDie(server.delete(Resource.leases, ref))
-        yield* realWait("a to lead again", Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), 8000)
+        yield* eventually(Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), {
+          what: "a to lead again",
+          timeout: 8000,
+          interval: 5,
+          clock: "real"
+        })
         yield* realSleep(300)
         const deleted = Date.now()
         yield* Effect.orDie(server.delete(Resource.leases, ref))
-        yield* realWait(
-          "the work to stop again",
-          Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2),
-          3000
-        )
+        yield* eventually(Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2), {
+          what: "the work to stop again",
+          timeout: 3000,
+          interval: 5,
+          clock: "real"
+        })
         assert.isBelow(marks.filter((m) => m.what === "stop")[1].at - deleted, 1500)
       }),
     30_000

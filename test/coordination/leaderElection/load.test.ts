@@ -16,7 +16,8 @@ import * as Stream from "effect/Stream"
 import * as Client from "../../../src/Client.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Resource from "../../../src/Resource.js"
-import { clientLayer, realSleep, realWait } from "../../transport/client/fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { clientLayer, realSleep } from "../../transport/client/fixtures.js"
 import { makeFlood } from "../../transport/client/flood.js"
 
 const timings = { leaseDuration: "2 seconds", renewDeadline: "1500 millis", retryPeriod: "250 millis" } as const
@@ -57,9 +58,13 @@ describe("LeaderElection under a write load above the Client's rate limit", () =
         // the leader's work, and the same again outside its term (it goes on while the Lease is released)
         yield* Effect.forkIn(election.whileLeading(flood.run), scope)
         yield* Effect.forkScoped(makeFlood(client, { writers: 10, prefix: "other" }).run)
-        yield* realWait("a to lead", election.isLeader, 10_000)
+        yield* eventually(election.isLeader, { what: "a to lead", timeout: 10_000, interval: 5, clock: "real" })
         // the queue of the work's Client fills: 40 writers waiting, a new request would wait 8 s
-        yield* realWait("the work's queue to fill", Effect.sync(() => flood.answered() >= 10 && flood.waiting() >= 30))
+        yield* eventually(Effect.sync(() => flood.answered() >= 10 && flood.waiting() >= 30), {
+          what: "the work's queue to fill",
+          interval: 5,
+          clock: "real"
+        })
         const start = Date.now()
         const askedAtStart = flood.asked()
         const answeredAtStart = flood.answered()
@@ -118,12 +123,13 @@ describe("LeaderElection under a write load above the Client's rate limit", () =
         )
         const states = yield* recordStates(election)
         yield* Effect.forkScoped(election.whileLeading(flood.run))
-        yield* realWait("a to lead", election.isLeader, 10_000)
-        yield* realWait(
-          "a to step down",
-          Effect.sync(() => states.some((s) => s._tag === "SteppingDown")),
-          windowMillis
-        )
+        yield* eventually(election.isLeader, { what: "a to lead", timeout: 10_000, interval: 5, clock: "real" })
+        yield* eventually(Effect.sync(() => states.some((s) => s._tag === "SteppingDown")), {
+          what: "a to step down",
+          timeout: windowMillis,
+          interval: 5,
+          clock: "real"
+        })
         const down = states.find((s) => s._tag === "SteppingDown")
         assert(down?._tag === "SteppingDown")
         assert.strictEqual(down.reason, "RenewDeadline")

@@ -13,7 +13,8 @@ import * as Scope from "effect/Scope"
 import * as Client from "../../../src/Client.js"
 import * as Resource from "../../../src/Resource.js"
 import * as Sharding from "../../../src/Sharding.js"
-import { clientLayer, realWait } from "../../transport/client/fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { clientLayer } from "../../transport/client/fixtures.js"
 
 const timings = { leaseDuration: "3 seconds", renewDeadline: "1 second", retryPeriod: "200 millis" } as const
 const keys = Array.from({ length: 16 }, (_, i) => `default/cm-${i}`)
@@ -54,13 +55,12 @@ describe("Sharding over the embedded API server", () => {
           metadata: { name: "other", namespace: "default", labels: { [Sharding.groupLabel]: "other-group" } },
           spec: { holderIdentity: "other", leaseDurationSeconds: 3600 }
         }))
-        yield* realWait(
-          "both members active",
+        yield* eventually(
           Effect.map(
             Effect.all([a.service.assignment, b.service.assignment]),
             (all) => all.every((x) => x.status === "Active" && x.members.length === 2)
           ),
-          10_000
+          { what: "both members active", timeout: 10_000, interval: 5, clock: "real" }
         )
         const lease = yield* Effect.orDie(server.get(Resource.leases, { name: "replica-a", namespace: "default" }))
         assert.strictEqual(lease.metadata?.labels?.[Sharding.groupLabel], "replicator")
@@ -75,7 +75,12 @@ describe("Sharding over the embedded API server", () => {
         yield* b.close
         const released = yield* Effect.orDie(server.get(Resource.leases, { name: "replica-b", namespace: "default" }))
         assert.strictEqual(released.spec?.holderIdentity, "")
-        yield* realWait("a to own every key", Effect.map(owners([a]), (all) => all.every((o) => o.length === 1)), 3000)
+        yield* eventually(Effect.map(owners([a]), (all) => all.every((o) => o.length === 1)), {
+          what: "a to own every key",
+          timeout: 3000,
+          interval: 5,
+          clock: "real"
+        })
         yield* a.close
       }),
     30_000

@@ -14,7 +14,8 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Client from "../../../src/Client.js"
 import * as Sharding from "../../../src/Sharding.js"
-import { clientLayer, realSleep, realWait } from "../../transport/client/fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { clientLayer, realSleep } from "../../transport/client/fixtures.js"
 import { makeFlood } from "../../transport/client/flood.js"
 
 const timings = { leaseDuration: "4 seconds", renewDeadline: "2 seconds", retryPeriod: "500 millis" } as const
@@ -60,13 +61,18 @@ describe("Sharding under a write load above the Client's rate limit", () => {
         // the work floods the Client the members were built over, from the start (their warm-up included)
         yield* Effect.forkScoped(flood.run)
         const settled = "Active member-a,member-b"
-        yield* realWait(
-          "both members active",
-          Effect.sync(() => changes.every((list) => list.at(-1) === settled)),
-          15_000
-        )
+        yield* eventually(Effect.sync(() => changes.every((list) => list.at(-1) === settled)), {
+          what: "both members active",
+          timeout: 15_000,
+          interval: 5,
+          clock: "real"
+        })
         const before = changes.map((list) => list.length)
-        yield* realWait("the work's queue to fill", Effect.sync(() => flood.answered() >= 10 && flood.waiting() >= 30))
+        yield* eventually(Effect.sync(() => flood.answered() >= 10 && flood.waiting() >= 30), {
+          what: "the work's queue to fill",
+          interval: 5,
+          clock: "real"
+        })
         const start = Date.now()
         const answeredBefore = flood.answered()
         yield* realSleep(windowMillis)
@@ -101,17 +107,19 @@ describe("Sharding under a write load above the Client's rate limit", () => {
           Effect.provideService(Client.Client, client),
           Effect.orDie
         )
-        yield* realWait(
-          "the member active",
-          Effect.map(member.assignment, (a) => a.status === "Active"),
-          15_000
-        )
+        yield* eventually(Effect.map(member.assignment, (a) => a.status === "Active"), {
+          what: "the member active",
+          timeout: 15_000,
+          interval: 5,
+          clock: "real"
+        })
         yield* Effect.forkScoped(flood.run)
-        yield* realWait(
-          "the member to stop being Active",
-          Effect.map(member.assignment, (a) => a.status !== "Active"),
-          windowMillis
-        )
+        yield* eventually(Effect.map(member.assignment, (a) => a.status !== "Active"), {
+          what: "the member to stop being Active",
+          timeout: windowMillis,
+          interval: 5,
+          clock: "real"
+        })
       }),
     40_000
   )

@@ -1,6 +1,6 @@
 /**
- * The Indexer suite's fixtures: pods keyed by name alone when they have no namespace (unlike ../fixtures'
- * pod, which defaults to namespace "ns"), with annotations; stores with their internal writer; the
+ * The Indexer suite's fixtures: pods keyed by name alone when they have no namespace (the shared pod,
+ * without its default namespace "ns"); stores with their internal writer; the
  * comma-separated string store of client-go's thread_safe_store_test.
  */
 import * as Either from "effect/Either"
@@ -8,6 +8,7 @@ import * as Indexer from "../../../src/Indexer.js"
 import * as IndexerStore from "../../../src/internal/informer/indexerStore.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
 import { DeletedFinalStateUnknown } from "../../../src/KubeObject.js"
+import { pod as fixturePod } from "../../fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // fixtures
@@ -23,6 +24,7 @@ export interface Pod extends KubeObject {
   }
 }
 
+/** The suite's pods: no namespace unless given. */
 export const pod = (
   name: string,
   extra: {
@@ -31,15 +33,7 @@ export const pod = (
     readonly labels?: { readonly [key: string]: string }
     readonly annotations?: { readonly [key: string]: string }
   } = {}
-): Pod => ({
-  metadata: {
-    name,
-    namespace: extra.namespace,
-    resourceVersion: extra.rv,
-    labels: extra.labels,
-    annotations: extra.annotations
-  }
-})
+): Pod => fixturePod(name, { ...extra, namespace: extra.namespace ?? null }) as Pod
 
 /**
  * A store with its internal writer (`unsafeAdd`, `unsafeDelete`, `unsafeReplace`, `unsafeBookmark`): the

@@ -13,11 +13,10 @@ import type { KubeObject } from "../../../src/KubeObject.js"
 import * as Lister from "../../../src/Lister.js"
 import * as Resource from "../../../src/Resource.js"
 import * as SharedInformer from "../../../src/SharedInformer.js"
+import { pod as fixturePod } from "../../fixtures/index.js"
 
-const pod = (namespace: string, name: string, app: string, node: string): Resource.Pod => ({
-  metadata: { namespace, name, labels: { app } },
-  spec: { containers: [], nodeName: node }
-})
+const pod = (namespace: string, name: string, app: string, node: string): Resource.Pod =>
+  fixturePod(name, { namespace, labels: { app }, spec: { containers: [], nodeName: node } }) as Resource.Pod
 
 const byApp = (p: KubeObject) => [p.metadata?.labels?.app ?? ""]
 const byNode = (p: Resource.Pod) => p.spec?.nodeName === undefined ? [] : [p.spec.nodeName]

@@ -14,7 +14,7 @@ import { compareResourceVersions, DeletedFinalStateUnknown, resourceVersion } fr
 import type { ListerWatcher } from "../../../src/ListerWatcher.js"
 import type * as Reflector from "../../../src/Reflector.js"
 import * as SharedInformer from "../../../src/SharedInformer.js"
-import { type Pod, pod as fixturePod, settle } from "../../fixtures/index.js"
+import { type Pod, pod as fixturePod } from "../../fixtures/index.js"
 
 /** resourceVersions as the server issues them: integers (0 when either is not one). */
 const order = (a: string, b: string): number => Option.getOrElse(compareResourceVersions(a, b), () => 0)
@@ -148,15 +148,8 @@ export const setup = (
     return { fake, informer, scope, stop: Scope.close(scope, Exit.void) }
   })
 
-/** Settles until `condition` holds (for work that takes several scheduler turns). */
-export const eventually = (condition: Effect.Effect<boolean>, what: string): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 500; i++) {
-      if (yield* condition) return
-      yield* settle
-    }
-    assert.fail(`never happened: ${what}`)
-  })
+/** The shared `eventually`: under the TestClock it settles until the condition holds (500 turns at most). */
+export { eventually } from "../../fixtures/index.js"
 
 /** Records every fiber forked inside `Effect.supervised(tracker)`. */
 export class FiberTracker extends Supervisor.AbstractSupervisor<ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>> {

@@ -16,14 +16,18 @@ import * as InformerFactory from "../../../src/InformerFactory.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
 import * as Metadata from "../../../src/Metadata.js"
 import * as Resource from "../../../src/Resource.js"
+import { pod as fixturePod } from "../../fixtures/index.js"
 import { event, fake, json, live, podList, TOKEN } from "../../transport/httpListerWatcher/fixtures.js"
 
 const podsMeta = Resource.metadataOnly(Resource.pods)
 
-const pod = (name: string, labels: Record<string, string> = {}) => ({
-  metadata: { name, namespace: "default", labels },
-  spec: { containers: [{ name: "main", image: "nginx:1.27" }], nodeName: "node-1" }
-})
+/** The suite's pods: in "default", with a spec (which a metadata-only informer must not keep). */
+const pod = (name: string, labels: Record<string, string> = {}) =>
+  fixturePod(name, {
+    namespace: "default",
+    labels,
+    spec: { containers: [{ name: "main", image: "nginx:1.27" }], nodeName: "node-1" }
+  }) as Resource.Pod
 
 /** The body keys of an object: a metadata-only object has no `spec` (nor `status`). */
 const keys = (obj: unknown): ReadonlyArray<string> => Object.keys(obj as object).sort()

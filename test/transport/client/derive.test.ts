@@ -11,7 +11,8 @@ import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import * as Client from "../../../src/Client.js"
 import * as Resource from "../../../src/Resource.js"
-import { clientLayer, configMap, failure, realSleep, realWait, status, TOKEN, withStub } from "./fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { clientLayer, configMap, failure, realSleep, status, TOKEN, withStub } from "./fixtures.js"
 
 const gets = (server: ApiServer.ApiServer.Service) => Effect.map(server.stats, (stats) => stats.requestsByVerb.get ?? 0)
 
@@ -29,14 +30,22 @@ describe("Client.derive", () => {
         })
       )
       yield* TestClock.adjust(0)
-      yield* realWait("the parent's burst", Effect.map(gets(server), (n) => n === 10))
+      yield* eventually(Effect.map(gets(server), (n) => n === 10), {
+        what: "the parent's burst",
+        interval: 5,
+        clock: "real"
+      })
       // the derived Client's requests go at once, the TestClock standing still: a burst of the parent's 10
       const mine = yield* Effect.fork(
         Effect.forEach(Array.from({ length: 10 }), () => derived.get(Resource.configMaps, "cm"), {
           concurrency: "unbounded"
         })
       )
-      yield* realWait("the derived Client's burst", Effect.map(gets(server), (n) => n === 20))
+      yield* eventually(Effect.map(gets(server), (n) => n === 20), {
+        what: "the derived Client's burst",
+        interval: 5,
+        clock: "real"
+      })
       assert.strictEqual((yield* Fiber.join(mine)).length, 10)
       // its 11th waits for its own next token (200 ms at the parent's 5 qps), not behind the parent's queue
       const eleventh = yield* Effect.fork(derived.get(Resource.configMaps, "cm"))
@@ -45,7 +54,7 @@ describe("Client.derive", () => {
       yield* TestClock.adjust(200)
       yield* Fiber.join(eleventh)
       // the parent's first waiting request was due at 200 ms too; the rest at 400 .. 1000 ms
-      yield* realWait("22 gets", Effect.map(gets(server), (n) => n === 22))
+      yield* eventually(Effect.map(gets(server), (n) => n === 22), { what: "22 gets", interval: 5, clock: "real" })
       yield* TestClock.adjust(800)
       assert.strictEqual((yield* Fiber.join(flood)).length, 15)
       assert.strictEqual(yield* gets(server), 26)
@@ -63,7 +72,7 @@ describe("Client.derive", () => {
         })
       )
       yield* TestClock.adjust(0)
-      yield* realWait("the first get", Effect.map(gets(server), (n) => n === 1))
+      yield* eventually(Effect.map(gets(server), (n) => n === 1), { what: "the first get", interval: 5, clock: "real" })
       // the parent is not limited by its child's bucket
       yield* Effect.forEach(Array.from({ length: 20 }), () => parent.get(Resource.configMaps, "cm"))
       assert.strictEqual(yield* gets(server), 21)

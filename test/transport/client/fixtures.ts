@@ -144,19 +144,6 @@ export const configMap = (name: string, extra: Record<string, unknown> = {}) => 
 /** Sleeps `ms` of real time (the Clock's may be a TestClock). */
 export const realSleep = (ms: number) => Effect.promise(() => new Promise((resolve) => setTimeout(resolve, ms)))
 
-/**
- * Polls `check` every 5 ms of real time (not the Clock's: it works under TestClock, while requests run);
- * fails with "timed out waiting for `what`" after `timeoutMs`.
- */
-export const realWait = (what: string, check: Effect.Effect<boolean>, timeoutMs = 5000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (!(yield* check)) {
-      if (Date.now() > deadline) return yield* Effect.fail(new Error(`timed out waiting for ${what}`))
-      yield* realSleep(5)
-    }
-  })
-
 /** The error of `effect`, which must fail with an ApiError (a write's: or a TermError); `tag (reason)` as a string alongside. */
 export const failure = <A, E extends ApiError | TermError, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.map(Effect.flip(effect), (error) => ({ error, kind: `${error._tag} (${error.reason})` }))

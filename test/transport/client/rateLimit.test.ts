@@ -12,7 +12,8 @@ import * as TestClock from "effect/TestClock"
 import * as Client from "../../../src/Client.js"
 import { makeLimiter, TokenBucket, unlimited } from "../../../src/internal/tokenBucket.js"
 import * as Resource from "../../../src/Resource.js"
-import { clientLayer, realSleep, realWait } from "./fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { clientLayer, realSleep } from "./fixtures.js"
 
 describe("TokenBucket (pure)", () => {
   it("starts full: burst tokens at once, then one per 1/qps", () => {
@@ -136,7 +137,7 @@ describe("Client rate limiting", () => {
         })
       )
       yield* TestClock.adjust(0)
-      yield* realWait("10 gets", Effect.map(gets(), (n) => n === 10))
+      yield* eventually(Effect.map(gets(), (n) => n === 10), { what: "10 gets", interval: 5, clock: "real" })
       // and no more, however long the requests have (in real time) while the TestClock stands still
       yield* realSleep(50)
       assert.strictEqual(yield* gets(), 10)
@@ -144,7 +145,7 @@ describe("Client rate limiting", () => {
       yield* realSleep(50)
       assert.strictEqual(yield* gets(), 10)
       yield* TestClock.adjust(1)
-      yield* realWait("11 gets", Effect.map(gets(), (n) => n === 11))
+      yield* eventually(Effect.map(gets(), (n) => n === 11), { what: "11 gets", interval: 5, clock: "real" })
       yield* TestClock.adjust(800)
       const results = yield* Fiber.join(fiber)
       assert.strictEqual(results.length, 15)

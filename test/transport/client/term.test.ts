@@ -10,7 +10,8 @@ import * as TestClock from "effect/TestClock"
 import * as Client from "../../../src/Client.js"
 import * as Resource from "../../../src/Resource.js"
 import * as Term from "../../../src/Term.js"
-import { configMap, realWait, withStub } from "./fixtures.js"
+import { eventually } from "../../fixtures/index.js"
+import { configMap, withStub } from "./fixtures.js"
 
 /** A term valid until `deadline` (Clock milliseconds), recording its end. */
 const termUntil = (deadline: number, ended: Array<string>) =>
@@ -106,7 +107,7 @@ describe("Client: writes fenced by the term", () => {
         const error = yield* Effect.flip(Fiber.join(forked))
         assert.strictEqual(error._tag, "TermError")
         assert.deepStrictEqual([outerEnded, innerEnded], [["DeadlinePassed"], []])
-        yield* realWait("nothing in flight", Effect.succeed(true))
+        yield* eventually(Effect.succeed(true), { what: "nothing in flight", interval: 5, clock: "real" })
         assert.strictEqual(stub.requests.length, 0)
       })))
 })

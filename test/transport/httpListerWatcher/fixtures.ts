@@ -9,7 +9,6 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -20,6 +19,7 @@ import type * as KubeObject from "../../../src/KubeObject.js"
 import type * as ListerWatcher from "../../../src/ListerWatcher.js"
 import type * as Reflector from "../../../src/Reflector.js"
 import * as Resource from "../../../src/Resource.js"
+import { pod as fixturePod } from "../../fixtures/index.js"
 
 // Test-only PKI (EC P-256, valid until 2126): a CA, a server certificate for 127.0.0.1/localhost and a client
 // certificate (CN=test-user) signed by it. Generated with openssl for these tests; not used anywhere else.
@@ -81,10 +81,9 @@ export const TOKEN = "tok-7b1f0c2e9d4a-SECRET"
 // fixtures
 // -------------------------------------------------------------------------------------------------
 
+/** The suite's pods, as the server sends them: in "default", uid `uid-<name>`; `extra` top-level fields over them. */
 export const pod = (name: string, resourceVersion: string, extra: Record<string, unknown> = {}) => ({
-  apiVersion: "v1",
-  kind: "Pod",
-  metadata: { name, namespace: "default", uid: `uid-${name}`, resourceVersion },
+  ...fixturePod(name, { typed: true, namespace: "default", uid: `uid-${name}`, rv: resourceVersion }),
   ...extra
 })
 
@@ -246,9 +245,5 @@ export const isWatch = (request: Http.IncomingMessage) =>
 export const live = (options: KubeConfig.Options) =>
   HttpListerWatcher.layerHttpClient.pipe(Layer.provideMerge(Layer.orDie(KubeConfig.layerFromOptions(options))))
 
-/** Polls (real time) until `predicate` holds, failing after a second. */
-export const eventually = (predicate: () => boolean) =>
-  Effect.suspend(() => predicate() ? Effect.void : Effect.fail("not yet")).pipe(
-    Effect.retry({ times: 100, schedule: Schedule.spaced("10 millis") }),
-    Effect.orDie
-  )
+/** The shared `eventually` (live: polls every 10 ms; these tests give it a second). */
+export { eventually } from "../../fixtures/index.js"

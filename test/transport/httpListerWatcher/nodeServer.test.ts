@@ -68,12 +68,12 @@ describe("HttpListerWatcher against a node:http server", () => {
         assert.strictEqual(yield* Queue.take(received), "ADDED")
         assert.strictEqual(server.closed.length, 0)
         yield* Fiber.interrupt(fiber)
-        yield* eventually(() => server.closed.length === 1)
+        yield* eventually(() => server.closed.length === 1, { what: "1 closed connection", timeout: "1 second" })
 
         // ending the stream early (take) closes the connection too
         const first = yield* lw.watch({}).pipe(Stream.take(1), Stream.runCollect)
         assert.strictEqual(Chunk.size(first), 1)
-        yield* eventually(() => server.closed.length === 2)
+        yield* eventually(() => server.closed.length === 2, { what: "2 closed connections", timeout: "1 second" })
       }).pipe(Effect.provide(live({ server: server.url })))
     }))
 
@@ -85,9 +85,9 @@ describe("HttpListerWatcher against a node:http server", () => {
       yield* Effect.gen(function*() {
         const lw = yield* pods()
         const fiber = yield* Effect.fork(Stream.runDrain(lw.watch({})))
-        yield* eventually(() => server.requests.length === 1)
+        yield* eventually(() => server.requests.length === 1, { what: "1 request", timeout: "1 second" })
         yield* Fiber.interrupt(fiber)
-        yield* eventually(() => server.closed.length === 1)
+        yield* eventually(() => server.closed.length === 1, { what: "1 closed connection", timeout: "1 second" })
       }).pipe(Effect.provide(live({ server: server.url })))
     }))
 

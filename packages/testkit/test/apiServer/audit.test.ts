@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ApiServer from "../../src/ApiServer.js"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { call, merge, send, start } from "./fixtures.js"
 
 const tempDir = Effect.acquireRelease(
@@ -55,7 +55,10 @@ describe("ApiServer audit log", () => {
         }
       })
       yield* call(`${core}/configmaps/owner`, { method: "DELETE" })
-      yield* waitFor("the garbage collector's delete", () => records.some((r) => r.user?.includes("garbage") === true))
+      yield* eventually(
+        () => records.some((r) => r.user?.includes("garbage") === true),
+        "the garbage collector's delete"
+      )
 
       const summary = records.map((r) =>
         [r.verb, r.resource, r.subresource ?? "", r.namespace ?? "", r.name ?? "", r.code].join(" ")
@@ -98,7 +101,7 @@ describe("ApiServer audit log", () => {
       const server = yield* start({ auditLog: file }).pipe(Scope.extend(scope))
       const core = `${server.url}/api/v1/namespaces/default`
       yield* send(`${core}/configmaps`, "POST", { metadata: { name: "a" } })
-      yield* waitFor("the first line", () => fs.readFileSync(file, "utf8").includes("\n"), 2000)
+      yield* eventually(() => fs.readFileSync(file, "utf8").includes("\n"), { what: "the first line", timeout: 2000 })
       for (let i = 0; i < 20; i++) yield* send(`${core}/configmaps`, "POST", { metadata: { name: `b${i}` } })
       yield* Scope.close(scope, Exit.void)
       const lines = fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "")
@@ -109,7 +112,10 @@ describe("ApiServer audit log", () => {
       // appended to, not replaced
       const again = yield* start({ auditLog: file })
       yield* send(`${again.url}/api/v1/namespaces/default/configmaps`, "POST", { metadata: { name: "c" } })
-      yield* waitFor("the appended line", () => fs.readFileSync(file, "utf8").split("\n").length === 23, 2000)
+      yield* eventually(() => fs.readFileSync(file, "utf8").split("\n").length === 23, {
+        what: "the appended line",
+        timeout: 2000
+      })
     }))
 
   it.scopedLive("a file that cannot be opened fails the server's start with AuditLogError", () =>

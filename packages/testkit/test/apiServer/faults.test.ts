@@ -5,7 +5,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ApiServer from "../../src/ApiServer.js"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, names, openWatch, pod, pods, seedPods, sleep, start } from "./fixtures.js"
 
 describe("ApiServer faults", () => {
@@ -39,14 +39,14 @@ describe("ApiServer faults", () => {
       const server = yield* start()
       yield* seedPods(server, [pod("a")])
       const dropped = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
-      yield* waitFor("initial", () => dropped.lines.length >= 1)
+      yield* eventually(() => dropped.lines.length >= 1, "initial")
       yield* server.inject({ _tag: "DropWatches" })
-      yield* waitFor("drop", () => dropped.ended)
+      yield* eventually(() => dropped.ended, "drop")
       assert.isDefined(dropped.error)
       const closed = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
-      yield* waitFor("initial", () => closed.lines.length >= 1)
+      yield* eventually(() => closed.lines.length >= 1, "initial")
       yield* server.inject({ _tag: "CloseWatches" })
-      yield* waitFor("close", () => closed.ended)
+      yield* eventually(() => closed.ended, "close")
       assert.isUndefined(closed.error)
       const stats = yield* server.stats
       assert.strictEqual(stats.faults.DropWatches, 1)
@@ -59,7 +59,7 @@ describe("ApiServer faults", () => {
         })
       )
       assert.strictEqual(abandoned, 1)
-      yield* waitFor("watches to be released", () => Effect.runSync(server.stats).watchesOpen === 0)
+      yield* eventually(() => Effect.runSync(server.stats).watchesOpen === 0, "watches to be released")
     }))
 
   it.scopedLive("answers the next watches with 410, as an ERROR event or an HTTP status", () =>
@@ -67,7 +67,7 @@ describe("ApiServer faults", () => {
       const server = yield* start()
       yield* server.inject({ _tag: "WatchGone", count: 1 })
       const viaEvent = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
-      yield* waitFor("end", () => viaEvent.ended)
+      yield* eventually(() => viaEvent.ended, "end")
       assert.strictEqual(viaEvent.status, 200)
       assert.strictEqual(events(viaEvent)[0].type, "ERROR")
       assert.strictEqual(events(viaEvent)[0].object.code, 410)
@@ -111,7 +111,7 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* call(`${server.url}/api/v1/pods`)).status, 200)
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true`)
       yield* server.create(pods, pod("a"))
-      yield* waitFor("event", () => watch.lines.length >= 1)
+      yield* eventually(() => watch.lines.length >= 1, "event")
       assert.strictEqual(events(watch)[0].type, "ADDED")
       assert.strictEqual((yield* server.stats).faults.TooManyRequests, 1)
       assert.strictEqual((yield* server.stats).faults.ServerError, 0)
@@ -144,7 +144,7 @@ describe("ApiServer faults", () => {
     Effect.gen(function*() {
       const server = yield* start({ bookmarkInterval: "50 millis" })
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=1`)
-      yield* waitFor("bookmark", () => w.lines.length >= 1)
+      yield* eventually(() => w.lines.length >= 1, "bookmark")
       yield* server.inject({ _tag: "StallWatches", count: 1 })
       const bytes = w.bytes
       yield* seedPods(server, [pod("a"), pod("b")])
@@ -167,7 +167,7 @@ describe("ApiServer faults", () => {
       yield* server.inject({ _tag: "MissingMetadata" })
       yield* seedPods(server, [pod("b")])
       yield* server.inject({ _tag: "PartialLine" })
-      yield* waitFor("end", () => w.ended)
+      yield* eventually(() => w.ended, "end")
       assert.isUndefined(w.error)
       assert.strictEqual(w.lines.length, 4)
       assert.throws(() => JSON.parse(w.lines[0]))
@@ -183,7 +183,7 @@ describe("ApiServer faults", () => {
       const next = yield* openWatch(
         `${server.url}/api/v1/pods?watch=true&resourceVersion=${yield* server.resourceVersion}`
       )
-      yield* waitFor("malformed line", () => next.lines.length >= 1)
+      yield* eventually(() => next.lines.length >= 1, "malformed line")
       assert.throws(() => JSON.parse(next.lines[0]))
       const stats = yield* server.stats
       assert.deepStrictEqual([stats.faults.MalformedLine, stats.faults.MissingMetadata, stats.faults.PartialLine], [
@@ -198,9 +198,9 @@ describe("ApiServer faults", () => {
       const server = yield* start()
       yield* seedPods(server, [pod("a")])
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
-      yield* waitFor("initial", () => w.lines.length >= 1)
+      yield* eventually(() => w.lines.length >= 1, "initial")
       yield* server.inject({ _tag: "Restart", rejectMillis: 400 })
-      yield* waitFor("drop", () => w.ended)
+      yield* eventually(() => w.ended, "drop")
       const refused = yield* Effect.promise(() =>
         fetch(`${server.url}/version`).then(() => "ok", (e) => String(e.cause?.code ?? e))
       )
@@ -218,7 +218,7 @@ describe("ApiServer faults", () => {
       yield* seedPods(server, [pod("a"), pod("b")])
       yield* call(`${server.url}/api/v1/pods`)
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
-      yield* waitFor("events", () => w.lines.length >= 2)
+      yield* eventually(() => w.lines.length >= 2, "events")
       const stats = yield* server.stats
       assert.strictEqual(stats.requestsByVerb.list, 1)
       assert.strictEqual(stats.requestsByVerb.watch, 1)

@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, merge, openWatch, send, sleep, start } from "./fixtures.js"
 
 describe("ApiServer finalizers", () => {
@@ -40,7 +40,7 @@ describe("ApiServer finalizers", () => {
       const last = yield* send(`${base}/c`, "PUT", { ...one.json, metadata: { ...one.json.metadata, finalizers: [] } })
       assert.strictEqual(last.status, 200, last.text)
       assertStatus(yield* call(`${base}/c`), 404, "NotFound")
-      yield* waitFor("three events", () => watch.lines.length >= 3)
+      yield* eventually(() => watch.lines.length >= 3, "three events")
       yield* sleep(50)
       assert.deepStrictEqual(events(watch).map((e) => e.type), ["MODIFIED", "MODIFIED", "DELETED"])
       assert.strictEqual(events(watch)[2].object.metadata.resourceVersion, last.json.metadata.resourceVersion)

@@ -7,6 +7,7 @@ import type { KubeObject } from "effect-informers/KubeObject"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as ApiServer from "../../src/ApiServer.js"
+import { pod as fixturePod } from "../fixtures.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -29,12 +30,13 @@ export interface Obj extends KubeObject {
   readonly spec?: { readonly [key: string]: unknown }
 }
 
+/** The suite's pods: typed, in "default", labels always present, a spec with one container on node-1. */
 export const pod = (
   name: string,
   namespace = "default",
   labels: { readonly [key: string]: string } = {},
   spec: { readonly [key: string]: unknown } = { nodeName: "node-1", containers: [{ name: "c", image: "nginx" }] }
-): Obj => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace, labels }, spec })
+): Obj => fixturePod(name, { typed: true, namespace, labels, spec }) as Obj
 
 export interface Reply {
   readonly status: number

@@ -4,20 +4,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import { eventually } from "../fixtures.js"
 import type { Reply } from "./fixtures.js"
 import { assertStatus, call, events, merge, openWatch, send, sleep, start } from "./fixtures.js"
 
 const gc = { garbageCollection: { delay: "10 millis" } } as const
-
-/** Polls `check` (an HTTP read) every 10 ms until it holds; dies after `timeoutMs`. */
-const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMs = 5000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    while (!(yield* check)) {
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}`)
-      yield* sleep(10)
-    }
-  })
 
 const gone = (url: string) => Effect.map(call(url), (reply) => reply.status === 404)
 
@@ -71,18 +62,18 @@ describe("ApiServer garbage collection", () => {
       const deleted = yield* call(`${apps}/deployments/web`, { method: "DELETE" })
       assert.strictEqual(deleted.status, 200, deleted.text)
       assertStatus(yield* call(`${apps}/deployments/web`), 404, "NotFound")
-      yield* eventually("the ReplicaSet collected", gone(`${apps}/replicasets/web-1`))
-      yield* eventually("the pod collected", gone(`${core}/pods/web-1-a`))
+      yield* eventually(gone(`${apps}/replicasets/web-1`), "the ReplicaSet collected")
+      yield* eventually(gone(`${core}/pods/web-1-a`), "the pod collected")
       yield* eventually(
-        "the shared ConfigMap's reference removed",
-        Effect.map(call(`${core}/configmaps/shared`), (r) => r.json.metadata.ownerReferences?.length === 1)
+        Effect.map(call(`${core}/configmaps/shared`), (r) => r.json.metadata.ownerReferences?.length === 1),
+        "the shared ConfigMap's reference removed"
       )
       const kept = yield* call(`${core}/configmaps/shared`)
       assert.deepStrictEqual(kept.json.metadata.ownerReferences, [ownerOf(other)])
       assert.isAbove(Number(kept.json.metadata.resourceVersion), Number(shared.json.metadata.resourceVersion))
       yield* eventually(
-        "the held ConfigMap marked",
-        Effect.map(call(`${core}/configmaps/held`), (r) => r.json.metadata.deletionTimestamp !== undefined)
+        Effect.map(call(`${core}/configmaps/held`), (r) => r.json.metadata.deletionTimestamp !== undefined),
+        "the held ConfigMap marked"
       )
       yield* sleep(50)
       assert.strictEqual((yield* call(`${core}/configmaps/held`)).status, 200)
@@ -122,16 +113,16 @@ describe("ApiServer garbage collection", () => {
       assert.strictEqual(deleting.status, 200, deleting.text)
       assert.deepStrictEqual(deleting.json.metadata.finalizers, ["foregroundDeletion"])
       assert.isString(deleting.json.metadata.deletionTimestamp)
-      yield* eventually("pod b collected", gone(`${core}/pods/b`))
+      yield* eventually(gone(`${core}/pods/b`), "pod b collected")
       yield* eventually(
-        "pod a marked",
-        Effect.map(call(`${core}/pods/a`), (r) => r.json.metadata.deletionTimestamp !== undefined)
+        Effect.map(call(`${core}/pods/a`), (r) => r.json.metadata.deletionTimestamp !== undefined),
+        "pod a marked"
       )
       // a blocks its owner while it exists
       yield* sleep(60)
       assert.strictEqual((yield* call(`${apps}/replicasets/web-1`)).status, 200)
       yield* send(`${core}/pods/a`, "PATCH", { metadata: { finalizers: null } }, merge)
-      yield* eventually("the owner deleted", gone(`${apps}/replicasets/web-1`))
+      yield* eventually(gone(`${apps}/replicasets/web-1`), "the owner deleted")
       // the dependents' deletions came before the owner's
       yield* sleep(30)
       const podDeleted = events(watch).filter((e) => e.type === "DELETED").map((e) =>
@@ -155,7 +146,7 @@ describe("ApiServer garbage collection", () => {
       const orphaning = yield* call(`${apps}/replicasets/web-1?propagationPolicy=Orphan`, { method: "DELETE" })
       assert.strictEqual(orphaning.status, 200, orphaning.text)
       assert.deepStrictEqual(orphaning.json.metadata.finalizers, ["orphan"])
-      yield* eventually("the owner deleted", gone(`${apps}/replicasets/web-1`))
+      yield* eventually(gone(`${apps}/replicasets/web-1`), "the owner deleted")
       const pod = yield* call(`${core}/pods/a`)
       assert.strictEqual(pod.status, 200)
       assert.isUndefined(pod.json.metadata.ownerReferences)
@@ -165,7 +156,7 @@ describe("ApiServer garbage collection", () => {
       yield* send(`${core}/pods`, "POST", { metadata: { name: "j-1", ownerReferences: [ownerOf(job)] }, spec: {} })
       const jobDeleted = yield* call(`${jobs}/j`, { method: "DELETE" })
       assert.deepStrictEqual(jobDeleted.json.metadata.finalizers, ["orphan"])
-      yield* eventually("the job deleted", gone(`${jobs}/j`))
+      yield* eventually(gone(`${jobs}/j`), "the job deleted")
       assert.isUndefined((yield* call(`${core}/pods/j-1`)).json.metadata.ownerReferences)
       // Background on request
       const job2 = yield* send(jobs, "POST", { metadata: { name: "k" }, spec: {} })
@@ -173,7 +164,7 @@ describe("ApiServer garbage collection", () => {
       const background = yield* send(`${jobs}/k`, "DELETE", { propagationPolicy: "Background" })
       assert.strictEqual(background.status, 200)
       assertStatus(yield* call(`${jobs}/k`), 404, "NotFound")
-      yield* eventually("the job's pod collected", gone(`${core}/pods/k-1`))
+      yield* eventually(gone(`${core}/pods/k-1`), "the job's pod collected")
     }))
 
   it.scopedLive("a dependent whose owner never existed is collected; an unserved owner kind keeps it", () =>
@@ -190,7 +181,7 @@ describe("ApiServer garbage collection", () => {
       assert.strictEqual(created.status, 201, created.text)
       // another object of the owner's name but another uid is not the owner
       yield* send(`${server.url}/apis/apps/v1/namespaces/default/replicasets`, "POST", { metadata: { name: "ghost" } })
-      yield* eventually("the dependent collected", gone(`${core}/configmaps/orphaned`))
+      yield* eventually(gone(`${core}/configmaps/orphaned`), "the dependent collected")
       const unserved = {
         apiVersion: "example.com/v1",
         kind: "Thing",
@@ -206,8 +197,8 @@ describe("ApiServer garbage collection", () => {
       assert.strictEqual((yield* call(`${server.url}/api/v1/namespaces/other/configmaps/on-node`)).status, 200)
       yield* call(`${server.url}/api/v1/nodes/n1`, { method: "DELETE" })
       yield* eventually(
-        "the node's dependent collected",
-        gone(`${server.url}/api/v1/namespaces/other/configmaps/on-node`)
+        gone(`${server.url}/api/v1/namespaces/other/configmaps/on-node`),
+        "the node's dependent collected"
       )
     }))
 
@@ -271,14 +262,14 @@ describe("ApiServer garbage collection", () => {
         `configmaps "late" is forbidden: unable to create new content in namespace team because it is being terminated`
       )
       assert.strictEqual(refused.json.details.causes[0].reason, "NamespaceTerminating")
-      yield* eventually("the pod deleted", gone(`${core}/pods/p`))
-      yield* eventually("the deployment deleted", gone(`${server.url}/apis/apps/v1/namespaces/team/deployments/d`))
+      yield* eventually(gone(`${core}/pods/p`), "the pod deleted")
+      yield* eventually(gone(`${server.url}/apis/apps/v1/namespaces/team/deployments/d`), "the deployment deleted")
       // the ConfigMap's finalizer holds the namespace
       yield* sleep(60)
       assert.strictEqual((yield* call(core)).status, 200)
       assert.isString((yield* call(`${core}/configmaps/held`)).json.metadata.deletionTimestamp)
       yield* send(`${core}/configmaps/held`, "PATCH", { metadata: { finalizers: null } }, merge)
-      yield* eventually("the namespace deleted", gone(core))
+      yield* eventually(gone(core), "the namespace deleted")
       assert.strictEqual((yield* call(`${namespaces}/default/configmaps/elsewhere`)).status, 200)
     }))
 

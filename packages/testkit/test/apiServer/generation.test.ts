@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { call, events, gadgets, merge, openWatch, send, sleep, start, widgets } from "./fixtures.js"
 
 const patch = (url: string, body: unknown) => send(url, "PATCH", body, merge)
@@ -145,7 +145,7 @@ describe("ApiServer generation", () => {
       assert.strictEqual(yield* server.resourceVersion, rv)
       // then a real change: the only event
       const changed = yield* patch(`${base}/web`, { spec: { replicas: 2 } })
-      yield* waitFor("the MODIFIED event", () => watch.lines.length >= 1)
+      yield* eventually(() => watch.lines.length >= 1, "the MODIFIED event")
       yield* sleep(50)
       assert.deepStrictEqual(
         events(watch).map((e) => [e.type, e.object.metadata.resourceVersion]),

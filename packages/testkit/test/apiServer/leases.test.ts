@@ -4,7 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, openWatch, send, start } from "./fixtures.js"
 
 describe("ApiServer leases", () => {
@@ -71,7 +71,7 @@ describe("ApiServer leases", () => {
       assert.strictEqual(released.status, 200, released.text)
       assert.strictEqual(released.json.spec.holderIdentity, "")
 
-      yield* waitFor("three events", () => watch.lines.length >= 3)
+      yield* eventually(() => watch.lines.length >= 3, "three events")
       const seen = events(watch)
       assert.deepStrictEqual(seen.map((e) => e.type), ["ADDED", "MODIFIED", "MODIFIED"])
       assert.strictEqual(seen[0].object.spec.acquireTime, "2024-01-01T00:00:00.000001Z")

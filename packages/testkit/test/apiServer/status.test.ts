@@ -4,7 +4,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, gadgets, merge, openWatch, send, start, widgets } from "./fixtures.js"
 
 const deployment = (name: string) => ({
@@ -99,7 +99,7 @@ describe("ApiServer status subresource", () => {
       // an unchanged status writes nothing
       const same = yield* send(`${base}/web/status`, "PUT", first.json)
       assert.strictEqual(same.json.metadata.resourceVersion, first.json.metadata.resourceVersion)
-      yield* waitFor("the MODIFIED event", () => watch.lines.length >= 1)
+      yield* eventually(() => watch.lines.length >= 1, "the MODIFIED event")
       yield* Effect.sleep("100 millis")
       const seen = events(watch)
       assert.deepStrictEqual(seen.map((e) => e.type), ["MODIFIED"])

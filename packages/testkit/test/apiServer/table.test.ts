@@ -18,6 +18,7 @@ import {
   TableWatchEncoder
 } from "../../src/internal/apiServerTable.js"
 import type { JsonObject } from "../../src/internal/json.js"
+import { pod as fixturePod } from "../fixtures.js"
 import { assertStatus, call, start } from "./fixtures.js"
 
 const kubectlAccept =
@@ -43,12 +44,10 @@ const pod = (
   }
 ): JsonObject => {
   const statuses = options.containers ?? []
-  return {
-    kind: "Pod",
-    apiVersion: "v1",
+  return fixturePod("web", {
+    typed: true,
+    namespace: "default",
     metadata: {
-      name: "web",
-      namespace: "default",
       creationTimestamp: created,
       ...(options.deleting === true ? { deletionTimestamp: "2024-01-01T00:59:00Z" } : {})
     },
@@ -60,7 +59,7 @@ const pod = (
       podIPs: [{ ip: "10.244.3.7" }],
       containerStatuses: statuses.map((s, i) => ({ name: `c${i}`, restartCount: 0, ...s }))
     }
-  }
+  }) as JsonObject
 }
 
 const running = { ready: true, state: { running: { startedAt: created } } }

@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { waitFor } from "../fixtures.js"
+import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, openWatch, pod, pods, seedPods, sleep, start } from "./fixtures.js"
 
 describe("ApiServer watch", () => {
@@ -16,10 +16,10 @@ describe("ApiServer watch", () => {
       yield* server.delete(pods, { name: "b", namespace: "default" })
       const w = yield* openWatch(`${server.url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`)
       assert.strictEqual(w.status, 200)
-      yield* waitFor("replay", () => w.lines.length >= 2)
+      yield* eventually(() => w.lines.length >= 2, "replay")
       yield* server.create(pods, pod("c"))
       yield* server.create(pods, pod("other", "elsewhere"))
-      yield* waitFor("live event", () => w.lines.length >= 3)
+      yield* eventually(() => w.lines.length >= 3, "live event")
       yield* sleep(50)
       const seen = events(w).map((e) => [e.type, e.object.metadata.name])
       assert.deepStrictEqual(seen, [["MODIFIED", "a"], ["DELETED", "b"], ["ADDED", "c"]])
@@ -34,7 +34,7 @@ describe("ApiServer watch", () => {
       yield* seedPods(server, [pod("a"), pod("b")])
       for (const rv of ["", "0"]) {
         const w = yield* openWatch(`${server.url}/api/v1/pods?watch=1&resourceVersion=${rv}`)
-        yield* waitFor("initial events", () => w.lines.length >= 2)
+        yield* eventually(() => w.lines.length >= 2, "initial events")
         assert.deepStrictEqual(events(w).map((e) => [e.type, e.object.metadata.name]), [["ADDED", "a"], [
           "ADDED",
           "b"
@@ -50,7 +50,7 @@ describe("ApiServer watch", () => {
       yield* seedPods(server, [pod("b"), pod("c"), pod("d"), pod("e")])
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${rv}`)
       assert.strictEqual(w.status, 200)
-      yield* waitFor("end of stream", () => w.ended)
+      yield* eventually(() => w.ended, "end of stream")
       const [error] = events(w)
       assert.strictEqual(error.type, "ERROR")
       assert.strictEqual(error.object.kind, "Status")
@@ -60,10 +60,10 @@ describe("ApiServer watch", () => {
       // within the history it works, and compaction expires it
       const recent = String(Number(yield* server.resourceVersion) - 2)
       const ok = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${recent}`)
-      yield* waitFor("replay", () => ok.lines.length >= 2)
+      yield* eventually(() => ok.lines.length >= 2, "replay")
       yield* server.compact
       const compacted = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${recent}`)
-      yield* waitFor("end of stream", () => compacted.ended)
+      yield* eventually(() => compacted.ended, "end of stream")
       assert.strictEqual(events(compacted)[0].object.code, 410)
     }))
 
@@ -75,7 +75,7 @@ describe("ApiServer watch", () => {
       const w = yield* openWatch(
         `${server.url}/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=`
       )
-      yield* waitFor("bookmark", () => w.lines.length >= 3)
+      yield* eventually(() => w.lines.length >= 3, "bookmark")
       const [a, b, bookmark] = events(w)
       assert.deepStrictEqual([a.type, a.object.metadata.name, b.type, b.object.metadata.name], [
         "ADDED",
@@ -92,12 +92,12 @@ describe("ApiServer watch", () => {
         }
       })
       yield* server.create(pods, pod("c"))
-      yield* waitFor("live event", () => w.lines.length >= 4)
+      yield* eventually(() => w.lines.length >= 4, "live event")
       assert.strictEqual(events(w)[3].object.metadata.name, "c")
       const filtered = yield* openWatch(
         `${server.url}/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=app%3Dx&resourceVersion=${rv}`
       )
-      yield* waitFor("bookmark", () => filtered.lines.length >= 2)
+      yield* eventually(() => filtered.lines.length >= 2, "bookmark")
       assert.deepStrictEqual(events(filtered).map((e) => e.type), ["ADDED", "BOOKMARK"])
       const noBookmarks = yield* call(
         `${server.url}/api/v1/pods?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan`
@@ -116,7 +116,7 @@ describe("ApiServer watch", () => {
       yield* seedPods(server, [pod("a")])
       const rv = yield* server.resourceVersion
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true&resourceVersion=${rv}`)
-      yield* waitFor("bookmark", () => w.lines.length >= 1, 3000)
+      yield* eventually(() => w.lines.length >= 1, { what: "bookmark", timeout: 3000 })
       assert.deepStrictEqual(events(w)[0], {
         type: "BOOKMARK",
         object: { kind: "Pod", apiVersion: "v1", metadata: { resourceVersion: rv } }
@@ -134,7 +134,7 @@ describe("ApiServer watch", () => {
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true&timeoutSeconds=1&resourceVersion=${rv}`)
       assert.isBelow(w.headersAt - started, 900)
       assert.match(String(w.status), /^200$/)
-      yield* waitFor("timeout", () => w.ended, 4000)
+      yield* eventually(() => w.ended, { what: "timeout", timeout: 4000 })
       assert.isUndefined(w.error)
       assert.isAtLeast(Date.now() - started, 900)
       assert.strictEqual(w.rest, "")
@@ -155,7 +155,7 @@ describe("ApiServer watch", () => {
       const leaving = yield* relabel("a", "stable")
       yield* relabel("b", "stable")
       yield* server.delete(pods, { name: "b", namespace: "default" })
-      yield* waitFor("transitions", () => w.lines.length >= 4)
+      yield* eventually(() => w.lines.length >= 4, "transitions")
       yield* sleep(50)
       const seen = events(w)
       assert.deepStrictEqual(seen.map((e) => [e.type, e.object.metadata.name]), [
@@ -170,7 +170,7 @@ describe("ApiServer watch", () => {
       const byField = yield* openWatch(
         `${server.url}/api/v1/pods?watch=true&fieldSelector=${encodeURIComponent("metadata.name=a")}`
       )
-      yield* waitFor("initial", () => byField.lines.length >= 1)
+      yield* eventually(() => byField.lines.length >= 1, "initial")
       assert.deepStrictEqual(events(byField).map((e) => e.object.metadata.name), ["a"])
     }))
 })
