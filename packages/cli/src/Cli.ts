@@ -539,7 +539,7 @@ const serve = Command.make("serve", {
         deployments: options.deployments
       }).pipe(Effect.mapError((e) => new CliFailure(`seeding failed: ${e.message}`)))
     }
-    for (const fault of faults) yield* server.inject(fault)
+    for (const fault of faults) yield* server.faults.inject(fault)
     if (options.churn > 0) yield* Effect.forkScoped(ChurnSimulator.run(server, { rate: options.churn }))
     yield* Effect.forkScoped(Chaos.injectFaults(server, options.faults))
     yield* Console.log(`serving the Kubernetes API on ${server.url}`)

@@ -117,7 +117,7 @@ describe("EventRecorder", () => {
         const recorder = yield* EventRecorder.make({ ...options, capacity: 2 }).pipe(
           Effect.provideService(Client.Client, client)
         )
-        yield* server.inject({ _tag: "ServerError", count: 100, status: 500 })
+        yield* server.faults.inject({ _tag: "ServerError", count: 100, status: 500 })
         const before = (yield* Metric.value(EventRecorder.dropped.pipe(Metric.tagged("reason", "failed")))).count
         for (let i = 0; i < 10; i++) {
           yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: "R", action: "A", note: `${i}` })

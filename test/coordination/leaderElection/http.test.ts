@@ -49,7 +49,9 @@ describe("LeaderElection over the embedded API server", () => {
             yield* Effect.forkIn(service.whileLeading(work(identity)), scope)
             return { service, close: Scope.close(scope, Exit.void) }
           })
-        const lease = Effect.orDie(server.get(Resource.leases, { name: "effect-informers-test", namespace: "default" }))
+        const lease = Effect.orDie(
+          server.objects.get(Resource.leases, { name: "effect-informers-test", namespace: "default" })
+        )
 
         // a acquires; b follows
         const a = yield* elector("a")
@@ -154,21 +156,23 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         yield* realWait("a to lead", service.isLeader)
         yield* realSleep(300) // the watch is open
         const ref = { name: "watched", namespace: "default" }
-        const lease = yield* Effect.orDie(server.get(Resource.leases, ref))
+        const lease = yield* Effect.orDie(server.objects.get(Resource.leases, ref))
         const edited = Date.now()
         const renewalsBefore = updates.length
-        yield* Effect.orDie(server.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } }))
+        yield* Effect.orDie(
+          server.objects.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } })
+        )
         yield* realWait("the work to stop", Effect.sync(() => marks.some((m) => m.what === "stop")), 3000)
         const stopped = marks.find((m) => m.what === "stop")!.at
         assert.isBelow(stopped - edited, 1500)
         assert.strictEqual(updates.filter((at) => at <= stopped).length, renewalsBefore, "no renewal found it")
 
         // it campaigns again; once it leads again, a deletion stops the work at once too
-        yield* Effect.orDie(server.delete(Resource.leases, ref))
+        yield* Effect.orDie(server.objects.delete(Resource.leases, ref))
         yield* realWait("a to lead again", Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), 8000)
         yield* realSleep(300)
         const deleted = Date.now()
-        yield* Effect.orDie(server.delete(Resource.leases, ref))
+        yield* Effect.orDie(server.objects.delete(Resource.leases, ref))
         yield* realWait(
           "the work to stop again",
           Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2),
