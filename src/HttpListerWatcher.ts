@@ -106,7 +106,7 @@ export interface HttpClientOptions extends ClusterHttpClient.Options {}
  * @example
  * ```ts
  * import { Effect, Layer, Stream } from "effect"
- * import { HttpListerWatcher, KubeConfig, Resource } from "effect-informers"
+ * import { ClusterHttpClient, HttpListerWatcher, KubeConfig, Resource } from "effect-informers"
  *
  * const program = Effect.gen(function*() {
  *   const pods = yield* HttpListerWatcher.make(Resource.pods, { namespace: "default" })
@@ -117,7 +117,7 @@ export interface HttpClientOptions extends ClusterHttpClient.Options {}
  * })
  *
  * program.pipe(
- *   Effect.provide(HttpListerWatcher.layerHttpClient),
+ *   Effect.provide(ClusterHttpClient.layer),
  *   Effect.provide(KubeConfig.layerFromDefault()),
  *   Effect.runFork
  * )
@@ -137,10 +137,10 @@ export const make: <A = KubeObject>(
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { HttpListerWatcher, KubeConfig, Resource } from "effect-informers"
+ * import { ClusterHttpClient, HttpListerWatcher, KubeConfig, Resource } from "effect-informers"
  *
  * const PodsListerWatcher = HttpListerWatcher.layer(Resource.pods, { labelSelector: "app=web" }).pipe(
- *   Layer.provide(HttpListerWatcher.layerHttpClient),
+ *   Layer.provide(ClusterHttpClient.layer),
  *   Layer.provide(KubeConfig.layerFromDefault())
  * )
  * ```
@@ -171,10 +171,10 @@ export const makeSource: (
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { HttpListerWatcher, KubeConfig } from "effect-informers"
+ * import { ClusterHttpClient, HttpListerWatcher, KubeConfig } from "effect-informers"
  *
  * const Source = HttpListerWatcher.layerSource({ watchInactivityTimeout: "5 minutes" }).pipe(
- *   Layer.provide(HttpListerWatcher.layerHttpClient),
+ *   Layer.provide(ClusterHttpClient.layer),
  *   Layer.provide(KubeConfig.layerFromDefault())
  * )
  * ```
