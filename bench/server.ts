@@ -6,8 +6,8 @@
  * - `/reset {pods}`: a fresh server (new port) holding `pods` deterministic pods (ChurnSimulator.makePod,
  *   uid and timestamps derived from the name), so that every session sees the same bytes, resourceVersions
  *   included. The pod objects are generated once and reused.
- * - `/prepare {count}`: builds the next burst's events ahead (`ApiServer.prepareModifyMany`).
- * - `/burst {count}`: `count` MODIFIED events (the prepared ones, or `ApiServer.modifyMany`), paced by the
+ * - `/prepare {count}`: builds the next burst's events ahead (`server.bench.prepareModifyMany`).
+ * - `/burst {count}`: `count` MODIFIED events (the prepared ones, or `server.bench.modifyMany`), paced by the
  *   slowest watcher; answers once all are written. The events touch the pods round-robin in key order,
  *   unchanged but for their resourceVersion (about 3 KB each).
  * - `/relist {}`: forces every watcher to relist: a write to another resource (so the list gets a new
@@ -127,8 +127,8 @@ const reset = async (pods: number): Promise<ResetResponse> => {
     }).pipe(Scope.extend(scope))
   )
   running = { scope, server, relists: 0 }
-  await Effect.runPromise(server.load(Resource.namespaces, namespaceObjects(namespaceCount(pods))))
-  await Effect.runPromise(server.load(Resource.pods, podsFor(pods)))
+  await Effect.runPromise(server.bench.load(Resource.namespaces, namespaceObjects(namespaceCount(pods))))
+  await Effect.runPromise(server.bench.load(Resource.pods, podsFor(pods)))
   const resourceVersion = await Effect.runPromise(server.resourceVersion)
   return { url: server.url, resourceVersion, pods, ms: performance.now() - started }
 }
@@ -151,7 +151,7 @@ const prepare = async (count: number): Promise<{ readonly events: number; readon
   const { server } = current()
   const started = performance.now()
   prepared = undefined
-  const run = await Effect.runPromise(server.prepareModifyMany(Resource.pods, { count }))
+  const run = await Effect.runPromise(server.bench.prepareModifyMany(Resource.pods, { count }))
   prepared = { server, count, run }
   return { events: count, ms: performance.now() - started }
 }
@@ -160,7 +160,7 @@ const burst = async (count: number): Promise<BurstResponse> => {
   const { server } = current()
   const ready = prepared !== undefined && prepared.server === server && prepared.count === count
     ? prepared.run
-    : Effect.flatten(server.prepareModifyMany(Resource.pods, { count }))
+    : Effect.flatten(server.bench.prepareModifyMany(Resource.pods, { count }))
   prepared = undefined
   const started = performance.now()
   const result = await Effect.runPromise(ready)
@@ -172,15 +172,15 @@ const relist = async (): Promise<RelistResponse> => {
   const { server } = state
   state.relists++
   await Effect.runPromise(
-    server.create(Resource.configMaps, {
+    server.objects.create(Resource.configMaps, {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: { name: `relist-${state.relists}`, namespace: "ns-0" },
       data: { reason: "bench relist" }
     })
   )
-  await Effect.runPromise(server.compact)
-  await Effect.runPromise(server.inject({ _tag: "CloseWatches" }))
+  await Effect.runPromise(server.faults.compact)
+  await Effect.runPromise(server.faults.inject({ _tag: "CloseWatches" }))
   return { resourceVersion: await Effect.runPromise(server.resourceVersion) }
 }
 

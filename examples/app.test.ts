@@ -11,7 +11,7 @@ describe("example: an Effect app over the Layers", () => {
       const server = yield* ApiServer.make()
       yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3, deployments: 6 })
       const expected: Record<string, number> = {}
-      for (const pod of yield* server.snapshot(Resource.pods)) {
+      for (const pod of yield* server.objects.snapshot(Resource.pods)) {
         const node = pod.spec?.nodeName
         if (node !== undefined) expected[node] = (expected[node] ?? 0) + 1
       }
@@ -25,9 +25,11 @@ describe("example: an Effect app over the Layers", () => {
 
       const probe = ChurnSimulator.makePod({ name: "probe", namespace: "ns-0", app: "probe", now: 0 })
       // the ReplicaSet its owner reference names: without it, the garbage collector would delete the probe
-      yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "ns-0", app: "probe" })])
-      yield* server.create(Resource.pods, probe)
-      yield* server.delete(Resource.pods, { namespace: "ns-0", name: "probe" })
+      yield* server.bench.load(Resource.replicaSets, [
+        ChurnSimulator.makeReplicaSet({ namespace: "ns-0", app: "probe" })
+      ])
+      yield* server.objects.create(Resource.pods, probe)
+      yield* server.objects.delete(Resource.pods, { namespace: "ns-0", name: "probe" })
       const deadline = Date.now() + 10_000
       while (report.events.length < 2 && Date.now() < deadline) yield* Effect.sleep("20 millis")
       assert.deepStrictEqual(report.events, ["added probe", "deleted probe"])

@@ -9,7 +9,7 @@
  * One embedded ApiServer (in this process) holds N pods (`ChurnSimulator.makePod`, ~3 KB each). Per client
  * and run, a child process watches pods with its stdout on a pipe read here, line by line:
  * - sync: from the first request the server sees to the N-th line read (every pod printed once);
- * - rate: `M` MODIFIED events (`ApiServer.prepareModifyMany`, paced by the slowest watcher), from the
+ * - rate: `M` MODIFIED events (`server.bench.prepareModifyMany`, paced by the slowest watcher), from the
  *   start of the burst to the M-th MODIFIED line read, in lines/s.
  * Clients: `ours` (`watch pods --server URL`, from `packages/cli/dist/bin.js` after `npm run
  * build:packages`, or the sources through tsx), `floor` (node:http, paged LIST then WATCH, `JSON.parse`,
@@ -199,7 +199,7 @@ const measure = async (
   clearInterval(poll)
   // let the watch open before the burst
   await new Promise((resolve) => setTimeout(resolve, 500))
-  const burst = await Effect.runPromise(server.prepareModifyMany(Resource.pods, { count: events }))
+  const burst = await Effect.runPromise(server.bench.prepareModifyMany(Resource.pods, { count: events }))
   target = pods + events
   wait = new Promise<void>((resolve) => (reached = resolve))
   const burstStart = performance.now()
@@ -238,7 +238,7 @@ const driver = async (): Promise<void> => {
     const app = `app-${Math.floor(i / namespaces) % 10}`
     objects.push(makePod({ name: podName(app, i), namespace, app }) as unknown as KubeObject)
   }
-  await Effect.runPromise(server.load(Resource.pods, objects))
+  await Effect.runPromise(server.bench.load(Resource.pods, objects))
   console.log(`node ${process.version}, ${pods} pods, bursts of ${events} MODIFIED, ${runs} runs, interleaved`)
   const results: Array<Result> = []
   for (let run = 0; run < runs; run++) {

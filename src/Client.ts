@@ -54,7 +54,7 @@ import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import type * as Stream from "effect/Stream"
 import type { ApiError } from "./ApiError.js"
-import * as HttpListerWatcher from "./HttpListerWatcher.js"
+import * as ClusterHttpClient from "./ClusterHttpClient.js"
 import * as internal from "./internal/transport/client.js"
 import { defaultUserAgent as userAgent } from "./internal/transport/httpRequest.js"
 import * as KubeConfig from "./KubeConfig.js"
@@ -495,14 +495,14 @@ export class Client extends Context.Tag("effect-informers/Client")<Client, Clien
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { Client, HttpListerWatcher, KubeConfig, Resource } from "effect-informers"
+ * import { Client, ClusterHttpClient, KubeConfig, Resource } from "effect-informers"
  *
  * const program = Effect.gen(function*() {
  *   const client = yield* Client.make({ qps: 20, burst: 40 })
  *   const page = yield* client.list(Resource.pods, { namespace: "default", labelSelector: "app=web" })
  *   return page.items.length
  * }).pipe(
- *   Effect.provide(HttpListerWatcher.layerHttpClient),
+ *   Effect.provide(ClusterHttpClient.layer),
  *   Effect.provide(KubeConfig.layerFromDefault())
  * )
  * ```
@@ -516,14 +516,14 @@ export const make: (
 
 /**
  * Provides `Client` with `make`. Give it the `HttpClient` the informers use
- * (`HttpListerWatcher.layerHttpClient`) to share their connections.
+ * (`ClusterHttpClient.layer`) to share their connections.
  *
  * @example
  * ```ts
  * import { Layer } from "effect"
- * import { Client, HttpListerWatcher, KubeConfig } from "effect-informers"
+ * import { Client, ClusterHttpClient, HttpListerWatcher, KubeConfig } from "effect-informers"
  *
- * const Transport = HttpListerWatcher.layerHttpClient.pipe(Layer.provideMerge(KubeConfig.layerFromDefault()))
+ * const Transport = ClusterHttpClient.layer.pipe(Layer.provideMerge(KubeConfig.layerFromDefault()))
  * const App = Layer.mergeAll(
  *   Client.layer({ userAgent: "my-controller/1.0" }),
  *   HttpListerWatcher.layerSource()
@@ -543,11 +543,11 @@ export const layer = (
  * @since 0.2.0
  * @category models
  */
-export interface LiveOptions extends Options, HttpListerWatcher.HttpClientOptions {}
+export interface LiveOptions extends Options, ClusterHttpClient.Options {}
 
 /**
  * A Client for the cluster `kubeConfig` describes, over its own Node HTTP client (keep-alive connections
- * with the cluster's TLS material, as `HttpListerWatcher.layerHttpClient`).
+ * with the cluster's TLS material, as `ClusterHttpClient.layer`).
  *
  * @example
  * ```ts
@@ -565,7 +565,7 @@ export const layerFromKubeConfig = <E>(
 ): Layer.Layer<Client, E> => {
   const { maxFreeSockets, maxSockets, tcpKeepAlive, ...client } = options
   return layer(client).pipe(
-    Layer.provide(HttpListerWatcher.layerHttpClientWith({ maxFreeSockets, maxSockets, tcpKeepAlive })),
+    Layer.provide(ClusterHttpClient.layerWith({ maxFreeSockets, maxSockets, tcpKeepAlive })),
     Layer.provide(kubeConfig)
   )
 }

@@ -23,6 +23,14 @@ export * as ApiError from "./ApiError.js"
 export * as Client from "./Client.js"
 
 /**
+ * The `HttpClient` for a cluster: Node's HTTP client over one keep-alive agent pool with the `KubeConfig`'s
+ * TLS material, shared by the ListerWatchers and the Client.
+ *
+ * @since 0.2.0
+ */
+export * as ClusterHttpClient from "./ClusterHttpClient.js"
+
+/**
  * Read-your-own-writes for controllers: resourceVersion comparison and the per-key write tracker.
  *
  * @since 0.2.0

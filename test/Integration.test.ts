@@ -166,17 +166,23 @@ describe("Integration - informers over HTTP against the embedded API server", ()
         let deploymentSerial = 0
         const deploymentChurn = yield* Effect.gen(function*() {
           const n = deploymentSerial++
-          yield* server.patch(Resource.deployments, { namespace: `ns-${n % 6}`, name: `app-${(n * 6 + n % 6) % 30}` }, {
+          yield* server.objects.patch(Resource.deployments, {
+            namespace: `ns-${n % 6}`,
+            name: `app-${(n * 6 + n % 6) % 30}`
+          }, {
             metadata: { annotations: { "test/tick": String(n) } }
           }).pipe(Effect.ignore)
           if (n % 10 === 0) {
             const namespace = `ns-${n % 6}`
-            yield* server.create(
+            yield* server.objects.create(
               Resource.deployments,
               ChurnSimulator.makeDeployment({ name: `extra-${n}`, namespace })
             ).pipe(Effect.ignore)
             if (n >= 20) {
-              yield* server.delete(Resource.deployments, { namespace: `ns-${(n - 20) % 6}`, name: `extra-${n - 20}` })
+              yield* server.objects.delete(Resource.deployments, {
+                namespace: `ns-${(n - 20) % 6}`,
+                name: `extra-${n - 20}`
+              })
                 .pipe(Effect.ignore)
             }
           }
@@ -184,7 +190,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
 
         // faults: every class at least once, each awaited until it took effect
         const fired = (tag: ApiServer.FaultTag) => Effect.map(server.stats, (stats) => stats.faults[tag])
-        const closeWatches = server.inject({ _tag: "CloseWatches" })
+        const closeWatches = server.faults.inject({ _tag: "CloseWatches" })
         /** Injects, then pokes every 500 ms until `done`, for at most 15 s. */
         const provoke = (
           what: string,
@@ -210,8 +216,8 @@ describe("Integration - informers over HTTP against the embedded API server", ()
           Effect.flatMap(fired(fault._tag), (before) =>
             provoke(
               ApiServer.formatFault(fault),
-              server.inject(fault),
-              poke === "inject" ? server.inject(fault) : closeWatches,
+              server.faults.inject(fault),
+              poke === "inject" ? server.faults.inject(fault) : closeWatches,
               Effect.map(fired(fault._tag), (now) => now > before)
             ))
 
@@ -228,11 +234,14 @@ describe("Integration - informers over HTTP against the embedded API server", ()
           let watchFaults = 0
           const armWatches = Effect.suspend(() => {
             watchFaults += 3
-            return Effect.zipRight(server.inject({ _tag: "ServerError", count: 3, on: "watch" }), closeWatches)
+            return Effect.zipRight(server.faults.inject({ _tag: "ServerError", count: 3, on: "watch" }), closeWatches)
           })
           yield* provoke(
             "error:on=list",
-            Effect.zipRight(server.inject({ _tag: "ServerError", count: 1, status: 503, on: "list" }), armWatches),
+            Effect.zipRight(
+              server.faults.inject({ _tag: "ServerError", count: 1, status: 503, on: "list" }),
+              armWatches
+            ),
             armWatches,
             Effect.map(fired("ServerError"), (now) => now === before + 1 + watchFaults)
           )
@@ -241,12 +250,12 @@ describe("Integration - informers over HTTP against the embedded API server", ()
         // with a 410 on the next watches.
         {
           const before = yield* fired("ContinueGone")
-          const relist = server.inject({ _tag: "WatchGone", count: 2, mode: "http" }).pipe(
+          const relist = server.faults.inject({ _tag: "WatchGone", count: 2, mode: "http" }).pipe(
             Effect.zipRight(closeWatches)
           )
           yield* provoke(
             "continue-gone",
-            Effect.zipRight(server.inject({ _tag: "ContinueGone", count: 1 }), relist),
+            Effect.zipRight(server.faults.inject({ _tag: "ContinueGone", count: 1 }), relist),
             relist,
             Effect.map(fired("ContinueGone"), (now) => now > before)
           )
@@ -258,7 +267,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
         yield* once({ _tag: "PartialLine" }, "close")
         yield* once({ _tag: "MissingMetadata" }, "close")
         yield* once({ _tag: "Restart", rejectMillis: 300 }, "inject")
-        yield* server.compact
+        yield* server.faults.compact
         yield* closeWatches
         // then a few seconds of random chaos, as the demo injects it
         yield* Chaos.injectFaults(server, "chaos").pipe(Effect.timeout("3 seconds"), Effect.ignore)
@@ -276,7 +285,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
             Effect.forEach(watched, (w) =>
               Effect.zipWith(
                 w.informer.indexer.list,
-                server.snapshot(w.resource),
+                server.objects.snapshot(w.resource),
                 (cached, objects) => Chaos.compare(w.informer.name, cached, objects)
               )),
             (results) => results.flatMap((r) => r.differences.map((d) => `${r.informer}: ${d}`))
@@ -287,7 +296,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
           noDifferences(Effect.map(
             Effect.forEach(watched, (w) =>
               Effect.map(
-                server.snapshot(w.resource),
+                server.objects.snapshot(w.resource),
                 (objects) => replayDifferences(w.replay.state, objects).map((d) => `${w.informer.name}: ${d}`)
               )),
             (differences) => differences.flat()

@@ -102,8 +102,8 @@ describe("README", () => {
             labels: { app },
             spec: { containers: [{ name: "main", image: "nginx" }] }
           }) as Resource.Pod
-        yield* Effect.orDie(server.create(Resource.pods, pod("web-1", "web")))
-        yield* Effect.orDie(server.create(Resource.pods, pod("db-1", "db")))
+        yield* Effect.orDie(server.objects.create(Resource.pods, pod("web-1", "web")))
+        yield* Effect.orDie(server.objects.create(Resource.pods, pod("db-1", "db")))
         const home = yield* scratch
         const kubeconfig = path.join(home, "kubeconfig")
         fs.writeFileSync(

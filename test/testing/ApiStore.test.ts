@@ -57,8 +57,8 @@ const serverCluster = Effect.gen(function*() {
   const cluster: Cluster = {
     all,
     web,
-    create: (name, labels) => Effect.orDie(Effect.asVoid(server.create(Resource.pods, object(name, labels)))),
-    update: (name, labels) => Effect.orDie(Effect.asVoid(server.update(Resource.pods, object(name, labels))))
+    create: (name, labels) => Effect.orDie(Effect.asVoid(server.objects.create(Resource.pods, object(name, labels)))),
+    update: (name, labels) => Effect.orDie(Effect.asVoid(server.objects.update(Resource.pods, object(name, labels))))
   }
   return cluster
 })

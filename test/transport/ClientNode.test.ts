@@ -55,7 +55,9 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
         const server = yield* ApiServer.make().pipe(Effect.orDie)
         yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3 }).pipe(Effect.orDie)
         // the probes' ReplicaSet, which their owner references name (else the garbage collector takes them)
-        yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "ns-1", app: "probe" })])
+        yield* server.bench.load(Resource.replicaSets, [
+          ChurnSimulator.makeReplicaSet({ namespace: "ns-1", app: "probe" })
+        ])
           .pipe(Effect.orDie)
 
         const kc = new k8s.KubeConfig()
@@ -79,7 +81,7 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
           Effect.promise(() => informer.start()),
           () => stopped ? Effect.void : stop
         )
-        const seeded = yield* server.snapshot(Resource.pods)
+        const seeded = yield* server.objects.snapshot(Resource.pods)
         assert.strictEqual(seeded.length, 60)
         assert.deepStrictEqual(versions(informer.list()), versions(seeded))
         assert.strictEqual(events.filter((e) => e.startsWith("add ")).length, 60)
@@ -91,13 +93,13 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
 
         // add, update, delete made on the server reach it
         events.length = 0
-        const created = yield* server.create(Resource.pods, pod("probe")).pipe(Effect.orDie)
+        const created = yield* server.objects.create(Resource.pods, pod("probe")).pipe(Effect.orDie)
         yield* eventually(() => events.includes(`add ns-1/probe@${created.metadata?.resourceVersion}`), {
           what: "ADDED",
           timeout: "10 seconds",
           interval: "50 millis"
         })
-        const patched = yield* server.patch(Resource.pods, { namespace: "ns-1", name: "probe" }, {
+        const patched = yield* server.objects.patch(Resource.pods, { namespace: "ns-1", name: "probe" }, {
           metadata: { labels: { app: "probe", version: "2" } }
         }).pipe(Effect.orDie)
         yield* eventually(() => events.includes(`update ns-1/probe@${patched.metadata?.resourceVersion}`), {
@@ -106,7 +108,7 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
           interval: "50 millis"
         })
         assert.strictEqual(informer.get("probe", "ns-1")?.metadata?.labels?.version, "2")
-        yield* server.delete(Resource.pods, { namespace: "ns-1", name: "probe" }).pipe(Effect.orDie)
+        yield* server.objects.delete(Resource.pods, { namespace: "ns-1", name: "probe" }).pipe(Effect.orDie)
         yield* eventually(() => events.includes("delete ns-1/probe"), {
           what: "DELETED",
           timeout: "10 seconds",
@@ -117,15 +119,15 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
         // a watch the server ends cleanly is resumed from the last resourceVersion, without a relist
         const listsBefore = (yield* server.stats).requestsByVerb.list ?? 0
         assert.strictEqual(listsBefore, 1)
-        yield* server.inject({ _tag: "CloseWatches" })
-        const again = yield* server.create(Resource.pods, pod("after-close")).pipe(Effect.orDie)
+        yield* server.faults.inject({ _tag: "CloseWatches" })
+        const again = yield* server.objects.create(Resource.pods, pod("after-close")).pipe(Effect.orDie)
         yield* eventually(() => events.includes(`add ns-1/after-close@${again.metadata?.resourceVersion}`), {
           what: "ADDED after the close",
           timeout: "10 seconds",
           interval: "50 millis"
         })
         assert.strictEqual((yield* server.stats).requestsByVerb.list ?? 0, listsBefore)
-        assert.deepStrictEqual(versions(informer.list()), versions(yield* server.snapshot(Resource.pods)))
+        assert.deepStrictEqual(versions(informer.list()), versions(yield* server.objects.snapshot(Resource.pods)))
         assert.deepStrictEqual(errors, [])
 
         // stop(): the only error is the AbortError it emits itself; the watch closes, nothing follows
@@ -133,7 +135,7 @@ describe("ClientNode - @kubernetes/client-node's informer against the embedded A
         assert.isTrue(errors.every(isAbort), String(errors.find((e) => !isAbort(e))))
         yield* watchesOpen(server, 0)
         events.length = 0
-        yield* server.create(Resource.pods, pod("after-stop")).pipe(Effect.orDie)
+        yield* server.objects.create(Resource.pods, pod("after-stop")).pipe(Effect.orDie)
         yield* Effect.sleep("300 millis")
         assert.deepStrictEqual(events, [])
       }),

@@ -309,9 +309,12 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
         }))
     const tracked: ApiServer.ApiServer.Service = {
       ...server,
-      create: (resource, object, createOptions) => wrote(server.create(resource, object, createOptions)),
-      update: (resource, object) => wrote(server.update(resource, object)),
-      delete: (resource, ref, deleteOptions) => wrote(server.delete(resource, ref, deleteOptions))
+      objects: {
+        ...server.objects,
+        create: (resource, object, createOptions) => wrote(server.objects.create(resource, object, createOptions)),
+        update: (resource, object) => wrote(server.objects.update(resource, object)),
+        delete: (resource, ref, deleteOptions) => wrote(server.objects.delete(resource, ref, deleteOptions))
+      }
     }
     const churn = yield* ChurnSimulator.make(tracked, { rate: options.churn ?? 200 })
     yield* Effect.forkIn(churn.run, chaos)
@@ -326,7 +329,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     // Settle: wait until every cache equals the server's state.
     phase.current = "settling"
     const check = Effect.forEach(watched, (w) =>
-      Effect.zipWith(w.informer.indexer.list, server.snapshot(w.resource), (cached, objects) =>
+      Effect.zipWith(w.informer.indexer.list, server.objects.snapshot(w.resource), (cached, objects) =>
         Chaos.compare(w.name, cached, objects)))
     const settleTimeout = Duration.decode(options.settleTimeout ?? "60 seconds").pipe(
       (timeout) =>

@@ -20,6 +20,7 @@
  */
 import type * as ApiError from "effect-informers/ApiError"
 import * as Client from "effect-informers/Client"
+import * as ClusterHttpClient from "effect-informers/ClusterHttpClient"
 import * as Controller from "effect-informers/Controller"
 import * as HttpListerWatcher from "effect-informers/HttpListerWatcher"
 import type { LabelSelectorParseError } from "effect-informers/LabelSelector"
@@ -256,7 +257,7 @@ export const layer = (options: ConnectOptions) => {
     ? Informers.kubeConfigFromFile(options.kubeconfig, { context: options.context })
     : Informers.kubeConfigFromDefault({ context: options.context })
   const agent = userAgent(options.identity)
-  const transport = HttpListerWatcher.layerHttpClient.pipe(Layer.provideMerge(kubeConfig))
+  const transport = ClusterHttpClient.layer.pipe(Layer.provideMerge(kubeConfig))
   const informers = Layer.mergeAll(Informers.configMaps(), Informers.namespaces()).pipe(
     Layer.provideMerge(Informers.factory()),
     Layer.provide(

@@ -16,7 +16,9 @@ import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { colorsEnabled, presentOutput, renderProgress, stringifyJson, version } from "../src/Cli.js"
+import { colorsEnabled, presentOutput, version } from "../src/Cli.js"
+import { renderProgress } from "../src/commands/demo.js"
+import { stringifyJson } from "../src/commands/watch.js"
 import { eventually, exitedEarly } from "./fixtures.js"
 
 // -------------------------------------------------------------------------------------------------

@@ -23,12 +23,12 @@ const setup = Effect.gen(function*() {
   const audit: Array<ApiServer.AuditEvent> = []
   const server = yield* ApiServer.make({ auditLog: (event) => void audit.push(event) })
   for (const ns of ["src", ...targets]) {
-    yield* server.create(Resource.namespaces, {
+    yield* server.objects.create(Resource.namespaces, {
       metadata: { name: ns, ...(ns === "src" ? {} : { labels: { [Replicate.targetLabel]: "true" } }) }
     })
   }
   const createSources = Effect.forEach(sources, (name) =>
-    server.create(Resource.configMaps, {
+    server.objects.create(Resource.configMaps, {
       metadata: { namespace: "src", name, labels: { [Replicate.sourceLabel]: "true" } },
       data: { v: name }
     }))
@@ -81,7 +81,7 @@ describe("replicate --concurrency 40: coordination under a write load above the 
           replicas.push(yield* replica(server.url, identity, ["--leader-elect", "--concurrency", "40", ...timing]))
         }
         yield* killAtEnd(replicas)
-        const lease = () => server.get(Resource.leases, { namespace: "default", name: Replicate.leaseName })
+        const lease = () => server.objects.get(Resource.leases, { namespace: "default", name: Replicate.leaseName })
         const leader = yield* eventually(
           Effect.map(lease(), (l) => l.spec?.holderIdentity === "" ? undefined : l.spec?.holderIdentity),
           { what: "a leader", timeout: 60_000, interval: 25 }

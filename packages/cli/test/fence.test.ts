@@ -24,31 +24,33 @@ const setup = (targets: ReadonlyArray<string>) =>
       }
     })
     for (const ns of ["src", ...targets]) {
-      yield* server.create(Resource.namespaces, {
+      yield* server.objects.create(Resource.namespaces, {
         metadata: { name: ns, ...(ns === "src" ? {} : { labels: { [Replicate.targetLabel]: "true" } }) }
       })
     }
     const holder = () =>
       Effect.map(
-        server.get(Resource.leases, { namespace: "default", name: Replicate.leaseName }),
+        server.objects.get(Resource.leases, { namespace: "default", name: Replicate.leaseName }),
         (lease) => lease.spec?.holderIdentity
       )
     const writeSource = (v: string) =>
       Effect.gen(function*() {
-        const existing = yield* Effect.option(server.get(Resource.configMaps, { namespace: "src", name: "settings" }))
+        const existing = yield* Effect.option(
+          server.objects.get(Resource.configMaps, { namespace: "src", name: "settings" })
+        )
         const body = {
           metadata: { namespace: "src", name: "settings", labels: { [Replicate.sourceLabel]: "true" } },
           data: { v }
         }
-        if (existing._tag === "None") yield* server.create(Resource.configMaps, body)
-        else yield* server.update(Resource.configMaps, { ...existing.value, data: { v } })
+        if (existing._tag === "None") yield* server.objects.create(Resource.configMaps, body)
+        else yield* server.objects.update(Resource.configMaps, { ...existing.value, data: { v } })
       })
     const converged = (v: string) =>
       eventually(
         Effect.map(
           Effect.all(
             targets.map((ns) =>
-              Effect.map(server.get(Resource.configMaps, { namespace: ns, name: "settings" }), (cm) => cm.data?.["v"])
+              Effect.map(server.objects.get(Resource.configMaps, { namespace: ns, name: "settings" }), (cm) => cm.data?.["v"])
             )
           ),
           (values) => values.every((x) => x === v) ? true : undefined
@@ -142,8 +144,11 @@ describe("replicate --leader-elect: fencing", () => {
         yield* converged("1")
         const other = replicas.find((r) => r.identity !== first)!
         const ref = { namespace: "default", name: Replicate.leaseName }
-        const lease = yield* server.get(Resource.leases, ref)
-        yield* server.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: other.identity } })
+        const lease = yield* server.objects.get(Resource.leases, ref)
+        yield* server.objects.update(Resource.leases, {
+          ...lease,
+          spec: { ...lease.spec, holderIdentity: other.identity }
+        })
         const editedAt = Date.now()
         // work right after the edit: only the new holder may do it
         yield* sleep(300)

@@ -132,11 +132,11 @@ describe("replicate --metrics-port", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* ApiServer.make()
-        yield* server.create(Resource.namespaces, { metadata: { name: "src" } })
-        yield* server.create(Resource.namespaces, {
+        yield* server.objects.create(Resource.namespaces, { metadata: { name: "src" } })
+        yield* server.objects.create(Resource.namespaces, {
           metadata: { name: "t1", labels: { [Replicate.targetLabel]: "true" } }
         })
-        yield* server.create(Resource.configMaps, {
+        yield* server.objects.create(Resource.configMaps, {
           metadata: { namespace: "src", name: "settings", labels: { [Replicate.sourceLabel]: "true" } },
           data: { v: "1" }
         })
@@ -152,7 +152,7 @@ describe("replicate --metrics-port", () => {
         )
         yield* eventually(
           Effect.map(
-            Effect.option(server.get(Resource.configMaps, { namespace: "t1", name: "settings" })),
+            Effect.option(server.objects.get(Resource.configMaps, { namespace: "t1", name: "settings" })),
             (cm) => cm._tag === "Some" && cm.value.data?.["v"] === "1" ? true : undefined
           ),
           { what: "the copy in t1", timeout: 60_000, interval: 25 }

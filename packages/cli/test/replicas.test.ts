@@ -25,7 +25,7 @@ describe("replicate --leader-elect: three replicas", () => {
         const audit: Array<ApiServer.AuditEvent> = []
         const server = yield* ApiServer.make({ auditLog: (event) => void audit.push(event) })
         for (const ns of ["src", "t1", "t2"]) {
-          yield* server.create(Resource.namespaces, {
+          yield* server.objects.create(Resource.namespaces, {
             metadata: { name: ns, ...(ns === "src" ? {} : { labels: { [Replicate.targetLabel]: "true" } }) }
           })
         }
@@ -36,27 +36,27 @@ describe("replicate --leader-elect: three replicas", () => {
 
         const holder = () =>
           Effect.map(
-            server.get(Resource.leases, { namespace: "default", name: Replicate.leaseName }),
+            server.objects.get(Resource.leases, { namespace: "default", name: Replicate.leaseName }),
             (lease) => lease.spec?.holderIdentity
           )
         const holderIn = (candidates: ReadonlyArray<string>) => () =>
           Effect.map(holder(), (h) => h !== undefined && candidates.includes(h) ? h : undefined)
         const copy = (ns: string) => () =>
           Effect.map(
-            server.get(Resource.configMaps, { namespace: ns, name: "settings" }),
+            server.objects.get(Resource.configMaps, { namespace: ns, name: "settings" }),
             (cm) => cm.data?.["v"]
           )
         const writeSource = (v: string) =>
           Effect.gen(function*() {
             const existing = yield* Effect.option(
-              server.get(Resource.configMaps, { namespace: "src", name: "settings" })
+              server.objects.get(Resource.configMaps, { namespace: "src", name: "settings" })
             )
             const body = {
               metadata: { namespace: "src", name: "settings", labels: { [Replicate.sourceLabel]: "true" } },
               data: { v }
             }
-            if (existing._tag === "None") yield* server.create(Resource.configMaps, body)
-            else yield* server.update(Resource.configMaps, { ...existing.value, data: { v } })
+            if (existing._tag === "None") yield* server.objects.create(Resource.configMaps, body)
+            else yield* server.objects.update(Resource.configMaps, { ...existing.value, data: { v } })
           })
         const converged = (v: string) =>
           eventually(

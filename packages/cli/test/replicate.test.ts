@@ -68,7 +68,7 @@ const actualCopies = (cms: ReadonlyArray<ConfigMap>): Array<string> =>
   ).sort()
 
 const state = (server: ApiServer.ApiServer.Service) =>
-  Effect.all([server.snapshot(Resource.namespaces), server.snapshot(Resource.configMaps)]).pipe(
+  Effect.all([server.objects.snapshot(Resource.namespaces), server.objects.snapshot(Resource.configMaps)]).pipe(
     Effect.map(([nss, cms]) => ({ expected: expectedCopies(nss, cms), actual: actualCopies(cms), cms }))
   )
 
@@ -110,55 +110,59 @@ describe("Replicate: the rules", () => {
       Effect.gen(function*() {
         const server = yield* ApiServer.make()
         for (const ns of [namespace("src"), namespace("t1", true), namespace("t2", true), namespace("other")]) {
-          yield* server.create(Resource.namespaces, ns)
+          yield* server.objects.create(Resource.namespaces, ns)
         }
-        yield* server.create(Resource.configMaps, configMap("src", "settings", { a: "1" }, true))
-        yield* server.create(Resource.configMaps, configMap("src", "plain", { p: "1" }))
+        yield* server.objects.create(Resource.configMaps, configMap("src", "settings", { a: "1" }, true))
+        yield* server.objects.create(Resource.configMaps, configMap("src", "plain", { p: "1" }))
         // the unmanaged one of the same name in a target namespace
-        yield* server.create(Resource.configMaps, configMap("t2", "settings", { mine: "yes" }))
+        yield* server.objects.create(Resource.configMaps, configMap("t2", "settings", { mine: "yes" }))
         yield* replicator(server)
 
         assert.deepStrictEqual(yield* converged(server), [`t1/settings <- src.settings: {"a":"1"}`])
-        const unmanaged = () => server.get(Resource.configMaps, { namespace: "t2", name: "settings" })
+        const unmanaged = () => server.objects.get(Resource.configMaps, { namespace: "t2", name: "settings" })
         assert.deepStrictEqual((yield* unmanaged()).data, { mine: "yes" })
 
         // the source changes: its copies follow
-        const source = yield* server.get(Resource.configMaps, { namespace: "src", name: "settings" })
-        yield* server.update(Resource.configMaps, { ...source, data: { a: "2" }, binaryData: { b: "AQI=" } })
+        const source = yield* server.objects.get(Resource.configMaps, { namespace: "src", name: "settings" })
+        yield* server.objects.update(Resource.configMaps, { ...source, data: { a: "2" }, binaryData: { b: "AQI=" } })
         yield* converged(server)
-        const copy = yield* server.get(Resource.configMaps, { namespace: "t1", name: "settings" })
+        const copy = yield* server.objects.get(Resource.configMaps, { namespace: "t1", name: "settings" })
         assert.deepStrictEqual([copy.data, copy.binaryData], [{ a: "2" }, { b: "AQI=" }])
 
         // a namespace gains the label, another loses it
-        yield* server.patch(Resource.namespaces, { name: "other" }, {
+        yield* server.objects.patch(Resource.namespaces, { name: "other" }, {
           metadata: { labels: { [Replicate.targetLabel]: "true" } }
         })
-        yield* server.patch(Resource.namespaces, { name: "t1" }, {
+        yield* server.objects.patch(Resource.namespaces, { name: "t1" }, {
           metadata: { labels: { [Replicate.targetLabel]: null } }
         })
         assert.deepStrictEqual(yield* converged(server), [`other/settings <- src.settings: {"a":"2"}`])
 
         // a copy deleted by hand comes back; a copy edited by hand is put right
-        yield* server.delete(Resource.configMaps, { namespace: "other", name: "settings" })
+        yield* server.objects.delete(Resource.configMaps, { namespace: "other", name: "settings" })
         yield* converged(server)
-        yield* server.patch(Resource.configMaps, { namespace: "other", name: "settings" }, { data: { a: "tampered" } })
+        yield* server.objects.patch(Resource.configMaps, { namespace: "other", name: "settings" }, {
+          data: { a: "tampered" }
+        })
         yield* converged(server)
 
         // the unmanaged ConfigMap goes away: the copy takes its place
-        yield* server.delete(Resource.configMaps, { namespace: "t2", name: "settings" })
+        yield* server.objects.delete(Resource.configMaps, { namespace: "t2", name: "settings" })
         assert.deepStrictEqual(yield* converged(server), [
           `other/settings <- src.settings: {"a":"2"}`,
           `t2/settings <- src.settings: {"a":"2"}`
         ])
 
         // the source loses its label, then comes back, then is deleted: no copies are left
-        yield* server.patch(Resource.configMaps, { namespace: "src", name: "settings" }, { metadata: { labels: null } })
+        yield* server.objects.patch(Resource.configMaps, { namespace: "src", name: "settings" }, {
+          metadata: { labels: null }
+        })
         assert.deepStrictEqual(yield* converged(server), [])
-        yield* server.patch(Resource.configMaps, { namespace: "src", name: "settings" }, {
+        yield* server.objects.patch(Resource.configMaps, { namespace: "src", name: "settings" }, {
           metadata: { labels: { [Replicate.sourceLabel]: "true" } }
         })
         assert.strictEqual((yield* converged(server)).length, 2)
-        yield* server.delete(Resource.configMaps, { namespace: "src", name: "settings" })
+        yield* server.objects.delete(Resource.configMaps, { namespace: "src", name: "settings" })
         assert.deepStrictEqual(yield* converged(server), [])
         assert.strictEqual(
           logs.filter((line) => line.startsWith("WARN") && line.includes("t2/settings exists and is not a copy"))
@@ -230,9 +234,9 @@ describe("Replicate: the command", () => {
         // the unmanaged ConfigMap, before anything runs
         const names = ["alpha", "beta", "gamma"]
         for (const ns of ["team-a", "team-b", "t1", "t2", "t3", "t4"]) {
-          yield* server.create(Resource.namespaces, namespace(ns))
+          yield* server.objects.create(Resource.namespaces, namespace(ns))
         }
-        yield* server.create(Resource.configMaps, configMap("t2", "alpha", { mine: "keep me" }))
+        yield* server.objects.create(Resource.configMaps, configMap("t2", "alpha", { mine: "keep me" }))
 
         const running = yield* replica(server.url, "replica-1")
         const child = running.child
@@ -250,7 +254,7 @@ describe("Replicate: the command", () => {
         yield* Effect.forkScoped(Effect.gen(function*() {
           let i = 0
           while (churning) {
-            yield* server.inject(faults[(i++ * 7 + Math.floor(Math.random() * 3)) % faults.length]!)
+            yield* server.faults.inject(faults[(i++ * 7 + Math.floor(Math.random() * 3)) % faults.length]!)
             yield* Effect.sleep(`${200 + Math.floor(Math.random() * 300)} millis`)
           }
         }))
@@ -293,7 +297,7 @@ describe("Replicate: the command", () => {
         // copies (these commands must go through)
         churning = false
         yield* Effect.sleep("600 millis")
-        yield* server.clearFaults
+        yield* server.faults.clear
         for (
           const [args, input] of [
             [["label", "namespace", "t2", `${Replicate.targetLabel}=true`, "--overwrite"], undefined],
@@ -312,7 +316,7 @@ describe("Replicate: the command", () => {
         )
         const copies = yield* converged(server, 45_000)
         assert.isTrue(copies.some((line) => line.startsWith("t3/alpha <- team-a.alpha")), copies.join("\n"))
-        const unmanaged = yield* server.get(Resource.configMaps, { namespace: "t2", name: "alpha" })
+        const unmanaged = yield* server.objects.get(Resource.configMaps, { namespace: "t2", name: "alpha" })
         assert.deepStrictEqual(unmanaged.data, { mine: "keep me" })
         assert.isUndefined(unmanaged.metadata?.labels?.[Replicate.copyLabel])
         assert.isNull(child.exitCode, `the replicator is still running: ${running.stderr()}`)
@@ -335,15 +339,17 @@ describe("Replicate: edge cases", () => {
       Effect.gen(function*() {
         const server = yield* ApiServer.make()
         for (const ns of [namespace("a"), namespace("b"), namespace("c", true)]) {
-          yield* server.create(Resource.namespaces, ns)
+          yield* server.objects.create(Resource.namespaces, ns)
         }
-        yield* server.create(Resource.configMaps, configMap("a", "cfg", { from: "a" }, true))
+        yield* server.objects.create(Resource.configMaps, configMap("a", "cfg", { from: "a" }, true))
         yield* replicator(server)
         yield* converged(server)
-        yield* server.create(Resource.configMaps, configMap("b", "cfg", { from: "b" }, true))
+        yield* server.objects.create(Resource.configMaps, configMap("b", "cfg", { from: "b" }, true))
         yield* converged(server)
         // a's source is unlabelled: its copy goes, and b's copy is made in its place
-        yield* server.patch(Resource.configMaps, { namespace: "a", name: "cfg" }, { metadata: { labels: null } })
+        yield* server.objects.patch(Resource.configMaps, { namespace: "a", name: "cfg" }, {
+          metadata: { labels: null }
+        })
         assert.deepStrictEqual(yield* converged(server), [`c/cfg <- b.cfg: {"from":"b"}`])
       }).pipe(Effect.scoped),
     60_000
@@ -354,10 +360,12 @@ describe("Replicate: edge cases", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* ApiServer.make()
-        for (const ns of [namespace("monitoring"), namespace("t", true)]) yield* server.create(Resource.namespaces, ns)
+        for (const ns of [namespace("monitoring"), namespace("t", true)]) {
+          yield* server.objects.create(Resource.namespaces, ns)
+        }
         const long = "prometheus-kube-prometheus-stack-prometheus-rulefiles-0-and-more"
-        yield* server.create(Resource.configMaps, configMap("monitoring", long, { a: "1" }, true))
-        yield* server.create(Resource.configMaps, configMap("monitoring", "short", { a: "1" }, true))
+        yield* server.objects.create(Resource.configMaps, configMap("monitoring", long, { a: "1" }, true))
+        yield* server.objects.create(Resource.configMaps, configMap("monitoring", "short", { a: "1" }, true))
         const before = logs.length
         yield* replicator(server)
         assert.deepStrictEqual(yield* converged(server), [`t/short <- monitoring.short: {"a":"1"}`])

@@ -24,7 +24,7 @@ describe("replicate --sharded: three replicas", () => {
         const audit: Array<ApiServer.AuditEvent> = []
         const server = yield* ApiServer.make({ auditLog: (event) => void audit.push(event) })
         for (const ns of [...sources, ...targets]) {
-          yield* server.create(Resource.namespaces, {
+          yield* server.objects.create(Resource.namespaces, {
             metadata: { name: ns, ...(targets.includes(ns) ? { labels: { [Replicate.targetLabel]: "true" } } : {}) }
           })
         }
@@ -34,21 +34,21 @@ describe("replicate --sharded: three replicas", () => {
         }
         const copyOf = (source: string, target: string) =>
           Effect.map(
-            Effect.option(server.get(Resource.configMaps, { namespace: target, name: `cfg-${source}` })),
+            Effect.option(server.objects.get(Resource.configMaps, { namespace: target, name: `cfg-${source}` })),
             (cm) => cm._tag === "Some" ? cm.value.data?.["v"] : undefined
           )
         const write = (v: string) =>
           Effect.forEach(sources, (ns) =>
             Effect.gen(function*() {
               const existing = yield* Effect.option(
-                server.get(Resource.configMaps, { namespace: ns, name: `cfg-${ns}` })
+                server.objects.get(Resource.configMaps, { namespace: ns, name: `cfg-${ns}` })
               )
               if (existing._tag === "None") {
-                yield* server.create(Resource.configMaps, {
+                yield* server.objects.create(Resource.configMaps, {
                   metadata: { namespace: ns, name: `cfg-${ns}`, labels: { [Replicate.sourceLabel]: "true" } },
                   data: { v }
                 })
-              } else yield* server.update(Resource.configMaps, { ...existing.value, data: { v } })
+              } else yield* server.objects.update(Resource.configMaps, { ...existing.value, data: { v } })
             }))
         const converged = (v: string) =>
           eventually(

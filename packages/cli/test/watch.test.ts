@@ -195,8 +195,8 @@ describe("watch --output events: the lines", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* withServer
-        yield* server.load(Resource.pods, podsOf(500, 3)).pipe(Effect.orDie)
-        const initial = yield* server.snapshot(Resource.pods)
+        yield* server.bench.load(Resource.pods, podsOf(500, 3)).pipe(Effect.orDie)
+        const initial = yield* server.objects.snapshot(Resource.pods)
         const cli = yield* start(["watch", "pods", "--server", server.url])
         yield* eventually(() => cli.lines().length >= initial.length, {
           what: "an EXISTING line per pod",
@@ -211,16 +211,16 @@ describe("watch --output events: the lines", () => {
         const expected: Array<string> = []
         for (let i = 0; i < 60; i++) {
           const ref = { namespace: `ns-${i % 3}`, name: `pod-${String(i).padStart(4, "0")}` }
-          const patched = yield* server.patch(Resource.pods, ref, { metadata: { labels: { step: `${i}` } } })
+          const patched = yield* server.objects.patch(Resource.pods, ref, { metadata: { labels: { step: `${i}` } } })
             .pipe(Effect.orDie)
           expected.push(line("MODIFIED", patched))
           if (i % 3 === 0) {
-            yield* server.delete(Resource.pods, ref).pipe(Effect.orDie)
+            yield* server.objects.delete(Resource.pods, ref).pipe(Effect.orDie)
             expected.push(`DELETED  ${ref.namespace}/${ref.name}`)
           }
         }
         for (let i = 0; i < 20; i++) {
-          const created = yield* server.create(
+          const created = yield* server.objects.create(
             Resource.pods,
             podsOf(1, 1).map((pod) => ({
               ...pod,
@@ -251,7 +251,7 @@ describe("watch --output events: the lines", () => {
         for (let i = 0; i < 5; i++) {
           yield* Effect.sleep("300 millis")
           const before = cli.lines().length
-          const created = yield* server.create(Resource.pods, {
+          const created = yield* server.objects.create(Resource.pods, {
             ...podsOf(1, 1)[0],
             metadata: { name: `probe-${i}`, namespace: "ns-2" }
           }).pipe(Effect.orDie)
@@ -284,8 +284,8 @@ describe("watch --output events: the lines", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* withServer
-        yield* server.load(Resource.pods, podsOf(2000, 4)).pipe(Effect.orDie)
-        const initial = yield* server.snapshot(Resource.pods)
+        yield* server.bench.load(Resource.pods, podsOf(2000, 4)).pipe(Effect.orDie)
+        const initial = yield* server.objects.snapshot(Resource.pods)
         // not read at all until the burst has been sent, then a chunk every 20 ms
         const cli = yield* start(["watch", "pods", "--server", server.url], { slowReader: 20 })
         yield* Effect.sleep("100 millis")
@@ -295,7 +295,7 @@ describe("watch --output events: the lines", () => {
           if (Date.now() > deadline) return yield* Effect.dieMessage(`no watch opened\n${describeCli(cli)}`)
           yield* Effect.sleep("20 millis")
         }
-        const burst = yield* server.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
+        const burst = yield* server.bench.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
         assert.strictEqual(cli.lines().length, 0)
         cli.resume()
         const total = initial.length + 20_000
@@ -342,15 +342,15 @@ describe("watch --output events: the exit", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* withServer
-        yield* server.load(Resource.pods, podsOf(2000, 4)).pipe(Effect.orDie)
-        const initial = yield* server.snapshot(Resource.pods)
+        yield* server.bench.load(Resource.pods, podsOf(2000, 4)).pipe(Effect.orDie)
+        const initial = yield* server.objects.snapshot(Resource.pods)
         const cli = yield* start(["watch", "pods", "--server", server.url], { slowReader: 5, fifo: true })
         const deadline = Date.now() + 90_000
         while ((yield* server.stats).watchesOpen === 0) {
           if (Date.now() > deadline) return yield* Effect.dieMessage(`no watch opened\n${describeCli(cli)}`)
           yield* Effect.sleep("20 millis")
         }
-        const burst = yield* server.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
+        const burst = yield* server.bench.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
         // the CLI has had the time to fill the pipe (64 KiB), its stream's buffer and its own
         yield* Effect.sleep("3 seconds")
         assert.strictEqual(cli.lines().length, 0)
@@ -386,11 +386,11 @@ describe("watch: exit codes and --duration", () => {
     () =>
       Effect.gen(function*() {
         const server = yield* withServer
-        yield* server.load(Resource.pods, podsOf(30, 2)).pipe(Effect.orDie)
+        yield* server.bench.load(Resource.pods, podsOf(30, 2)).pipe(Effect.orDie)
         const forbidden = yield* withServer
-        yield* forbidden.inject({ _tag: "ServerError", status: 403, count: 1_000_000, on: "any" })
+        yield* forbidden.faults.inject({ _tag: "ServerError", status: 403, count: 1_000_000, on: "any" })
         const failing = yield* withServer
-        yield* failing.inject({ _tag: "ServerError", status: 500, count: 1_000_000, on: "any" })
+        yield* failing.faults.inject({ _tag: "ServerError", status: 500, count: 1_000_000, on: "any" })
         const unknown = "example.com/v1/widgets"
         const unreachable = "http://127.0.0.1:1"
         const duration = 3

@@ -36,6 +36,10 @@
  *   sets, services, config maps, secrets, service accounts and leases; NAME and AGE for the others.
  * - Fault injection (`Fault`, `parseFault`) and counters (`stats`).
  *
+ * The running server's service has three faces besides its address and counters: `server.objects` (create,
+ * get, list, update, patch, delete, snapshot: a client's calls without HTTP), `server.faults` (inject, clear,
+ * compact) and `server.bench` (load, modifyMany, prepareModifyMany: bulk writes).
+ *
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -607,8 +611,11 @@ export interface ModifyManyResult {
  */
 export declare namespace ApiServer {
   /**
-   * The running server. Objects passed in are kept as they are (nested values are not copied: do not
-   * mutate them afterwards) and objects handed out are the stored ones (treat them as immutable).
+   * The running server: where it listens, what it serves, what it has done, and its three faces: `objects`
+   * (the API's object calls, as a client's), `faults` (what a test does to the server's clients) and `bench`
+   * (bulk writes for seeding large states and timing bursts). Objects passed in are kept as they are (nested
+   * values are not copied: do not mutate them afterwards) and objects handed out are the stored ones (treat
+   * them as immutable).
    *
    * @since 0.1.0
    * @category models
@@ -621,6 +628,23 @@ export declare namespace ApiServer {
     readonly resources: ReadonlyArray<Resource.Resource>
     /** The resourceVersion of the last write. */
     readonly resourceVersion: Effect.Effect<string>
+    /** Requests, watches, events and bytes sent, faults fired. */
+    readonly stats: Effect.Effect<Stats>
+    /** Reads and writes of objects, with the API's rules. */
+    readonly objects: Objects
+    /** Faults injected into the server's answers and connections. */
+    readonly faults: Faults
+    /** Bulk writes: seeding large states, bursts of events. */
+    readonly bench: Bench
+  }
+
+  /**
+   * The object calls: what a client of the API could do, without HTTP.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface Objects {
     /** Creates an object (the namespace comes from `options` or from the object). */
     readonly create: <A>(
       resource: Resource.Resource<A>,
@@ -656,6 +680,33 @@ export declare namespace ApiServer {
       resource: Resource.Resource<A>,
       namespace?: string | undefined
     ) => Effect.Effect<ReadonlyArray<A>>
+  }
+
+  /**
+   * The faults: what the server does to its clients, that they must survive.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface Faults {
+    /** Injects a fault: at once (dropped, closed, stalled watches; a restart) or armed for the next requests. */
+    readonly inject: (fault: Fault) => Effect.Effect<void>
+    /**
+     * Disarms every injected fault still waiting for a request (armed counts, stalls of the next watches,
+     * stream faults for the next watch), as when an outage ends. Watches already stalled stay stalled.
+     */
+    readonly clear: Effect.Effect<void>
+    /** Forgets the history: older resourceVersions and continue tokens now get 410 Expired. */
+    readonly compact: Effect.Effect<void>
+  }
+
+  /**
+   * The bench helpers: bulk writes, faster than the object calls, for large states and bursts of events.
+   *
+   * @since 0.2.0
+   * @category models
+   */
+  export interface Bench {
     /**
      * Stores objects as they are (uid, creationTimestamp, generation... kept; kind, apiVersion and
      * resourceVersion set), without the checks of `create`: one ADDED event each (MODIFIED when the object
@@ -683,15 +734,6 @@ export declare namespace ApiServer {
       resource: Resource.Resource<A>,
       options: ModifyManyOptions
     ) => Effect.Effect<Effect.Effect<ModifyManyResult>, StatusError>
-    /** Forgets the history: older resourceVersions and continue tokens now get 410 Expired. */
-    readonly compact: Effect.Effect<void>
-    readonly stats: Effect.Effect<Stats>
-    readonly inject: (fault: Fault) => Effect.Effect<void>
-    /**
-     * Disarms every injected fault still waiting for a request (armed counts, stalls of the next watches,
-     * stream faults for the next watch), as when an outage ends. Watches already stalled stay stalled.
-     */
-    readonly clearFaults: Effect.Effect<void>
   }
 }
 
@@ -732,7 +774,7 @@ const toEffect = <A>(result: Either.Either<Entry, Status>): Effect.Effect<A, Sta
  *
  * const program = Effect.gen(function*() {
  *   const server = yield* ApiServer.make({ historySize: 1000 })
- *   yield* server.create(Resource.pods, { metadata: { name: "web", namespace: "default" } })
+ *   yield* server.objects.create(Resource.pods, { metadata: { name: "web", namespace: "default" } })
  *   const response = yield* Effect.promise(() => fetch(`${server.url}/api/v1/namespaces/default/pods`))
  *   console.log(response.status) // 200
  * }).pipe(Effect.scoped)
@@ -1016,11 +1058,7 @@ export const make = (
     const namespaceOf = (rs: { readonly resource: Resource.Resource }, ref: ObjectRef) =>
       rs.resource.namespaced ? ref.namespace ?? "" : ""
 
-    const service: ApiServer.Service = {
-      url: `http://${authority}`,
-      port,
-      resources,
-      resourceVersion: Effect.sync(() => String(store.rv)),
+    const objects: ApiServer.Objects = {
       create: (resource, object, createOptions) =>
         write(resource, (rs, now) =>
           store.create(
@@ -1080,7 +1118,20 @@ export const make = (
           if (rs === undefined) return []
           const selection = { namespace: namespace === "" ? undefined : namespace, label: undefined, field: undefined }
           return store.listPage(rs, store.rv, selection, 0, undefined).items.map((entry) => entry.obj as A)
-        }),
+        })
+    }
+
+    const faultCalls: ApiServer.Faults = {
+      inject,
+      clear: Effect.sync(() => {
+        faults.armed = []
+        faults.stallNext = 0
+        faults.nextWatch = []
+      }),
+      compact: Effect.sync(() => store.compact())
+    }
+
+    const bench: ApiServer.Bench = {
       load: (resource, objects) =>
         Effect.flatMap(storeOf(resource), (rs) =>
           Effect.suspend(() => {
@@ -1095,8 +1146,14 @@ export const make = (
       prepareModifyMany: (resource, modifyOptions) =>
         Effect.flatMap(storeOf(resource), (rs) => prepareModifyMany(rs, modifyOptions)),
       modifyMany: (resource, modifyOptions) =>
-        Effect.flatten(Effect.flatMap(storeOf(resource), (rs) => prepareModifyMany(rs, modifyOptions))),
-      compact: Effect.sync(() => store.compact()),
+        Effect.flatten(Effect.flatMap(storeOf(resource), (rs) => prepareModifyMany(rs, modifyOptions)))
+    }
+
+    const service: ApiServer.Service = {
+      url: `http://${authority}`,
+      port,
+      resources,
+      resourceVersion: Effect.sync(() => String(store.rv)),
       stats: Effect.sync((): Stats => {
         const fired: Record<string, number> = {}
         for (const tag of faultTags) fired[tag] = faults.fired[tag] ?? 0
@@ -1112,12 +1169,9 @@ export const make = (
           faults: fired as Stats["faults"]
         }
       }),
-      inject,
-      clearFaults: Effect.sync(() => {
-        faults.armed = []
-        faults.stallNext = 0
-        faults.nextWatch = []
-      })
+      objects,
+      faults: faultCalls,
+      bench
     }
     return service
   })

@@ -102,14 +102,14 @@ export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLe
   return Effect.gen(function*() {
     yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(min, max)))
     if (level === "chaos" && (yield* Random.nextIntBetween(0, 12)) === 0) {
-      yield* server.compact
+      yield* server.faults.compact
       return
     }
-    yield* server.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
+    yield* server.faults.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
   }).pipe(
     Effect.forever,
     // when injection stops, so does the outage: faults armed but not yet taken are disarmed
-    Effect.onInterrupt(() => server.clearFaults)
+    Effect.onInterrupt(() => server.faults.clear)
   )
 }
 
@@ -398,9 +398,12 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
       let compactions = 0
       const counting: ApiServer.ApiServer.Service = {
         ...server,
-        compact: Effect.tap(server.compact, () => {
-          compactions++
-        })
+        faults: {
+          ...server.faults,
+          compact: Effect.tap(server.faults.compact, () => {
+            compactions++
+          })
+        }
       }
       const seeded = <A, E>(effect: Effect.Effect<A, E>, salt: number) =>
         Effect.withRandom(effect, Random.make(`${options.seed}:${salt}`))
@@ -427,7 +430,7 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
       // Settle: caches equal the server, and every handler has caught up.
       const ended = yield* Clock.currentTimeMillis
       const snapshot = Effect.forEach(resources, (resource) =>
-        server.snapshot(resource))
+        server.objects.snapshot(resource))
       const converged = Effect.gen(function*() {
         const objects = yield* snapshot
         for (let i = 0; i < resources.length; i++) {

@@ -307,7 +307,7 @@ const nodeIndexOf = (name: string): number => {
  *
  * const program = Effect.gen(function*() {
  *   const server = yield* ApiServer.make()
- *   yield* server.create(Resource.nodes, ChurnSimulator.makeNode({ name: "node-0" }))
+ *   yield* server.objects.create(Resource.nodes, ChurnSimulator.makeNode({ name: "node-0" }))
  * }).pipe(Effect.scoped)
  * ```
  *
@@ -498,7 +498,7 @@ export interface ReplicaSetOptions {
 /**
  * The ReplicaSet that owns `makePod`'s pods of an app in a namespace: named `APP-HASH`, with the uid
  * their owner references name, so that the garbage collector keeps them. Store it with
- * `ApiServer.load`, which keeps the uid (`create` would assign another).
+ * `server.bench.load`, which keeps the uid (`create` would assign another).
  *
  * @example
  * ```ts
@@ -508,8 +508,9 @@ export interface ReplicaSetOptions {
  *
  * const program = Effect.gen(function*() {
  *   const server = yield* ApiServer.make()
- *   yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
- *   yield* server.create(Resource.pods, ChurnSimulator.makePod({ name: "web-1", namespace: "default", app: "web" }))
+ *   const replicaSet = ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })
+ *   yield* server.bench.load(Resource.replicaSets, [replicaSet])
+ *   yield* server.objects.create(Resource.pods, ChurnSimulator.makePod({ name: "web-1", namespace: "default", app: "web" }))
  * }).pipe(Effect.scoped)
  * ```
  *
@@ -571,7 +572,7 @@ const ensureReplicaSet = (
   server: ApiServer.ApiServer.Service,
   options: ReplicaSetOptions
 ): Effect.Effect<void, StatusError> =>
-  server.get(Resource.replicaSets, {
+  server.objects.get(Resource.replicaSets, {
     namespace: options.namespace,
     name: `${options.app}-${templateHash(options.app)}`
   })
@@ -579,17 +580,17 @@ const ensureReplicaSet = (
       Effect.asVoid,
       Effect.catchIf(
         (e) => e.reason === "NotFound",
-        () => Effect.asVoid(server.load(Resource.replicaSets, [makeReplicaSet(options)]))
+        () => Effect.asVoid(server.bench.load(Resource.replicaSets, [makeReplicaSet(options)]))
       )
     )
 
 /** Stores the Node `makeNode` describes unless a node of that name exists. */
 const ensureNode = (server: ApiServer.ApiServer.Service, options: NodeOptions): Effect.Effect<void, StatusError> =>
-  server.get(Resource.nodes, { name: options.name }).pipe(
+  server.objects.get(Resource.nodes, { name: options.name }).pipe(
     Effect.asVoid,
     Effect.catchIf(
       (e) => e.reason === "NotFound",
-      () => ignoreAlreadyExists(server.create(Resource.nodes, makeNode(options)))
+      () => ignoreAlreadyExists(server.objects.create(Resource.nodes, makeNode(options)))
     )
   )
 
@@ -666,16 +667,16 @@ export const seed = (
         spec: { finalizers: ["kubernetes"] },
         status: { phase: "Active" }
       } as unknown as Json<V1Namespace>
-      yield* ignoreAlreadyExists(server.create(Resource.namespaces, namespace))
+      yield* ignoreAlreadyExists(server.objects.create(Resource.namespaces, namespace))
     }
     const owners = new Map<string, { readonly name: string; readonly uid: string }>()
     for (let i = 0; i < deployments; i++) {
       const namespace = namespaces[i % namespaces.length]
       const deployment = makeDeployment({ name: apps[i], namespace, now })
-      const stored = yield* server.create(Resource.deployments, deployment).pipe(
+      const stored = yield* server.objects.create(Resource.deployments, deployment).pipe(
         Effect.catchIf(
           (e) => e.reason === "AlreadyExists",
-          () => server.get(Resource.deployments, { namespace, name: apps[i] })
+          () => server.objects.get(Resource.deployments, { namespace, name: apps[i] })
         )
       )
       owners.set(`${namespace}/${apps[i]}`, { name: apps[i], uid: stored.metadata?.uid ?? "" })
@@ -686,7 +687,7 @@ export const seed = (
     const ensured = new Set<string>()
     // the nodes the pods run on, before them (as the kubelets registered them)
     const nodes = pods > 0 ? nodeNames : []
-    for (const name of nodes) yield* ignoreAlreadyExists(server.create(Resource.nodes, makeNode({ name, now })))
+    for (const name of nodes) yield* ignoreAlreadyExists(server.objects.create(Resource.nodes, makeNode({ name, now })))
     for (let i = 0; i < pods; i++) {
       const n = i % namespaces.length
       const local = appsIn[n].length > 0 ? appsIn[n] : apps
@@ -697,7 +698,7 @@ export const seed = (
         yield* ensureReplicaSet(server, { namespace: namespaces[n], app, now, owner: owners.get(key) })
       }
       const pod = makePod({ name: podName(app, i), namespace: namespaces[n], app, now })
-      yield* ignoreAlreadyExists(server.create(Resource.pods, pod))
+      yield* ignoreAlreadyExists(server.objects.create(Resource.pods, pod))
     }
     return { namespaces, nodes, apps, pods, deployments }
   })
@@ -830,7 +831,7 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
     yield* Effect.forEach(nodeNames, (name) => ensureNode(server, { name, now: started }), { discard: true }).pipe(
       Effect.catchAll((error) => Effect.logWarning(`ChurnSimulator: the nodes could not be created: ${error.message}`))
     )
-    const existing = yield* server.snapshot(Resource.pods)
+    const existing = yield* server.objects.snapshot(Resource.pods)
     const wanted = options.namespaces === undefined ? undefined : new Set(options.namespaces)
     const live: Array<PodRef> = []
     const index = new Map<string, number>()
@@ -878,7 +879,7 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
       const now = yield* Clock.currentTimeMillis
       const name = podName(app, serial++)
       yield* ensureReplicaSet(server, { namespace, app, now }).pipe(
-        Effect.zipRight(server.create(Resource.pods, makePod({ name, namespace, app, now }))),
+        Effect.zipRight(server.objects.create(Resource.pods, makePod({ name, namespace, app, now }))),
         Effect.matchEffect({
           onFailure: failed(undefined),
           onSuccess: () =>
@@ -896,18 +897,18 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
       const ref = yield* pick
       const kind = yield* Random.nextIntBetween(0, 20)
       const now = yield* Clock.currentTimeMillis
-      yield* server.get(Resource.pods, ref).pipe(
+      yield* server.objects.get(Resource.pods, ref).pipe(
         Effect.map((pod) =>
           kind < 12 ? restarted(pod, now) : kind < 17 ? annotated(pod, String(counts.updated)) : relabeled(pod)
         ),
-        Effect.flatMap((pod) => server.update(Resource.pods, pod)),
+        Effect.flatMap((pod) => server.objects.update(Resource.pods, pod)),
         Effect.matchEffect({ onFailure: failed(ref), onSuccess: () => Effect.sync(() => counts.updated++) })
       )
     })
 
     const del = Effect.gen(function*() {
       const ref = yield* pick
-      yield* server.delete(Resource.pods, ref).pipe(
+      yield* server.objects.delete(Resource.pods, ref).pipe(
         Effect.matchEffect({
           onFailure: failed(ref),
           onSuccess: () =>

@@ -60,34 +60,34 @@ describe("ApiServer bulk fast paths", () => {
   it.scopedLive("load stores objects as given (uid, creationTimestamp) with new resourceVersions", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
-      const stored = yield* server.load(pods, [pod("a"), pod("b")])
+      const stored = yield* server.bench.load(pods, [pod("a"), pod("b")])
       assert.strictEqual(stored, 2)
-      const a = yield* server.get(pods, { name: "a", namespace: "default" })
+      const a = yield* server.objects.get(pods, { name: "a", namespace: "default" })
       assert.strictEqual(a.metadata.uid, "uid-a")
       assert.strictEqual(a.metadata.creationTimestamp, "2024-01-01T00:00:00Z")
       assert.strictEqual(a.metadata.resourceVersion, "1")
       // loading again replaces (MODIFIED), and a malformed object is refused
-      yield* server.load(pods, [pod("a")])
-      const again = yield* server.get(pods, { name: "a", namespace: "default" })
+      yield* server.bench.load(pods, [pod("a")])
+      const again = yield* server.objects.get(pods, { name: "a", namespace: "default" })
       assert.strictEqual(again.metadata.resourceVersion, "3")
-      const refused = yield* Effect.flip(server.load(pods, [{ metadata: { name: "x" } } as Obj]))
+      const refused = yield* Effect.flip(server.bench.load(pods, [{ metadata: { name: "x" } } as Obj]))
       assert.strictEqual(refused.code, 400)
     }))
 
   it.scopedLive("modifyMany writes MODIFIED events round-robin in key order, unchanged but for the version", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
-      yield* server.load(pods, [pod("b"), pod("a"), pod("c")])
+      yield* server.bench.load(pods, [pod("b"), pod("a"), pod("c")])
       const from = yield* server.resourceVersion
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
-      const result = yield* server.modifyMany(pods, { count: 7, batchSize: 2 })
+      const result = yield* server.bench.modifyMany(pods, { count: 7, batchSize: 2 })
       assert.deepStrictEqual(result, { events: 7, firstResourceVersion: "4", lastResourceVersion: "10" })
       yield* eventually(() => watch.lines.length >= 7, "7 events")
       const events = parse(watch.lines)
       assert.deepStrictEqual(events.map((e) => e.type), Array(7).fill("MODIFIED"))
       assert.deepStrictEqual(events.map((e) => e.object.metadata.name), ["a", "b", "c", "a", "b", "c", "a"])
       assert.deepStrictEqual(events.map((e) => e.object.metadata.resourceVersion), ["4", "5", "6", "7", "8", "9", "10"])
-      const stored = yield* server.get(pods, { name: "a", namespace: "default" })
+      const stored = yield* server.objects.get(pods, { name: "a", namespace: "default" })
       assert.strictEqual(stored.metadata.resourceVersion, "10")
       const { resourceVersion: _, ...rest } = events[6].object.metadata
       const { resourceVersion: __, ...storedRest } = stored.metadata
@@ -98,18 +98,18 @@ describe("ApiServer bulk fast paths", () => {
       yield* eventually(() => late.lines.length >= 2, "replay")
       assert.deepStrictEqual(parse(late.lines).map((e) => e.object.metadata.resourceVersion), ["9", "10"])
       // a list sees the new versions
-      const list = yield* server.list(pods, {})
+      const list = yield* server.objects.list(pods, {})
       assert.deepStrictEqual(list.items.map((p) => p.metadata.resourceVersion), ["10", "8", "9"])
     }))
 
   it.scopedLive("a prepared burst stays consistent when other writes come first", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
-      yield* server.load(pods, [pod("a"), pod("b")])
-      const run = yield* server.prepareModifyMany(pods, { count: 4, namespace: "default" })
+      yield* server.bench.load(pods, [pod("a"), pod("b")])
+      const run = yield* server.bench.prepareModifyMany(pods, { count: 4, namespace: "default" })
       // written between the preparation and the burst: versions move on, b changes, then goes away
-      yield* server.patch(pods, { name: "b", namespace: "default" }, { metadata: { labels: { x: "1" } } })
-      yield* server.delete(pods, { name: "b", namespace: "default" })
+      yield* server.objects.patch(pods, { name: "b", namespace: "default" }, { metadata: { labels: { x: "1" } } })
+      yield* server.objects.delete(pods, { name: "b", namespace: "default" })
       const from = yield* server.resourceVersion
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
       const result = yield* run
@@ -120,18 +120,18 @@ describe("ApiServer bulk fast paths", () => {
         ["a", "5"],
         ["a", "6"]
       ])
-      const none = yield* Effect.flip(server.modifyMany(pods, { count: 1, namespace: "elsewhere" }))
+      const none = yield* Effect.flip(server.bench.modifyMany(pods, { count: 1, namespace: "elsewhere" }))
       assert.strictEqual(none.code, 400)
     }))
 
   it.scopedLive("a burst is paced by a slow watcher instead of buffering it all", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make({ watchBufferBytes: 64 * 1024 }).pipe(Effect.orDie)
-      yield* server.load(pods, Array.from({ length: 10 }, (_, i) => pod(`p-${i}`)))
+      yield* server.bench.load(pods, Array.from({ length: 10 }, (_, i) => pod(`p-${i}`)))
       const from = yield* server.resourceVersion
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
       // far more bytes than the watch buffer: a watcher is never cut off, since the burst waits for it
-      const result = yield* server.modifyMany(pods, { count: 2000, maxPendingBytes: 16 * 1024 })
+      const result = yield* server.bench.modifyMany(pods, { count: 2000, maxPendingBytes: 16 * 1024 })
       assert.strictEqual(result.events, 2000)
       yield* eventually(() => watch.lines.length >= 2000, "2000 events")
       const stats = yield* server.stats

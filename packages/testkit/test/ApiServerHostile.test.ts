@@ -543,7 +543,7 @@ describe("ApiServer resourceVersion", () => {
         metadata: { name: "p", labels: { resourceVersion: String(base + 1) } }
       })
       assert.strictEqual((yield* raw(podsUrl, "POST", body)).status, 201)
-      yield* server.modifyMany(Resource.pods, { count: 3 }).pipe(Effect.orDie)
+      yield* server.bench.modifyMany(Resource.pods, { count: 3 }).pipe(Effect.orDie)
       const get = (yield* raw(`${podsUrl}/p`, "GET", undefined)).json as Obj
       assert.strictEqual(get.metadata.resourceVersion, String(base + 4))
       assert.deepStrictEqual(get.metadata.labels, { resourceVersion: String(base + 1) })

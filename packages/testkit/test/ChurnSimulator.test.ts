@@ -13,7 +13,7 @@ describe("ChurnSimulator generators", () => {
     Effect.gen(function*() {
       const pod = ChurnSimulator.makePod({ name: ChurnSimulator.podName("web", 7), namespace: "shop" })
       const server = yield* start
-      const stored = yield* server.create(Resource.pods, pod)
+      const stored = yield* server.objects.create(Resource.pods, pod)
       const size = JSON.stringify(stored).length
       assert.isAtLeast(size, 2600)
       assert.isAtMost(size, 3500)
@@ -56,13 +56,13 @@ describe("ChurnSimulator seed and churn", () => {
       const server = yield* start
       const seeded = yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3, deployments: 6 })
       assert.deepStrictEqual(seeded.namespaces, ["ns-0", "ns-1", "ns-2"])
-      const pods = yield* server.snapshot(Resource.pods)
+      const pods = yield* server.objects.snapshot(Resource.pods)
       assert.strictEqual(pods.length, 60)
-      assert.strictEqual((yield* server.snapshot(Resource.namespaces)).length, 3)
-      const deployments = yield* server.snapshot(Resource.deployments)
+      assert.strictEqual((yield* server.objects.snapshot(Resource.namespaces)).length, 3)
+      const deployments = yield* server.objects.snapshot(Resource.deployments)
       assert.strictEqual(deployments.length, 6)
       for (const namespace of seeded.namespaces) {
-        assert.strictEqual((yield* server.snapshot(Resource.pods, namespace)).length, 20)
+        assert.strictEqual((yield* server.objects.snapshot(Resource.pods, namespace)).length, 20)
       }
       // every pod belongs to a deployment of its namespace
       const apps = new Set(deployments.map((d) => `${d.metadata!.namespace}/${d.metadata!.name}`))
@@ -87,7 +87,7 @@ describe("ChurnSimulator seed and churn", () => {
       assert.isAbove(counts.updated, 100)
       assert.isAbove(counts.deleted, 60)
       assert.strictEqual(Number(yield* server.resourceVersion) - before, 400)
-      const pods = yield* server.snapshot(Resource.pods)
+      const pods = yield* server.objects.snapshot(Resource.pods)
       assert.strictEqual(pods.length, 50 + counts.created - counts.deleted)
       assert.isTrue(pods.every((p) => ["ns-0", "ns-1"].includes(p.metadata!.namespace!)))
     }))
@@ -99,7 +99,7 @@ describe("ChurnSimulator seed and churn", () => {
       const churn = yield* ChurnSimulator.make(server, { rate: 0, mix: { update: 1 } })
       yield* churn.step(150)
       assert.deepStrictEqual(yield* churn.counts, { created: 0, updated: 150, deleted: 0, failed: 0 })
-      const pods = yield* server.snapshot(Resource.pods)
+      const pods = yield* server.objects.snapshot(Resource.pods)
       assert.strictEqual(pods.length, 30)
       // label flips move pods in and out of selectors
       assert.isTrue(pods.some((p) => p.metadata!.labels!.track === "canary"))
@@ -114,7 +114,7 @@ describe("ChurnSimulator seed and churn", () => {
         yield* ChurnSimulator.seed(server, { pods: 20, namespaces: 2 })
         const churn = yield* ChurnSimulator.make(server, { rate: 0 })
         yield* churn.step(200)
-        const pods = yield* server.snapshot(Resource.pods)
+        const pods = yield* server.objects.snapshot(Resource.pods)
         return {
           counts: yield* churn.counts,
           pods: pods.map((p) =>
@@ -155,10 +155,10 @@ describe("ChurnSimulator nodes", () => {
       const server = yield* start
       const seeded = yield* ChurnSimulator.seed(server, { pods: 80, namespaces: 2 })
       assert.deepStrictEqual(seeded.nodes, ChurnSimulator.nodeNames)
-      const nodes = yield* server.snapshot(Resource.nodes)
+      const nodes = yield* server.objects.snapshot(Resource.nodes)
       const byName = new Map(nodes.map((n) => [n.metadata!.name!, n]))
       assert.strictEqual(nodes.length, 16)
-      for (const pod of yield* server.snapshot(Resource.pods)) {
+      for (const pod of yield* server.objects.snapshot(Resource.pods)) {
         const node = byName.get(pod.spec!.nodeName!)
         assert.isDefined(node, pod.spec!.nodeName)
         assert.strictEqual(node!.status!.addresses!.find((a) => a.type === "InternalIP")!.address, pod.status!.hostIP)
@@ -174,7 +174,7 @@ describe("ChurnSimulator nodes", () => {
       const rv = Number(yield* server.resourceVersion)
       yield* churn.step(30)
       assert.strictEqual(Number(yield* server.resourceVersion) - rv, 30)
-      assert.strictEqual((yield* server.snapshot(Resource.nodes)).length, 16)
+      assert.strictEqual((yield* server.objects.snapshot(Resource.nodes)).length, 16)
     }))
 
   it.scoped("make creates the nodes on a server seeded without them", () =>
@@ -182,7 +182,7 @@ describe("ChurnSimulator nodes", () => {
       const server = yield* start
       yield* ChurnSimulator.make(server, { rate: 0 })
       assert.deepStrictEqual(
-        (yield* server.snapshot(Resource.nodes)).map((n) => n.metadata!.name!).sort(),
+        (yield* server.objects.snapshot(Resource.nodes)).map((n) => n.metadata!.name!).sort(),
         [...ChurnSimulator.nodeNames].sort()
       )
       const cordoned = ChurnSimulator.makeNode({ name: "spare", ready: false, unschedulable: true })

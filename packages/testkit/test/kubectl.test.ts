@@ -170,7 +170,7 @@ describe("kubectl against the embedded API server", () => {
       const before = (yield* c.server.stats).requestsByVerb.list ?? 0
       const out = yield* run(c, "get", "pods", "-A", "--chunk-size=50")
       const printed = firstColumn(out, 1).sort()
-      const expected = (yield* c.server.snapshot(Resource.pods)).map((p) => p.metadata!.name!).sort()
+      const expected = (yield* c.server.objects.snapshot(Resource.pods)).map((p) => p.metadata!.name!).sort()
       assert.strictEqual(printed.length, 120)
       assert.deepStrictEqual(printed, expected)
       assert.deepStrictEqual([...new Set(firstColumn(out, 0))].sort(), ["ns-0", "ns-1", "ns-2"])
@@ -183,7 +183,7 @@ describe("kubectl against the embedded API server", () => {
       const c = yield* cluster
       yield* ChurnSimulator.seed(c.server, { pods: 30, namespaces: ["default"], apps: 3 })
       const out = yield* run(c, "get", "pods", "-l", "app=app-1")
-      const expected = yield* c.server.list(Resource.pods, { namespace: "default", labelSelector: "app=app-1" })
+      const expected = yield* c.server.objects.list(Resource.pods, { namespace: "default", labelSelector: "app=app-1" })
       assert.strictEqual(expected.items.length, 10)
       assert.deepStrictEqual(firstColumn(out).sort(), expected.items.map((p) => p.metadata!.name!).sort())
     }))
@@ -192,7 +192,7 @@ describe("kubectl against the embedded API server", () => {
     Effect.gen(function*() {
       const c = yield* cluster
       yield* ChurnSimulator.seed(c.server, { pods: 4, namespaces: 2 })
-      const [pod] = yield* c.server.snapshot(Resource.pods, "ns-1")
+      const [pod] = yield* c.server.objects.snapshot(Resource.pods, "ns-1")
       const out = yield* run(c, "get", "pod", pod.metadata!.name!, "-n", "ns-1", "-o", "json")
       const printed = JSON.parse(out)
       const stored = JSON.parse(JSON.stringify(pod))
@@ -219,12 +219,14 @@ describe("kubectl against the embedded API server", () => {
       ])
       const created = yield* run(c, "create", "-f", file)
       assert.match(created, /pod\/from-kubectl created/)
-      const stored = yield* c.server.get(Resource.pods, { name: "from-kubectl", namespace: "default" })
+      const stored = yield* c.server.objects.get(Resource.pods, { name: "from-kubectl", namespace: "default" })
       assert.strictEqual(stored.metadata!.labels!.app, "demo")
       assert.strictEqual(stored.spec!.containers[0].image, "nginx:1.27")
       const deleted = yield* run(c, "delete", "pod", "from-kubectl")
       assert.match(deleted, /pod "from-kubectl" deleted/)
-      const error = yield* Effect.flip(c.server.get(Resource.pods, { name: "from-kubectl", namespace: "default" }))
+      const error = yield* Effect.flip(
+        c.server.objects.get(Resource.pods, { name: "from-kubectl", namespace: "default" })
+      )
       assert.strictEqual(error.reason, "NotFound")
     }))
 
@@ -272,7 +274,7 @@ describe("kubectl against the embedded API server", () => {
         `{"spec":{"leaseDurationSeconds":0}}`
       )
       assert.include(zero, `spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0`)
-      const stored = yield* c.server.snapshot(Resource.leases)
+      const stored = yield* c.server.objects.snapshot(Resource.leases)
       assert.deepStrictEqual(
         stored.map((l) => [l.metadata?.name, l.spec?.holderIdentity, l.spec?.leaseDurationSeconds]),
         [
@@ -289,7 +291,7 @@ describe("kubectl against the embedded API server", () => {
       const ref = { name: "settings", namespace: "default" }
       const created = yield* run(c, "apply", "--server-side", "-f", configMap(["color: blue", "size: \"3\""]))
       assert.match(created, /configmap\/settings serverside-applied/)
-      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "blue", size: "3" })
+      assert.deepStrictEqual((yield* c.server.objects.get(Resource.configMaps, ref)).data, { color: "blue", size: "3" })
       assert.deepStrictEqual(yield* managers(c, "configmap", "settings"), [{
         manager: "kubectl",
         operation: "Apply",
@@ -298,7 +300,10 @@ describe("kubectl against the embedded API server", () => {
 
       // the file changes: the object follows
       yield* run(c, "apply", "--server-side", "-f", configMap(["color: green", "size: \"3\""]))
-      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "green", size: "3" })
+      assert.deepStrictEqual((yield* c.server.objects.get(Resource.configMaps, ref)).data, {
+        color: "green",
+        size: "3"
+      })
 
       // another manager applying another value for a field kubectl owns: a conflict naming both
       const other = configMapManifest(c, "other.yaml", { name: "settings" }, ["color: red"])
@@ -306,10 +311,13 @@ describe("kubectl against the embedded API server", () => {
       assert.notStrictEqual(conflict.code, 0)
       assert.include(conflict.stderr, "Apply failed with 1 conflict: conflict with \"kubectl\": .data.color")
       assert.include(conflict.stderr, "--force-conflicts")
-      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "green", size: "3" })
+      assert.deepStrictEqual((yield* c.server.objects.get(Resource.configMaps, ref)).data, {
+        color: "green",
+        size: "3"
+      })
       const forced = yield* run(c, "apply", "--server-side", "--field-manager=ops", "--force-conflicts", "-f", other)
       assert.match(forced, /serverside-applied/)
-      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { color: "red", size: "3" })
+      assert.deepStrictEqual((yield* c.server.objects.get(Resource.configMaps, ref)).data, { color: "red", size: "3" })
       const owners = yield* managers(c, "configmap", "settings")
       assert.deepStrictEqual(owners.map((e) => [e.manager, e.fieldsV1]), [
         ["kubectl", { "f:data": { "f:size": {} }, "f:metadata": { "f:labels": { "f:app": {} } } }],
@@ -318,7 +326,7 @@ describe("kubectl against the embedded API server", () => {
 
       // a field removed from the file is removed from the object (nobody else owns it)
       yield* run(c, "apply", "--server-side", "-f", configMap(["color: red"]))
-      const after = yield* c.server.get(Resource.configMaps, ref)
+      const after = yield* c.server.objects.get(Resource.configMaps, ref)
       assert.deepStrictEqual(after.data, { color: "red" })
       // a label kubectl stops applying goes too; and `get` prints the object as stored
       yield* run(
@@ -328,7 +336,7 @@ describe("kubectl against the embedded API server", () => {
         "-f",
         configMapManifest(c, "cm.yaml", { name: "settings" }, ["color: red"])
       )
-      assert.isUndefined((yield* c.server.get(Resource.configMaps, ref)).metadata!.labels)
+      assert.isUndefined((yield* c.server.objects.get(Resource.configMaps, ref)).metadata!.labels)
     }))
 
   it.scopedLive("apply --server-side merges a Deployment's containers by name and removes what it stops applying", () =>
@@ -368,14 +376,14 @@ describe("kubectl against the embedded API server", () => {
       const web = ["name: web", "image: nginx:1.27", "ports:", "- containerPort: 80"]
       const sidecar = ["name: sidecar", "image: busybox:1"]
       yield* run(c, "apply", "--server-side", "-f", deployment(2, [web, sidecar]))
-      const created = yield* c.server.get(Resource.deployments, ref)
+      const created = yield* c.server.objects.get(Resource.deployments, ref)
       assert.strictEqual(created.metadata!.generation, 1)
       assert.deepStrictEqual(created.spec!.template.spec!.containers.map((x) => x.name), ["web", "sidecar"])
 
       // another manager sets the web container's environment: merged into that container, by name
       const env = tuner("env.yaml", ["      - name: web", "        env:", "        - {name: MODE, value: fast}"])
       yield* run(c, "apply", "--server-side", "--field-manager=tuner", "-f", env)
-      const tuned = yield* c.server.get(Resource.deployments, ref)
+      const tuned = yield* c.server.objects.get(Resource.deployments, ref)
       assert.deepStrictEqual(tuned.spec!.template.spec!.containers[0], {
         name: "web",
         image: "nginx:1.27",
@@ -385,7 +393,7 @@ describe("kubectl against the embedded API server", () => {
 
       // kubectl drops the sidecar and scales: the sidecar goes, the tuner's env stays
       yield* run(c, "apply", "--server-side", "-f", deployment(3, [web]))
-      const after = yield* c.server.get(Resource.deployments, ref)
+      const after = yield* c.server.objects.get(Resource.deployments, ref)
       assert.strictEqual(after.spec!.replicas, 3)
       assert.strictEqual(after.metadata!.generation, 3)
       assert.deepStrictEqual(after.spec!.template.spec!.containers, [{
@@ -441,12 +449,12 @@ describe("kubectl against the embedded API server", () => {
         "-f",
         pod(["{name: A, value: \"1\"}", "{name: B, value: \"2\"}"], "app: w, tier: x")
       )
-      const created = yield* c.server.get(Resource.pods, ref)
+      const created = yield* c.server.objects.get(Resource.pods, ref)
       assert.isUndefined(created.status)
       assert.deepStrictEqual(created.spec!.containers[0].env, [{ name: "A", value: "1" }, { name: "B", value: "2" }])
       yield* run(c, "label", "pod", "worker", "owner=me")
       yield* run(c, "apply", "--server-side", "-f", pod(["{name: A, value: \"1\"}"], "app: w"))
-      const after = yield* c.server.get(Resource.pods, ref)
+      const after = yield* c.server.objects.get(Resource.pods, ref)
       assert.deepStrictEqual(after.spec!.containers[0].env, [{ name: "A", value: "1" }])
       assert.deepStrictEqual(after.metadata!.labels, { app: "w", owner: "me" })
       assert.deepStrictEqual(after.spec!.tolerations, [{ key: "dedicated", operator: "Exists" }])
@@ -465,7 +473,7 @@ describe("kubectl against the embedded API server", () => {
       const ref = { name: "legacy", namespace: "default" }
       assert.match(yield* run(c, "apply", "-f", configMap(["a: \"1\"", "b: \"2\""])), /configmap\/legacy created/)
       assert.match(yield* run(c, "apply", "-f", configMap(["a: \"3\""])), /configmap\/legacy configured/)
-      const configured = yield* c.server.get(Resource.configMaps, ref)
+      const configured = yield* c.server.objects.get(Resource.configMaps, ref)
       assert.deepStrictEqual(configured.data, { a: "3" })
       assert.isString(configured.metadata!.annotations!["kubectl.kubernetes.io/last-applied-configuration"])
       assert.deepStrictEqual((yield* managers(c, "configmap", "legacy")).map((e) => [e.manager, e.operation]), [
@@ -473,7 +481,7 @@ describe("kubectl against the embedded API server", () => {
       ])
       // server-side apply by kubectl takes over what client-side apply owned, without a conflict
       assert.match(yield* run(c, "apply", "--server-side", "-f", configMap(["a: \"4\""])), /serverside-applied/)
-      assert.deepStrictEqual((yield* c.server.get(Resource.configMaps, ref)).data, { a: "4" })
+      assert.deepStrictEqual((yield* c.server.objects.get(Resource.configMaps, ref)).data, { a: "4" })
       const owners = yield* managers(c, "configmap", "legacy")
       assert.deepStrictEqual(owners.find((e) => e.manager === "kubectl")?.fieldsV1, { "f:data": { "f:a": {} } })
     }))
@@ -495,7 +503,7 @@ describe("kubectl against the embedded API server", () => {
         }),
         (child) => Effect.sync(() => child.kill())
       )
-      const existing = (yield* c.server.snapshot(Resource.pods, "default")).map((p) => p.metadata!.name!)
+      const existing = (yield* c.server.objects.snapshot(Resource.pods, "default")).map((p) => p.metadata!.name!)
       yield* eventually(() => existing.every((name) => output.includes(name)), {
         what: "the initial list",
         timeout: 10_000,
@@ -508,10 +516,10 @@ describe("kubectl against the embedded API server", () => {
         Effect.timeout("10 seconds"),
         Effect.orDie
       )
-      yield* c.server.load(Resource.replicaSets, [
+      yield* c.server.bench.load(Resource.replicaSets, [
         ChurnSimulator.makeReplicaSet({ namespace: "default", app: "watched" })
       ])
-      yield* c.server.create(
+      yield* c.server.objects.create(
         Resource.pods,
         ChurnSimulator.makePod({ name: "watched-pod", namespace: "default", app: "watched" })
       )
@@ -532,11 +540,13 @@ describe("kubectl against the embedded API server", () => {
   it.scopedLive("replace -f with a stale resourceVersion gets the Conflict error", () =>
     Effect.gen(function*() {
       const c = yield* cluster
-      const created = yield* c.server.create(Resource.configMaps, {
+      const created = yield* c.server.objects.create(Resource.configMaps, {
         metadata: { name: "settings", namespace: "default" },
         data: { mode: "a" }
       })
-      yield* c.server.patch(Resource.configMaps, { name: "settings", namespace: "default" }, { data: { mode: "b" } })
+      yield* c.server.objects.patch(Resource.configMaps, { name: "settings", namespace: "default" }, {
+        data: { mode: "b" }
+      })
       const file = configMapManifest(c, "settings.yaml", {
         name: "settings",
         namespace: "default",
@@ -548,7 +558,7 @@ describe("kubectl against the embedded API server", () => {
         stderr,
         `Operation cannot be fulfilled on configmaps "settings": the object has been modified; please apply your changes to the latest version and try again`
       )
-      const stored = yield* c.server.get(Resource.configMaps, { name: "settings", namespace: "default" })
+      const stored = yield* c.server.objects.get(Resource.configMaps, { name: "settings", namespace: "default" })
       assert.strictEqual(stored.data!.mode, "b")
       // the current resourceVersion replaces it
       const current = configMapManifest(c, "current.yaml", {
@@ -562,7 +572,7 @@ describe("kubectl against the embedded API server", () => {
   it.scopedLive("delete of an owner deletes its dependents (garbage collection)", () =>
     Effect.gen(function*() {
       const c = yield* clusterWith({ garbageCollection: { delay: "20 millis" } })
-      const deployment = yield* c.server.create(Resource.deployments, {
+      const deployment = yield* c.server.objects.create(Resource.deployments, {
         metadata: { name: "web", namespace: "default" },
         spec: { selector: { matchLabels: { app: "web" } }, template: { metadata: { labels: { app: "web" } } } }
       } as Resource.Deployment)
@@ -574,12 +584,12 @@ describe("kubectl against the embedded API server", () => {
         controller: true,
         blockOwnerDeletion: true
       })
-      const rs = yield* c.server.create(Resource.replicaSets, {
+      const rs = yield* c.server.objects.create(Resource.replicaSets, {
         metadata: { name: "web-1", namespace: "default", ownerReferences: [owner(deployment, "Deployment")] },
         spec: { selector: { matchLabels: { app: "web" } } }
       } as Resource.ReplicaSet)
       for (const name of ["web-1-a", "web-1-b"]) {
-        yield* c.server.create(Resource.pods, {
+        yield* c.server.objects.create(Resource.pods, {
           metadata: { name, namespace: "default", ownerReferences: [owner(rs, "ReplicaSet")] },
           spec: { containers: [{ name: "c", image: "nginx" }] }
         } as Resource.Pod)
@@ -588,7 +598,7 @@ describe("kubectl against the embedded API server", () => {
       assert.match(deleted, /deployment.apps "web" deleted/)
       yield* eventually(
         Effect.map(
-          Effect.zip(c.server.snapshot(Resource.replicaSets), c.server.snapshot(Resource.pods)),
+          Effect.zip(c.server.objects.snapshot(Resource.replicaSets), c.server.objects.snapshot(Resource.pods)),
           ([sets, pods]) => sets.length === 0 && pods.length === 0
         ),
         { what: "the ReplicaSet and the pods collected", timeout: 10_000, interval: 20 }
@@ -600,7 +610,7 @@ describe("kubectl against the embedded API server", () => {
   it.scopedLive("an object with a finalizer stays after delete --wait=false until patch removes it", () =>
     Effect.gen(function*() {
       const c = yield* cluster
-      yield* c.server.create(Resource.configMaps, {
+      yield* c.server.objects.create(Resource.configMaps, {
         metadata: { name: "held", namespace: "default", finalizers: ["example.com/hold"] },
         data: { a: "b" }
       })
@@ -618,7 +628,9 @@ describe("kubectl against the embedded API server", () => {
         `{"metadata":{"finalizers":null}}`
       )
       assert.match(patched, /configmap\/held patched/)
-      const error = yield* Effect.flip(c.server.get(Resource.configMaps, { name: "held", namespace: "default" }))
+      const error = yield* Effect.flip(
+        c.server.objects.get(Resource.configMaps, { name: "held", namespace: "default" })
+      )
       assert.strictEqual(error.reason, "NotFound")
       const stderr = yield* runFailing(c, "get", "configmap", "held")
       assert.match(stderr, /NotFound/)
@@ -673,20 +685,20 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       }
 
       assert.match(yield* run(c, "create", "namespace", "team"), /namespace\/team created/)
-      const team = yield* c.server.get(Resource.namespaces, { name: "team" })
+      const team = yield* c.server.objects.get(Resource.namespaces, { name: "team" })
       assert.deepStrictEqual(team.spec, { finalizers: ["kubernetes"] })
       assert.strictEqual(team.status?.phase, "Active")
 
       const cm = ["create", "configmap", "settings", "--from-literal=color=blue", "--from-literal=empty="]
       assert.match(yield* run(c, ...cm), /configmap\/settings created/)
-      const settings = yield* c.server.get(Resource.configMaps, { name: "settings", namespace: "default" })
+      const settings = yield* c.server.objects.get(Resource.configMaps, { name: "settings", namespace: "default" })
       assert.deepStrictEqual(settings.data, { color: "blue", empty: "" })
       assert.deepStrictEqual(settings.data, (yield* dryRun(...cm)).data)
 
       const binary = path.join(c.dir, "blob.bin")
       fs.writeFileSync(binary, Buffer.from([0, 159, 146, 150, 255]))
       yield* run(c, "create", "configmap", "blob", `--from-file=blob=${binary}`)
-      const blob = yield* c.server.get(Resource.configMaps, { name: "blob", namespace: "default" })
+      const blob = yield* c.server.objects.get(Resource.configMaps, { name: "blob", namespace: "default" })
       assert.deepStrictEqual(blob.binaryData, { blob: Buffer.from([0, 159, 146, 150, 255]).toString("base64") })
 
       const secret = [
@@ -698,7 +710,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
         "--type=example.com/token"
       ]
       assert.match(yield* run(c, ...secret), /secret\/creds created/)
-      const creds = yield* c.server.get(Resource.secrets, { name: "creds", namespace: "default" })
+      const creds = yield* c.server.objects.get(Resource.secrets, { name: "creds", namespace: "default" })
       assert.strictEqual(Buffer.from(creds.data!.password, "base64").toString("utf8"), "s3cr3t")
       assert.strictEqual(creds.type, "example.com/token")
       assert.deepStrictEqual(creds.data, (yield* dryRun(...secret)).data)
@@ -710,7 +722,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       // without --type, the server's default
       yield* run(c, "create", "secret", "generic", "plain", "--from-literal=a=1", "--from-literal=b=2")
       assert.strictEqual(
-        (yield* c.server.get(Resource.secrets, { name: "plain", namespace: "default" })).type,
+        (yield* c.server.objects.get(Resource.secrets, { name: "plain", namespace: "default" })).type,
         "Opaque"
       )
       assert.deepStrictEqual(
@@ -719,12 +731,12 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       )
 
       assert.match(yield* run(c, "create", "serviceaccount", "robot", "-n", "team"), /serviceaccount\/robot created/)
-      const robot = yield* c.server.get(Resource.serviceAccounts, { name: "robot", namespace: "team" })
+      const robot = yield* c.server.objects.get(Resource.serviceAccounts, { name: "robot", namespace: "team" })
       assert.strictEqual(robot.metadata!.namespace, "team")
 
       const deployment = ["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3", "--port=8080"]
       assert.match(yield* run(c, ...deployment, "--", "nginx", "-g", "daemon off;"), /deployment.apps\/web created/)
-      const web = yield* c.server.get(Resource.deployments, { name: "web", namespace: "default" })
+      const web = yield* c.server.objects.get(Resource.deployments, { name: "web", namespace: "default" })
       assert.deepStrictEqual(web.metadata!.labels, { app: "web" })
       assert.strictEqual(web.spec!.replicas, 3)
       assert.deepStrictEqual(web.spec!.selector, { matchLabels: { app: "web" } })
@@ -742,13 +754,13 @@ describe("kubectl's imperative commands and tables against the embedded API serv
 
       const service = ["create", "service", "nodeport", "front", "--tcp=80:8080", "--node-port=30080"]
       assert.match(yield* run(c, ...service), /service\/front created/)
-      const front = yield* c.server.get(Resource.services, { name: "front", namespace: "default" })
+      const front = yield* c.server.objects.get(Resource.services, { name: "front", namespace: "default" })
       assert.deepStrictEqual(JSON.parse(JSON.stringify(front.spec)), (yield* dryRun(...service)).spec)
       assert.match(
         yield* run(c, "expose", "deployment", "web", "--port=80", "--target-port=8080"),
         /service\/web exposed/
       )
-      const exposed = yield* c.server.get(Resource.services, { name: "web", namespace: "default" })
+      const exposed = yield* c.server.objects.get(Resource.services, { name: "web", namespace: "default" })
       assert.deepStrictEqual(exposed.spec!.selector, { app: "web" })
       assert.deepStrictEqual(JSON.parse(JSON.stringify(exposed.spec!.ports)), [{
         port: 80,
@@ -762,7 +774,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
 
       const job = ["create", "job", "once", "--image=busybox"]
       assert.match(yield* run(c, ...job, "--", "echo", "hi"), /job.batch\/once created/)
-      const once = yield* c.server.get(Resource.jobs, { name: "once", namespace: "default" })
+      const once = yield* c.server.objects.get(Resource.jobs, { name: "once", namespace: "default" })
       assert.deepStrictEqual(JSON.parse(JSON.stringify(once.spec)), (yield* dryRun(...job, "--", "echo", "hi")).spec)
 
       assert.deepStrictEqual(
@@ -795,14 +807,14 @@ describe("kubectl's imperative commands and tables against the embedded API serv
         "create cronjobs 415",
         "create ingresses 415"
       ])
-      assert.strictEqual((yield* c.server.snapshot(Resource.cronJobs)).length, 0)
-      assert.strictEqual((yield* c.server.snapshot(Resource.ingresses)).length, 0)
+      assert.strictEqual((yield* c.server.objects.snapshot(Resource.cronJobs)).length, 0)
+      assert.strictEqual((yield* c.server.objects.snapshot(Resource.ingresses)).length, 0)
     }))
 
   it.scopedLive("get pods and get pods -o wide print the server's columns for running, pending, terminating and restarted pods", () =>
     Effect.gen(function*() {
       const c = yield* cluster
-      yield* c.server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
+      yield* c.server.bench.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
       // the test kit's realistic pod (container statuses, node, restarts), which `get pods` prints columns of
       const pod = (name: string, options: Partial<ChurnSimulator.PodOptions> = {}) => {
         const p = ChurnSimulator.makePod({ name, namespace: "default", app: "web", ...options })
@@ -814,7 +826,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
         terminated: { exitCode: 137, reason: "OOMKilled", startedAt: minutesAgo(40), finishedAt: minutesAgo(20) }
       }
       const { nodeName: _, ...unscheduledSpec } = pod("web-unscheduled").spec!
-      yield* c.server.load(Resource.pods, [
+      yield* c.server.bench.load(Resource.pods, [
         pod("web-running"),
         pod("web-creating", { phase: "Pending" }),
         restarted,
@@ -861,7 +873,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
         "READINESS GATES"
       ])
       const running = wide.find((r) => r.NAME === "web-running")!
-      const stored = yield* c.server.get(Resource.pods, { name: "web-running", namespace: "default" })
+      const stored = yield* c.server.objects.get(Resource.pods, { name: "web-running", namespace: "default" })
       assert.strictEqual(running.IP, stored.status!.podIP)
       assert.strictEqual(running.NODE, stored.spec!.nodeName)
       assert.deepStrictEqual([running["NOMINATED NODE"], running["READINESS GATES"]], ["<none>", "<none>"])
@@ -883,7 +895,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
     Effect.gen(function*() {
       const c = yield* cluster
       const seeded = yield* ChurnSimulator.seed(c.server, { pods: 40, namespaces: 2 })
-      const pods = yield* c.server.snapshot(Resource.pods)
+      const pods = yield* c.server.objects.snapshot(Resource.pods)
       assert.deepStrictEqual(seeded.nodes, ChurnSimulator.nodeNames)
       const nodes = printedRows(yield* run(c, "get", "nodes"))
       assert.deepStrictEqual(Object.keys(nodes[0]), ["NAME", "STATUS", "ROLES", "AGE", "VERSION"])

@@ -19,7 +19,6 @@ import type { ApiError, StatusError } from "../../ApiError.js"
 import { DecodeError, fromStatus, isApiError, TransportError } from "../../ApiError.js"
 import type * as Client from "../../Client.js"
 import { recordWrite } from "../../Consistency.js"
-import * as HttpListerWatcher from "../../HttpListerWatcher.js"
 import { KubeConfig } from "../../KubeConfig.js"
 import type { KubeObject } from "../../KubeObject.js"
 import type { ListPage, WatchEvent } from "../../ListerWatcher.js"
@@ -28,6 +27,12 @@ import { apiVersion, collectionPath, groupResource, objectPath } from "../../Res
 import * as Term from "../../Term.js"
 import type { Status } from "../../Wire.js"
 import { failureStatus, isStatus, ObjectWithMeta } from "../../Wire.js"
+import { decodePage } from "../protocol/objectDecoder.js"
+import { isObjectWithMeta } from "../protocol/wireGuard.js"
+import type { Scrub } from "../redact.js"
+import { explain, oneLine } from "../text.js"
+import { makeLimiter } from "../tokenBucket.js"
+import * as HttpListerWatcher from "./httpListerWatcher.js"
 import {
   decodeListBody,
   defaultUserAgent,
@@ -40,11 +45,6 @@ import {
   statusError,
   transportError
 } from "./httpRequest.js"
-import { decodePage } from "../protocol/objectDecoder.js"
-import type { Scrub } from "../redact.js"
-import { explain, oneLine } from "../text.js"
-import { makeLimiter } from "../tokenBucket.js"
-import { isObjectWithMeta } from "../protocol/wireGuard.js"
 
 // -------------------------------------------------------------------------------------------------
 // constants

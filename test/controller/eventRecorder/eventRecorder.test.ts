@@ -120,7 +120,7 @@ describe("EventRecorder", () => {
         const recorder = yield* EventRecorder.make({ ...options, capacity: 2 }).pipe(
           Effect.provideService(Client.Client, client)
         )
-        yield* server.inject({ _tag: "ServerError", count: 100, status: 500 })
+        yield* server.faults.inject({ _tag: "ServerError", count: 100, status: 500 })
         const before =
           (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "failed")))).count
         for (let i = 0; i < 10; i++) {

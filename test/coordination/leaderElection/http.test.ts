@@ -50,7 +50,9 @@ describe("LeaderElection over the embedded API server", () => {
             yield* Effect.forkIn(service.whileLeading(work(identity)), scope)
             return { service, close: Scope.close(scope, Exit.void) }
           })
-        const lease = Effect.orDie(server.get(Resource.leases, { name: "effect-informers-test", namespace: "default" }))
+        const lease = Effect.orDie(
+          server.objects.get(Resource.leases, { name: "effect-informers-test", namespace: "default" })
+        )
 
         // a acquires; b follows
         const a = yield* elector("a")
@@ -161,10 +163,10 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         yield* eventually(service.isLeader, { what: "a to lead", interval: 5, clock: "real" })
         yield* realSleep(300) // the watch is open
         const ref = { name: "watched", namespace: "default" }
-        const lease = yield* Effect.orDie(server.get(Resource.leases, ref))
+        const lease = yield* Effect.orDie(server.objects.get(Resource.leases, ref))
         const edited = Date.now()
         const renewalsBefore = updates.length
-        yield* Effect.orDie(server.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } }))
+        yield* Effect.orDie(server.objects.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } }))
         yield* eventually(Effect.sync(() => marks.some((m) => m.what === "stop")), {
           what: "the work to stop",
           timeout: 3000,
@@ -176,7 +178,7 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         assert.strictEqual(updates.filter((at) => at <= stopped).length, renewalsBefore, "no renewal found it")
 
         // it campaigns again; once it leads again, a deletion stops the work at once too
-        yield* Effect.orDie(server.delete(Resource.leases, ref))
+        yield* Effect.orDie(server.objects.delete(Resource.leases, ref))
         yield* eventually(Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), {
           what: "a to lead again",
           timeout: 8000,
@@ -185,7 +187,7 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         })
         yield* realSleep(300)
         const deleted = Date.now()
-        yield* Effect.orDie(server.delete(Resource.leases, ref))
+        yield* Effect.orDie(server.objects.delete(Resource.leases, ref))
         yield* eventually(Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2), {
           what: "the work to stop again",
           timeout: 3000,

@@ -88,7 +88,9 @@ describe("LeaderElection under a write load above the Client's rate limit", () =
           `states: ${states.map((s) => s._tag).join(", ")}`
         )
         assert.deepStrictEqual(yield* election.state, LeaderElection.State.Leading({ term: 1 }))
-        const lease = yield* Effect.orDie(server.get(Resource.leases, { name: leaseName, namespace: "default" }))
+        const lease = yield* Effect.orDie(
+          server.objects.get(Resource.leases, { name: leaseName, namespace: "default" })
+        )
         assert.strictEqual(lease.spec?.holderIdentity, "a")
         assert.strictEqual(lease.spec?.leaseTransitions, 0)
 
@@ -105,7 +107,9 @@ describe("LeaderElection under a write load above the Client's rate limit", () =
         const closing = Date.now()
         yield* Scope.close(scope, Exit.void)
         assert.isBelow(Date.now() - closing, 1000, "the work stopped and the Lease was released within 1 s")
-        const released = yield* Effect.orDie(server.get(Resource.leases, { name: leaseName, namespace: "default" }))
+        const released = yield* Effect.orDie(
+          server.objects.get(Resource.leases, { name: leaseName, namespace: "default" })
+        )
         assert.strictEqual(released.spec?.holderIdentity, "")
       }),
     30_000

@@ -51,7 +51,7 @@ describe("Sharding over the embedded API server", () => {
         const a = yield* member("replica-a")
         const b = yield* member("replica-b")
         // another group's Lease in the same namespace is not a member
-        yield* Effect.orDie(server.create(Resource.leases, {
+        yield* Effect.orDie(server.objects.create(Resource.leases, {
           metadata: { name: "other", namespace: "default", labels: { [Sharding.groupLabel]: "other-group" } },
           spec: { holderIdentity: "other", leaseDurationSeconds: 3600 }
         }))
@@ -62,7 +62,9 @@ describe("Sharding over the embedded API server", () => {
           ),
           { what: "both members active", timeout: 10_000, interval: 5, clock: "real" }
         )
-        const lease = yield* Effect.orDie(server.get(Resource.leases, { name: "replica-a", namespace: "default" }))
+        const lease = yield* Effect.orDie(
+          server.objects.get(Resource.leases, { name: "replica-a", namespace: "default" })
+        )
         assert.strictEqual(lease.metadata?.labels?.[Sharding.groupLabel], "replicator")
         assert.strictEqual(lease.spec?.holderIdentity, "replica-a")
         assert.deepStrictEqual(yield* a.service.members, ["replica-a", "replica-b"])
@@ -73,7 +75,9 @@ describe("Sharding over the embedded API server", () => {
         assert.isTrue(split.some((o) => o[0] === "replica-a") && split.some((o) => o[0] === "replica-b"))
 
         yield* b.close
-        const released = yield* Effect.orDie(server.get(Resource.leases, { name: "replica-b", namespace: "default" }))
+        const released = yield* Effect.orDie(
+          server.objects.get(Resource.leases, { name: "replica-b", namespace: "default" })
+        )
         assert.strictEqual(released.spec?.holderIdentity, "")
         yield* eventually(Effect.map(owners([a]), (all) => all.every((o) => o.length === 1)), {
           what: "a to own every key",

@@ -120,7 +120,7 @@ describe("InformerFactory - lifecycle", () => {
       assert.include(missing.message, "widgets.example.com in all namespaces")
       assert.include(missing.message, "StatusError (NotFound)")
       // 403: every LIST is forbidden
-      yield* server.inject({ _tag: "ServerError", status: 403, count: 1000, on: "list" })
+      yield* server.faults.inject({ _tag: "ServerError", status: 403, count: 1000, on: "list" })
       const pods = Context.get(yield* build, InformerFactory.InformerFactory)
       yield* pods.informerFor(Resource.pods, { namespace: "default" })
       yield* pods.start
@@ -129,7 +129,7 @@ describe("InformerFactory - lifecycle", () => {
       assert.include(forbidden.message, "StatusError (Forbidden)")
       const status = forbidden.informers.find((s) => s.informer === "pods in default")
       assert.strictEqual(kindOf(status!.lastError), "StatusError (Forbidden)")
-      yield* server.clearFaults
+      yield* server.faults.clear
       yield* pods.waitForCacheSync({ timeout: "10 seconds" })
     }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
 

@@ -105,8 +105,8 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
         Effect.gen(function*() {
           const { counter, widgets } = typedWidgets()
           const server = yield* Effect.orDie(ApiServer.make({ resources: [widgets], bookmarkInterval: "100 millis" }))
-          yield* server.create(widgets, widget("a", 1) as never)
-          yield* server.create(widgets, widget("b", 2) as never)
+          yield* server.objects.create(widgets, widget("a", 1) as never)
+          yield* server.objects.create(widgets, widget("b", 2) as never)
           const factory = InformerFactory.layer().pipe(
             Layer.provide(HttpListerWatcher.layerSource()),
             Layer.provide(live({ server: server.url, token: Redacted.make(TOKEN) }))
@@ -136,7 +136,7 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
 
             // an update: decoded once more
             const afterSync = counter.decodes
-            yield* server.patch(widgets, { name: "a", namespace: "default" }, { spec: { replicas: 5 } })
+            yield* server.objects.patch(widgets, { name: "a", namespace: "default" }, { spec: { replicas: 5 } })
             yield* Effect.repeat(lister.byNamespace("default").get("a"), {
               until: (w) => w.spec.replicas === 5,
               schedule: Schedule.spaced("10 millis")
@@ -144,7 +144,7 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
             assert.strictEqual(counter.decodes - afterSync, 1, "each watched object decoded once")
 
             // an object the schema rejects
-            yield* server.create(rawWidgets, widget("bad", "three"))
+            yield* server.objects.create(rawWidgets, widget("bad", "three"))
             const error = yield* Queue.take(errors)
             assert.strictEqual(error.reason, "SchemaMismatch")
             assert.match(
@@ -153,14 +153,14 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
             )
             assert.notInclude(error.message, "\n")
             // while it is there the cache keeps its last good state, and the informer keeps trying
-            yield* server.create(widgets, widget("c", 3) as never)
+            yield* server.objects.create(widgets, widget("c", 3) as never)
             yield* Queue.take(errors)
             yield* Queue.take(errors)
             assert.deepStrictEqual((yield* lister.list()).map((w) => w.metadata.name).sort(), ["a", "b"])
             assert.isFalse(yield* informer.isStopped)
 
             // fixed: the informer catches up
-            yield* server.patch(rawWidgets, { name: "bad", namespace: "default" }, { spec: { replicas: 4 } })
+            yield* server.objects.patch(rawWidgets, { name: "bad", namespace: "default" }, { spec: { replicas: 4 } })
             const names = Effect.map(lister.list(), (all) => all.map((w) => w.metadata.name).sort())
             yield* Effect.repeat(names, { until: (all) => all.length === 4, schedule: Schedule.spaced("20 millis") })
             assert.deepStrictEqual(yield* names, ["a", "b", "bad", "c"])
@@ -177,13 +177,13 @@ describe("Client reads of a custom resource", () => {
   it.scopedLive("get and list give decoded values; a rejected object is a SchemaMismatch DecodeError", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
-        yield* server.create(rawWidgets, widget("a", 1, "9"))
+        yield* server.objects.create(rawWidgets, widget("a", 1, "9"))
         const a = yield* client.get(widgets, "a", { namespace: "default" })
         assert.strictEqual(a.spec.size, 9)
         assert.isString(a.metadata.resourceVersion)
         const page = yield* client.list(widgets, { namespace: "default" })
         assert.deepStrictEqual(page.items.map((w) => w.spec.size), [9])
-        yield* server.create(rawWidgets, widget("bad", "three"))
+        yield* server.objects.create(rawWidgets, widget("bad", "three"))
         const error = yield* Effect.flip(client.get(widgets, "bad", { namespace: "default" }))
         assert.strictEqual(error._tag, "DecodeError")
         assert.strictEqual(error.reason, "SchemaMismatch")

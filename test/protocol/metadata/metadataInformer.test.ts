@@ -60,8 +60,8 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
     it.scopedLive(`sync, adds, updates and deletes carry metadata only (${watchList ? "watch-list" : "list"})`, () =>
       withServer((server, factory) =>
         Effect.gen(function*() {
-          yield* server.create(Resource.pods, pod("web-1", { app: "web" }))
-          yield* server.create(Resource.pods, pod("db-1", { app: "db" }))
+          yield* server.objects.create(Resource.pods, pod("web-1", { app: "web" }))
+          yield* server.objects.create(Resource.pods, pod("db-1", { app: "db" }))
           const informer = yield* factory.informerFor(podsMeta, { namespace: "default", reflector: { watchList } })
           const full = yield* factory.informerFor(Resource.pods, { namespace: "default", reflector: { watchList } })
           assert.notStrictEqual(informer as unknown, full as unknown, "the metadata informer is its own")
@@ -92,11 +92,11 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
           const fullPod = (yield* full.indexer.list).find((o) => o.metadata?.name === "web-1")
           assert.strictEqual(fullPod?.spec?.nodeName, "node-1")
 
-          yield* server.create(Resource.pods, pod("web-2", { app: "web" }))
-          yield* server.patch(Resource.pods, { name: "web-1", namespace: "default" }, {
+          yield* server.objects.create(Resource.pods, pod("web-2", { app: "web" }))
+          yield* server.objects.patch(Resource.pods, { name: "web-1", namespace: "default" }, {
             metadata: { labels: { app: "web-v2" } }
           })
-          yield* server.delete(Resource.pods, { name: "db-1", namespace: "default" })
+          yield* server.objects.delete(Resource.pods, { name: "db-1", namespace: "default" })
           const events: Array<string> = []
           while (events.length < 5) events.push(yield* Queue.take(seen))
           assert.deepStrictEqual(events.slice(0, 2).sort(), ["add db-1", "add web-1"])
@@ -113,7 +113,7 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
   it.scopedLive("the server answers LIST, GET, WATCH and bookmarks as PartialObjectMetadata", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make({ bookmarkInterval: "100 millis" }))
-      yield* server.create(Resource.pods, pod("web-1", { app: "web" }))
+      yield* server.objects.create(Resource.pods, pod("web-1", { app: "web" }))
       yield* Effect.gen(function*() {
         const lw = yield* HttpListerWatcher.make(podsMeta, { namespace: "default" })
         const page = yield* lw.list({ limit: 1 })
@@ -133,7 +133,7 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
           ),
           Effect.forkScoped
         )
-        yield* server.create(Resource.pods, pod("web-2"))
+        yield* server.objects.create(Resource.pods, pod("web-2"))
         let next = yield* Queue.take(received)
         while (next === "BOOKMARK") next = yield* Queue.take(received)
         assert.strictEqual(next, "ADDED web-2")

@@ -20,7 +20,7 @@ describe("Client.derive", () => {
   it.scoped("a bucket of its own: its requests go while the parent's wait for tokens (TestClock)", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
-      yield* server.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
+      yield* server.objects.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
       const parent = yield* Effect.provide(Client.Client, clientLayer(server.url, { qps: 5, burst: 10 }))
       const derived = yield* parent.derive()
       // the parent's bucket is empty and 5 of its requests wait (the last one until 1 s)
@@ -63,7 +63,7 @@ describe("Client.derive", () => {
   it.scoped("options given replace the parent's: qps 1, burst 1 (TestClock)", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
-      yield* server.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
+      yield* server.objects.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
       const parent = yield* Effect.provide(Client.Client, clientLayer(server.url, { qps: Infinity }))
       const slow = yield* parent.derive({ qps: 1, burst: 1 })
       const both = yield* Effect.fork(

@@ -38,7 +38,7 @@ describe("Client errors", () => {
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const cm = yield* client.create(Resource.configMaps, configMap("cm", { data: { a: "1" } }))
-        yield* server.patch(Resource.configMaps, { name: "cm", namespace: "default" }, { data: { a: "other" } })
+        yield* server.objects.patch(Resource.configMaps, { name: "cm", namespace: "default" }, { data: { a: "other" } })
         const { error, kind } = yield* failure(client.update(Resource.configMaps, { ...cm, data: { a: "2" } }))
         assert.strictEqual(kind, "StatusError (Conflict)")
         assert.include(error.message, "the object has been modified")
@@ -109,7 +109,7 @@ describe("Client errors", () => {
     it.scopedLive(`HTTP ${code} (the server's fault injection) -> ${kind}`, () =>
       withApiServer((server, client) =>
         Effect.gen(function*() {
-          yield* server.inject({ _tag: "ServerError", status: code })
+          yield* server.faults.inject({ _tag: "ServerError", status: code })
           const error = yield* failure(client.get(Resource.configMaps, "any"))
           assert.strictEqual(error.kind, kind)
           assert(error.error._tag === "StatusError")
@@ -121,7 +121,7 @@ describe("Client errors", () => {
   it.scopedLive("429 TooManyRequests with its Retry-After", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
-        yield* server.inject({ _tag: "TooManyRequests", retryAfterSeconds: 7 })
+        yield* server.faults.inject({ _tag: "TooManyRequests", retryAfterSeconds: 7 })
         const { error, kind } = yield* failure(client.create(Resource.configMaps, configMap("cm")))
         assert.strictEqual(kind, "StatusError (TooManyRequests)")
         assert(error._tag === "StatusError")

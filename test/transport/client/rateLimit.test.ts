@@ -125,7 +125,7 @@ describe("Client rate limiting", () => {
   it.scoped("defaults (5 qps, burst 10): 15 gets, 10 sent at once, then one per 200 ms of the TestClock", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
-      yield* server.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
+      yield* server.objects.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
       // the Client's own options: the defaults
       const client = yield* Effect.provide(Client.Client, clientLayer(server.url, { qps: Client.defaultQps }))
       assert.strictEqual(Client.defaultQps, 5)
@@ -155,7 +155,7 @@ describe("Client rate limiting", () => {
   it.scoped("qps Infinity: no wait", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
-      yield* server.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
+      yield* server.objects.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
       const client = yield* Effect.provide(Client.Client, clientLayer(server.url, { qps: Infinity }))
       yield* Effect.forEach(Array.from({ length: 30 }), () => client.get(Resource.configMaps, "cm"))
     }))

@@ -32,7 +32,9 @@ describe("Client.retryOnConflict", () => {
           const cm = yield* client.get(Resource.configMaps, "counter")
           if (attempts === 1) {
             // another writer, between our read and our write
-            yield* server.patch(Resource.configMaps, { name: "counter", namespace: "default" }, { data: { n: "10" } })
+            yield* server.objects.patch(Resource.configMaps, { name: "counter", namespace: "default" }, {
+              data: { n: "10" }
+            })
           }
           return yield* client.update(Resource.configMaps, { ...cm, data: { n: String(Number(cm.data?.n) + 1) } })
         })
@@ -46,7 +48,7 @@ describe("Client.retryOnConflict", () => {
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const cm = yield* client.create(Resource.configMaps, configMap("cm", { data: { a: "1" } }))
-        yield* server.patch(Resource.configMaps, { name: "cm", namespace: "default" }, { data: { a: "2" } })
+        yield* server.objects.patch(Resource.configMaps, { name: "cm", namespace: "default" }, { data: { a: "2" } })
         const stale = client.update(Resource.configMaps, { ...cm, data: { a: "3" } })
         assert.strictEqual((yield* failure(stale)).kind, "StatusError (Conflict)")
         // the same stale object every time: five attempts, then the last Conflict

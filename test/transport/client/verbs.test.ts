@@ -27,7 +27,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         assert.strictEqual(created.metadata?.resourceVersion, yield* server.resourceVersion)
         const got = yield* client.get(Resource.configMaps, "settings", { namespace: "default" })
         assert.deepStrictEqual(got, created)
-        const stored = yield* server.get(Resource.configMaps, { name: "settings", namespace: "default" })
+        const stored = yield* server.objects.get(Resource.configMaps, { name: "settings", namespace: "default" })
         assert.deepStrictEqual(stored.data, { a: "1" })
       })
     ))
@@ -51,7 +51,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         yield* client.create(Resource.configMaps, { metadata: { name: "a" } })
         yield* client.create(Resource.configMaps, { metadata: { name: "b", namespace: "ns1" } })
         yield* client.create(Resource.configMaps, { metadata: { name: "c" } }, { namespace: "ns2" })
-        const all = yield* server.snapshot(Resource.configMaps)
+        const all = yield* server.objects.snapshot(Resource.configMaps)
         assert.deepStrictEqual(all.map((cm) => `${cm.metadata?.namespace}/${cm.metadata?.name}`), [
           "default/a",
           "ns1/b",
@@ -143,8 +143,8 @@ describe("Client verbs against the embedded ApiServer", () => {
   it.scopedLive("list: one page and its continue token; listAll: every page, one snapshot", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
-        for (let i = 0; i < 7; i++) yield* server.create(Resource.configMaps, configMap(`cm-${i}`))
-        yield* server.create(Resource.configMaps, { metadata: { name: "elsewhere", namespace: "other" } })
+        for (let i = 0; i < 7; i++) yield* server.objects.create(Resource.configMaps, configMap(`cm-${i}`))
+        yield* server.objects.create(Resource.configMaps, { metadata: { name: "elsewhere", namespace: "other" } })
         const first = yield* client.list(Resource.configMaps, { namespace: "default", limit: 3 })
         assert.strictEqual(first.items.length, 3)
         assert.isString(first.continue)
@@ -170,8 +170,8 @@ describe("Client verbs against the embedded ApiServer", () => {
   it.scopedLive("listAll: a continue token that expired mid-way, one full list (client-go's pager)", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
-        for (let i = 0; i < 5; i++) yield* server.create(Resource.configMaps, configMap(`cm-${i}`))
-        yield* server.inject({ _tag: "ContinueGone" })
+        for (let i = 0; i < 5; i++) yield* server.objects.create(Resource.configMaps, configMap(`cm-${i}`))
+        yield* server.faults.inject({ _tag: "ContinueGone" })
         const before = (yield* server.stats).requestsByVerb.list ?? 0
         const all = yield* client.listAll(Resource.configMaps, { namespace: "default", limit: 2 })
         assert.strictEqual(all.items.length, 5)
@@ -183,7 +183,7 @@ describe("Client verbs against the embedded ApiServer", () => {
   it.scopedLive("layerFromKubeConfig: the Client over its own Node HTTP client", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
-      yield* server.create(Resource.configMaps, configMap("cm"))
+      yield* server.objects.create(Resource.configMaps, configMap("cm"))
       const layer = Client.layerFromKubeConfig(
         KubeConfig.layerFromOptions({ server: server.url, token: Redacted.make(TOKEN), namespace: "default" }),
         { qps: 100, burst: 100, maxSockets: 4 }
@@ -209,7 +209,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         yield* client.create(Resource.configMaps, configMap("plain"))
         const plain = yield* client.delete(Resource.configMaps, "plain")
         assert.strictEqual(plain._tag, "Object")
-        assert.deepStrictEqual(yield* server.snapshot(Resource.configMaps), [])
+        assert.deepStrictEqual(yield* server.objects.snapshot(Resource.configMaps), [])
 
         yield* client.create(
           Resource.configMaps,
@@ -218,13 +218,13 @@ describe("Client verbs against the embedded ApiServer", () => {
         const held = yield* client.delete(Resource.configMaps, "held")
         assert(held._tag === "Object")
         assert.isString(held.object.metadata?.deletionTimestamp)
-        assert.strictEqual((yield* server.snapshot(Resource.configMaps)).length, 1)
+        assert.strictEqual((yield* server.objects.snapshot(Resource.configMaps)).length, 1)
         yield* client.patch(
           Resource.configMaps,
           "held",
           Client.jsonPatch([{ op: "remove", path: "/metadata/finalizers" }])
         )
-        assert.deepStrictEqual(yield* server.snapshot(Resource.configMaps), [])
+        assert.deepStrictEqual(yield* server.objects.snapshot(Resource.configMaps), [])
       })
     ))
 
@@ -235,7 +235,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         yield* client.delete(Resource.configMaps, "cm", {
           preconditions: { uid: cm.metadata?.uid, resourceVersion: cm.metadata?.resourceVersion }
         })
-        assert.deepStrictEqual(yield* server.snapshot(Resource.configMaps), [])
+        assert.deepStrictEqual(yield* server.objects.snapshot(Resource.configMaps), [])
       })
     ))
 

@@ -33,8 +33,8 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
   it.scopedLive("list and watch, the label selector applied to both", () =>
     withApiServer((server) =>
       Effect.gen(function*() {
-        yield* server.create(Resource.pods, labelled("web-1", "web"))
-        yield* server.create(Resource.pods, labelled("db-1", "db"))
+        yield* server.objects.create(Resource.pods, labelled("web-1", "web"))
+        yield* server.objects.create(Resource.pods, labelled("db-1", "db"))
         const lw = yield* pods({ labelSelector: "app=web" })
         const page = yield* lw.list({})
         assert.deepStrictEqual(page.items.map((p) => p.metadata?.name), ["web-1"])
@@ -45,12 +45,12 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
           ),
           Effect.forkScoped
         )
-        yield* server.create(Resource.pods, labelled("db-2", "db"))
-        yield* server.create(Resource.pods, labelled("web-2", "web"))
-        yield* server.patch(Resource.pods, { name: "web-1", namespace: "default" }, {
+        yield* server.objects.create(Resource.pods, labelled("db-2", "db"))
+        yield* server.objects.create(Resource.pods, labelled("web-2", "web"))
+        yield* server.objects.patch(Resource.pods, { name: "web-1", namespace: "default" }, {
           metadata: { annotations: { a: "b" } }
         })
-        yield* server.delete(Resource.pods, { name: "web-2", namespace: "default" })
+        yield* server.objects.delete(Resource.pods, { name: "web-2", namespace: "default" })
         const events = [yield* Queue.take(received), yield* Queue.take(received), yield* Queue.take(received)]
         assert.deepStrictEqual(events, ["ADDED web-2", "MODIFIED web-1", "DELETED web-2"])
       })
@@ -71,10 +71,10 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
     it.scopedLive(`fault ${ApiServer.formatFault(fault)} -> ${tag} (${reason})`, () =>
       withApiServer((server) =>
         Effect.gen(function*() {
-          yield* server.create(Resource.pods, labelled("a", "web"))
+          yield* server.objects.create(Resource.pods, labelled("a", "web"))
           const lw = yield* pods()
           const page = yield* lw.list({})
-          yield* server.inject(fault)
+          yield* server.faults.inject(fault)
           const error = verb === "list"
             ? yield* Effect.flip(lw.list({}))
             : yield* Effect.flip(Stream.runDrain(lw.watch({ resourceVersion: page.resourceVersion })))
@@ -98,14 +98,14 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
           Effect.flip,
           Effect.fork
         )
-        yield* server.create(Resource.pods, labelled("a", "web"))
+        yield* server.objects.create(Resource.pods, labelled("a", "web"))
         assert.strictEqual(yield* Queue.take(received), "ADDED")
-        yield* server.inject({ _tag: "DropWatches" })
+        yield* server.faults.inject({ _tag: "DropWatches" })
         const drop = yield* Fiber.join(dropped)
         assert.strictEqual(drop._tag, "TransportError")
         assert.strictEqual(drop.reason, "RequestFailed")
 
-        yield* server.inject({ _tag: "StallWatches", count: 1 })
+        yield* server.faults.inject({ _tag: "StallWatches", count: 1 })
         const stalled = yield* Effect.flip(Stream.runDrain(lw.watch({ allowWatchBookmarks: true })))
         assert.strictEqual(stalled._tag, "TransportError")
         assert.strictEqual(stalled.reason, "Timeout")

@@ -40,12 +40,12 @@ describe("ApiServer faults", () => {
       yield* seedPods(server, [pod("a")])
       const dropped = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
       yield* eventually(() => dropped.lines.length >= 1, "initial")
-      yield* server.inject({ _tag: "DropWatches" })
+      yield* server.faults.inject({ _tag: "DropWatches" })
       yield* eventually(() => dropped.ended, "drop")
       assert.isDefined(dropped.error)
       const closed = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
       yield* eventually(() => closed.lines.length >= 1, "initial")
-      yield* server.inject({ _tag: "CloseWatches" })
+      yield* server.faults.inject({ _tag: "CloseWatches" })
       yield* eventually(() => closed.ended, "close")
       assert.isUndefined(closed.error)
       const stats = yield* server.stats
@@ -65,13 +65,13 @@ describe("ApiServer faults", () => {
   it.scopedLive("answers the next watches with 410, as an ERROR event or an HTTP status", () =>
     Effect.gen(function*() {
       const server = yield* start()
-      yield* server.inject({ _tag: "WatchGone", count: 1 })
+      yield* server.faults.inject({ _tag: "WatchGone", count: 1 })
       const viaEvent = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
       yield* eventually(() => viaEvent.ended, "end")
       assert.strictEqual(viaEvent.status, 200)
       assert.strictEqual(events(viaEvent)[0].type, "ERROR")
       assert.strictEqual(events(viaEvent)[0].object.code, 410)
-      yield* server.inject({ _tag: "WatchGone", count: 1, mode: "http" })
+      yield* server.faults.inject({ _tag: "WatchGone", count: 1, mode: "http" })
       const list = yield* call(`${server.url}/api/v1/pods`)
       assert.strictEqual(list.status, 200)
       assertStatus(yield* call(`${server.url}/api/v1/pods?watch=true`), 410, "Expired")
@@ -84,7 +84,7 @@ describe("ApiServer faults", () => {
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, Array.from({ length: 5 }, (_, i) => pod(`p-${i}`)))
-      yield* server.inject({ _tag: "ContinueGone", count: 1 })
+      yield* server.faults.inject({ _tag: "ContinueGone", count: 1 })
       // a list without a continue token does not take the fault
       const page1 = yield* call(`${server.url}/api/v1/pods?limit=2`)
       assert.strictEqual(page1.status, 200)
@@ -102,15 +102,15 @@ describe("ApiServer faults", () => {
   it.scopedLive("clearFaults disarms the faults no request has taken yet", () =>
     Effect.gen(function*() {
       const server = yield* start()
-      yield* server.inject({ _tag: "ServerError", count: 3 })
-      yield* server.inject({ _tag: "TooManyRequests", count: 2 })
-      yield* server.inject({ _tag: "StallWatches", count: 2 })
-      yield* server.inject({ _tag: "MalformedLine" })
+      yield* server.faults.inject({ _tag: "ServerError", count: 3 })
+      yield* server.faults.inject({ _tag: "TooManyRequests", count: 2 })
+      yield* server.faults.inject({ _tag: "StallWatches", count: 2 })
+      yield* server.faults.inject({ _tag: "MalformedLine" })
       assertStatus(yield* call(`${server.url}/api/v1/pods`), 429, "TooManyRequests")
-      yield* server.clearFaults
+      yield* server.faults.clear
       assert.strictEqual((yield* call(`${server.url}/api/v1/pods`)).status, 200)
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true`)
-      yield* server.create(pods, pod("a"))
+      yield* server.objects.create(pods, pod("a"))
       yield* eventually(() => watch.lines.length >= 1, "event")
       assert.strictEqual(events(watch)[0].type, "ADDED")
       assert.strictEqual((yield* server.stats).faults.TooManyRequests, 1)
@@ -120,19 +120,19 @@ describe("ApiServer faults", () => {
   it.scopedLive("fails the next requests with 500 or 429 and Retry-After, and delays responses", () =>
     Effect.gen(function*() {
       const server = yield* start()
-      yield* server.inject({ _tag: "ServerError", count: 2, on: "list" })
+      yield* server.faults.inject({ _tag: "ServerError", count: 2, on: "list" })
       assert.strictEqual((yield* call(`${server.url}/api/v1/namespaces/default/pods/x`)).status, 404)
       assertStatus(yield* call(`${server.url}/api/v1/pods`), 500, "InternalError")
       assertStatus(yield* call(`${server.url}/api/v1/configmaps`), 500, "InternalError")
       assert.strictEqual((yield* call(`${server.url}/api/v1/pods`)).status, 200)
-      yield* server.inject({ _tag: "ServerError", status: 503 })
+      yield* server.faults.inject({ _tag: "ServerError", status: 503 })
       assert.strictEqual((yield* call(`${server.url}/api/v1/namespaces/default/pods/x`)).status, 503)
-      yield* server.inject({ _tag: "TooManyRequests", retryAfterSeconds: 7 })
+      yield* server.faults.inject({ _tag: "TooManyRequests", retryAfterSeconds: 7 })
       const throttled = yield* call(`${server.url}/api/v1/pods?watch=true`)
       assertStatus(throttled, 429, "TooManyRequests")
       assert.strictEqual(throttled.headers.get("retry-after"), "7")
       assert.strictEqual(throttled.json.details.retryAfterSeconds, 7)
-      yield* server.inject({ _tag: "Delay", millis: 300 })
+      yield* server.faults.inject({ _tag: "Delay", millis: 300 })
       const before = Date.now()
       assert.strictEqual((yield* call(`${server.url}/api/v1/pods`)).status, 200)
       assert.isAtLeast(Date.now() - before, 280)
@@ -145,7 +145,7 @@ describe("ApiServer faults", () => {
       const server = yield* start({ bookmarkInterval: "50 millis" })
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=1`)
       yield* eventually(() => w.lines.length >= 1, "bookmark")
-      yield* server.inject({ _tag: "StallWatches", count: 1 })
+      yield* server.faults.inject({ _tag: "StallWatches", count: 1 })
       const bytes = w.bytes
       yield* seedPods(server, [pod("a"), pod("b")])
       const next = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=1`)
@@ -162,11 +162,11 @@ describe("ApiServer faults", () => {
     Effect.gen(function*() {
       const server = yield* start()
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
-      yield* server.inject({ _tag: "MalformedLine" })
+      yield* server.faults.inject({ _tag: "MalformedLine" })
       yield* seedPods(server, [pod("a")])
-      yield* server.inject({ _tag: "MissingMetadata" })
+      yield* server.faults.inject({ _tag: "MissingMetadata" })
       yield* seedPods(server, [pod("b")])
-      yield* server.inject({ _tag: "PartialLine" })
+      yield* server.faults.inject({ _tag: "PartialLine" })
       yield* eventually(() => w.ended, "end")
       assert.isUndefined(w.error)
       assert.strictEqual(w.lines.length, 4)
@@ -179,7 +179,7 @@ describe("ApiServer faults", () => {
       assert.isAbove(w.rest.length, 0)
       assert.throws(() => JSON.parse(w.rest))
       // with no watch open, a stream fault waits for the next watch
-      yield* server.inject({ _tag: "MalformedLine" })
+      yield* server.faults.inject({ _tag: "MalformedLine" })
       const next = yield* openWatch(
         `${server.url}/api/v1/pods?watch=true&resourceVersion=${yield* server.resourceVersion}`
       )
@@ -199,7 +199,7 @@ describe("ApiServer faults", () => {
       yield* seedPods(server, [pod("a")])
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
       yield* eventually(() => w.lines.length >= 1, "initial")
-      yield* server.inject({ _tag: "Restart", rejectMillis: 400 })
+      yield* server.faults.inject({ _tag: "Restart", rejectMillis: 400 })
       yield* eventually(() => w.ended, "drop")
       const refused = yield* Effect.promise(() =>
         fetch(`${server.url}/version`).then(() => "ok", (e) => String(e.cause?.code ?? e))

@@ -156,4 +156,4 @@ export const pods = Resource.pods as unknown as Resource.Resource<Obj>
 export const start = (options: ApiServer.Options = {}) => ApiServer.make(options).pipe(Effect.orDie)
 
 export const seedPods = (server: ApiServer.ApiServer.Service, objects: ReadonlyArray<Obj>) =>
-  Effect.forEach(objects, (o) => server.create(pods, o), { discard: true }).pipe(Effect.orDie)
+  Effect.forEach(objects, (o) => server.objects.create(pods, o), { discard: true }).pipe(Effect.orDie)

@@ -130,7 +130,7 @@ describe("ApiServer lease validation", () => {
         update.json.message,
         `Lease.coordination.k8s.io "x" is invalid: spec.leaseDurationSeconds: Invalid value: -1: must be greater than 0`
       )
-      const stored = yield* server.get(Resource.leases, { namespace: "kube-system", name: "x" })
+      const stored = yield* server.objects.get(Resource.leases, { namespace: "kube-system", name: "x" })
       assert.strictEqual(stored.spec?.leaseDurationSeconds, 15)
       assert.strictEqual(stored.metadata?.resourceVersion, created.json.metadata.resourceVersion)
     }))
@@ -157,7 +157,7 @@ describe("ApiServer lease validation", () => {
         spec.json.message,
         `Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal string into Go struct field Lease.spec of type v1.LeaseSpec`
       )
-      assert.deepStrictEqual((yield* server.snapshot(Resource.leases)).map((l) => l.metadata?.name), ["x"])
+      assert.deepStrictEqual((yield* server.objects.snapshot(Resource.leases)).map((l) => l.metadata?.name), ["x"])
     }))
 
   it.scopedLive("patch: a result that does not decode is 422 on `patch`, an invalid one 422 on its field", () =>
@@ -186,7 +186,7 @@ describe("ApiServer lease validation", () => {
         negative.json.message,
         `Lease.coordination.k8s.io "x" is invalid: spec.leaseDurationSeconds: Invalid value: -5: must be greater than 0`
       )
-      const stored = yield* server.get(Resource.leases, { namespace: "kube-system", name: "x" })
+      const stored = yield* server.objects.get(Resource.leases, { namespace: "kube-system", name: "x" })
       assert.strictEqual(stored.metadata?.resourceVersion, created.json.metadata.resourceVersion)
       // a valid patch still goes through
       const ok = yield* send(`${url}/x`, "PATCH", { spec: { leaseDurationSeconds: 30 } }, merge)
@@ -209,7 +209,7 @@ describe("ApiServer lease validation", () => {
       const text = yield* send(url, "PATCH", lease("x", { leaseDurationSeconds: "1" }), "application/apply-patch+yaml")
       assert.strictEqual(text.status >= 400 && text.status < 500, true, text.text)
       assert.include(text.json.message, "LeaseSpec.spec.leaseDurationSeconds of type int32")
-      assert.deepStrictEqual(yield* server.snapshot(Resource.leases), [])
+      assert.deepStrictEqual(yield* server.objects.snapshot(Resource.leases), [])
     }))
 
   it.scopedLive("the programmatic API checks alike: a StatusError, nothing stored", () =>
@@ -219,15 +219,18 @@ describe("ApiServer lease validation", () => {
         metadata: { name: "x", namespace: "kube-system" },
         spec: { holderIdentity: "a", leaseDurationSeconds: -1 }
       }
-      const create = yield* Effect.flip(server.create(Resource.leases, bad))
+      const create = yield* Effect.flip(server.objects.create(Resource.leases, bad))
       assert.strictEqual(create.reason, "Invalid")
       assert.deepStrictEqual(create.causes.map((c) => c.field), ["spec.leaseDurationSeconds"])
-      const good = yield* server.create(Resource.leases, {
+      const good = yield* server.objects.create(Resource.leases, {
         ...bad,
         spec: { holderIdentity: "a", leaseDurationSeconds: 5 }
       })
       const update = yield* Effect.flip(
-        server.update(Resource.leases, { ...good, spec: { ...good.spec, holderIdentity: 3 as unknown as string } })
+        server.objects.update(Resource.leases, {
+          ...good,
+          spec: { ...good.spec, holderIdentity: 3 as unknown as string }
+        })
       )
       assert.strictEqual(update.reason, "BadRequest")
       assert.strictEqual(
@@ -235,10 +238,12 @@ describe("ApiServer lease validation", () => {
         `Lease in version "v1" cannot be handled as a Lease: json: cannot unmarshal number into Go struct field LeaseSpec.spec.holderIdentity of type string`
       )
       const patch = yield* Effect.flip(
-        server.patch(Resource.leases, { namespace: "kube-system", name: "x" }, { spec: { leaseTransitions: -1 } })
+        server.objects.patch(Resource.leases, { namespace: "kube-system", name: "x" }, {
+          spec: { leaseTransitions: -1 }
+        })
       )
       assert.strictEqual(patch.reason, "Invalid")
-      const stored = yield* server.get(Resource.leases, { namespace: "kube-system", name: "x" })
+      const stored = yield* server.objects.get(Resource.leases, { namespace: "kube-system", name: "x" })
       assert.deepStrictEqual(stored.spec, { holderIdentity: "a", leaseDurationSeconds: 5 })
     }))
 })

@@ -79,7 +79,7 @@ describe("ApiServer leases", () => {
       assert.deepStrictEqual(seen[2].object, released.json)
 
       // the programmatic API sees the same object
-      const stored = yield* server.get(Resource.leases, { namespace: "kube-system", name: "my-controller" })
+      const stored = yield* server.objects.get(Resource.leases, { namespace: "kube-system", name: "my-controller" })
       assert.strictEqual(stored.spec?.renewTime as unknown as string, "2024-01-01T00:00:10.654321Z")
     }))
 })

@@ -73,9 +73,9 @@ describe("ApiServer list", () => {
       assert.strictEqual(page1.json.metadata.remainingItemCount, 15)
       assert.strictEqual(page1.json.metadata.resourceVersion, full.json.metadata.resourceVersion)
       // change the data between pages
-      yield* server.delete(pods, { name: "p-15", namespace: "default" })
-      yield* server.create(pods, pod("p-12a"))
-      yield* server.patch(pods, { name: "p-20", namespace: "default" }, { metadata: { labels: { x: "1" } } })
+      yield* server.objects.delete(pods, { name: "p-15", namespace: "default" })
+      yield* server.objects.create(pods, pod("p-12a"))
+      yield* server.objects.patch(pods, { name: "p-20", namespace: "default" }, { metadata: { labels: { x: "1" } } })
       const page2 = yield* call(
         `${server.url}/api/v1/namespaces/default/pods?limit=10&continue=${page1.json.metadata.continue}`
       )
@@ -94,8 +94,8 @@ describe("ApiServer list", () => {
       const server = yield* start()
       yield* seedPods(server, Array.from({ length: 6 }, (_, i) => pod(`p-${i}`)))
       const page1 = yield* call(`${server.url}/api/v1/pods?limit=2`)
-      yield* server.create(pods, pod("p-9"))
-      yield* server.compact
+      yield* server.objects.create(pods, pod("p-9"))
+      yield* server.faults.compact
       const expired = yield* call(`${server.url}/api/v1/pods?limit=2&continue=${page1.json.metadata.continue}`)
       assert.strictEqual(expired.status, 410)
       assert.strictEqual(expired.json.reason, "Expired")
@@ -120,9 +120,9 @@ describe("ApiServer list", () => {
       const server = yield* start({ historySize: 50 })
       yield* seedPods(server, [pod("a"), pod("b"), pod("c")])
       const rv = Number(yield* server.resourceVersion)
-      yield* server.patch(pods, { name: "a", namespace: "default" }, { metadata: { labels: { v: "2" } } })
-      yield* server.delete(pods, { name: "b", namespace: "default" })
-      yield* server.create(pods, pod("d"))
+      yield* server.objects.patch(pods, { name: "a", namespace: "default" }, { metadata: { labels: { v: "2" } } })
+      yield* server.objects.delete(pods, { name: "b", namespace: "default" })
+      yield* server.objects.create(pods, pod("d"))
       const current = yield* server.resourceVersion
       for (const param of ["", "&resourceVersion=", "&resourceVersion=0", `&resourceVersion=${rv}`]) {
         const reply = yield* call(`${server.url}/api/v1/pods?x=1${param}`)
@@ -143,7 +143,7 @@ describe("ApiServer list", () => {
       const noRv = yield* call(`${server.url}/api/v1/pods?resourceVersionMatch=NotOlderThan`)
       assertStatus(noRv, 422, "Invalid")
       assert.strictEqual(noRv.json.details.kind, "ListOptions")
-      yield* server.compact
+      yield* server.faults.compact
       const tooOld = yield* call(`${server.url}/api/v1/pods?resourceVersion=${rv}&resourceVersionMatch=Exact`)
       assertStatus(tooOld, 410, "Expired")
     }))
@@ -155,7 +155,7 @@ describe("ApiServer list", () => {
       const reply = yield* call(`${server.url}/api/v1/pods`)
       assert.isAbove(reply.text.length, 1024 * 1024)
       assert.strictEqual(reply.json.items.length, 600)
-      const snapshot = yield* server.snapshot(Resource.pods)
+      const snapshot = yield* server.objects.snapshot(Resource.pods)
       assert.deepStrictEqual(reply.json.items, JSON.parse(JSON.stringify(snapshot)))
     }))
 })

@@ -111,7 +111,7 @@ describe("ApiServer objects", () => {
       assertStatus(apps, 404, "NotFound")
       assert.deepStrictEqual(apps.json.details, { name: "nope", group: "apps", kind: "deployments" })
       // the programmatic API fails the same way
-      const error = yield* Effect.flip(server.get(pods, { name: "nope", namespace: "default" }))
+      const error = yield* Effect.flip(server.objects.get(pods, { name: "nope", namespace: "default" }))
       assert.strictEqual(error._tag, "StatusError")
       assert.strictEqual(error.code, 404)
       assert.strictEqual(error.reason, "NotFound")
@@ -120,10 +120,10 @@ describe("ApiServer objects", () => {
   it.scopedLive("writes nothing for an update that changes nothing, and honours finalizers", () =>
     Effect.gen(function*() {
       const server = yield* start()
-      const created = yield* server.create(pods, pod("web"))
-      const same = yield* server.update(pods, created)
+      const created = yield* server.objects.create(pods, pod("web"))
+      const same = yield* server.objects.update(pods, created)
       assert.strictEqual(same.metadata.resourceVersion, created.metadata.resourceVersion)
-      const withFinalizer = yield* server.patch(
+      const withFinalizer = yield* server.objects.patch(
         pods,
         { name: "web", namespace: "default" },
         { metadata: { finalizers: ["example.com/hold"] } }
@@ -135,7 +135,7 @@ describe("ApiServer objects", () => {
       assert.isString(deleting.json.metadata.deletionTimestamp)
       assert.isAbove(Number(deleting.json.metadata.resourceVersion), Number(withFinalizer.metadata.resourceVersion))
       assert.strictEqual((yield* call(`${base}/web`)).status, 200)
-      yield* server.patch(pods, { name: "web", namespace: "default" }, { metadata: { finalizers: null } })
+      yield* server.objects.patch(pods, { name: "web", namespace: "default" }, { metadata: { finalizers: null } })
       assert.strictEqual((yield* call(`${base}/web`)).status, 404)
     }))
 

@@ -289,7 +289,7 @@ describe("ApiServer protobuf bodies", () => {
       assert.strictEqual(created.status, 201, created.text)
       assert.strictEqual(created.headers.get("content-type"), "application/json")
       assert.deepStrictEqual(created.json.data, { color: "blue" })
-      const stored = yield* server.get(Resource.configMaps, { name: "settings", namespace: "default" }).pipe(
+      const stored = yield* server.objects.get(Resource.configMaps, { name: "settings", namespace: "default" }).pipe(
         Effect.orDie
       )
       assert.deepStrictEqual(stored.data, { color: "blue" })
@@ -314,6 +314,6 @@ describe("ApiServer protobuf bodies", () => {
         body: envelope("batch/v1", "CronJob", metadata("j"))
       })
       assertStatus(cronJob, 415, "UnsupportedMediaType")
-      assert.strictEqual((yield* server.snapshot(Resource.cronJobs)).length, 0)
+      assert.strictEqual((yield* server.objects.snapshot(Resource.cronJobs)).length, 0)
     }))
 })

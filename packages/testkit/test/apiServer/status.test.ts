@@ -186,12 +186,12 @@ describe("ApiServer status subresource", () => {
   it.scopedLive("the programmatic writes write the status along with the rest", () =>
     Effect.gen(function*() {
       const server = yield* start()
-      const created = yield* server.create(Resource.deployments, {
+      const created = yield* server.objects.create(Resource.deployments, {
         ...deployment("web"),
         metadata: { name: "web", namespace: "default" }
       } as Resource.Deployment)
       assert.deepStrictEqual(created.status, { replicas: 7 })
-      const updated = yield* server.update(Resource.deployments, { ...created, status: { replicas: 8 } })
+      const updated = yield* server.objects.update(Resource.deployments, { ...created, status: { replicas: 8 } })
       assert.deepStrictEqual(updated.status, { replicas: 8 })
       assert.strictEqual(updated.metadata?.generation, 1)
     }))

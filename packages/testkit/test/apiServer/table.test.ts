@@ -337,9 +337,11 @@ describe("ApiServer Tables", () => {
     Effect.gen(function*() {
       const server = yield* start()
       // the pods' owner, so that the garbage collector keeps them
-      yield* server.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
+      yield* server.bench.load(Resource.replicaSets, [
+        ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })
+      ])
       for (let i = 0; i < 3; i++) {
-        yield* server.create(
+        yield* server.objects.create(
           Resource.pods,
           ChurnSimulator.makePod({ name: `web-${i}`, namespace: "default", app: "web" })
         )

@@ -12,13 +12,13 @@ describe("ApiServer watch", () => {
       const server = yield* start()
       yield* seedPods(server, [pod("a"), pod("b")])
       const rv = yield* server.resourceVersion
-      yield* server.patch(pods, { name: "a", namespace: "default" }, { metadata: { labels: { v: "2" } } })
-      yield* server.delete(pods, { name: "b", namespace: "default" })
+      yield* server.objects.patch(pods, { name: "a", namespace: "default" }, { metadata: { labels: { v: "2" } } })
+      yield* server.objects.delete(pods, { name: "b", namespace: "default" })
       const w = yield* openWatch(`${server.url}/api/v1/namespaces/default/pods?watch=true&resourceVersion=${rv}`)
       assert.strictEqual(w.status, 200)
       yield* eventually(() => w.lines.length >= 2, "replay")
-      yield* server.create(pods, pod("c"))
-      yield* server.create(pods, pod("other", "elsewhere"))
+      yield* server.objects.create(pods, pod("c"))
+      yield* server.objects.create(pods, pod("other", "elsewhere"))
       yield* eventually(() => w.lines.length >= 3, "live event")
       yield* sleep(50)
       const seen = events(w).map((e) => [e.type, e.object.metadata.name])
@@ -61,7 +61,7 @@ describe("ApiServer watch", () => {
       const recent = String(Number(yield* server.resourceVersion) - 2)
       const ok = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${recent}`)
       yield* eventually(() => ok.lines.length >= 2, "replay")
-      yield* server.compact
+      yield* server.faults.compact
       const compacted = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${recent}`)
       yield* eventually(() => compacted.ended, "end of stream")
       assert.strictEqual(events(compacted)[0].object.code, 410)
@@ -91,7 +91,7 @@ describe("ApiServer watch", () => {
           metadata: { resourceVersion: rv, annotations: { "k8s.io/initial-events-end": "true" } }
         }
       })
-      yield* server.create(pods, pod("c"))
+      yield* server.objects.create(pods, pod("c"))
       yield* eventually(() => w.lines.length >= 4, "live event")
       assert.strictEqual(events(w)[3].object.metadata.name, "c")
       const filtered = yield* openWatch(
@@ -149,12 +149,12 @@ describe("ApiServer watch", () => {
         `${server.url}/api/v1/pods?watch=true&resourceVersion=${rv}&labelSelector=${encodeURIComponent("track=canary")}`
       )
       const relabel = (name: string, track: string) =>
-        server.patch(pods, { name, namespace: "default" }, { metadata: { labels: { track } } })
+        server.objects.patch(pods, { name, namespace: "default" }, { metadata: { labels: { track } } })
       yield* relabel("a", "canary")
-      yield* server.patch(pods, { name: "a", namespace: "default" }, { metadata: { annotations: { x: "1" } } })
+      yield* server.objects.patch(pods, { name: "a", namespace: "default" }, { metadata: { annotations: { x: "1" } } })
       const leaving = yield* relabel("a", "stable")
       yield* relabel("b", "stable")
-      yield* server.delete(pods, { name: "b", namespace: "default" })
+      yield* server.objects.delete(pods, { name: "b", namespace: "default" })
       yield* eventually(() => w.lines.length >= 4, "transitions")
       yield* sleep(50)
       const seen = events(w)
