@@ -9,7 +9,6 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { explain, oneLine } from "./internal/text.js"
 import {
   isBookmarkEvent,
   isErrorEvent,
@@ -18,6 +17,7 @@ import {
   isObjectWithMeta,
   isStatusValue
 } from "./internal/protocol/wireGuard.js"
+import { explain, oneLine } from "./internal/text.js"
 import type { KubeObject } from "./KubeObject.js"
 
 /**

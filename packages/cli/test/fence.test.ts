@@ -50,7 +50,10 @@ const setup = (targets: ReadonlyArray<string>) =>
         Effect.map(
           Effect.all(
             targets.map((ns) =>
-              Effect.map(server.objects.get(Resource.configMaps, { namespace: ns, name: "settings" }), (cm) => cm.data?.["v"])
+              Effect.map(
+                server.objects.get(Resource.configMaps, { namespace: ns, name: "settings" }),
+                (cm) => cm.data?.["v"]
+              )
             )
           ),
           (values) => values.every((x) => x === v) ? true : undefined

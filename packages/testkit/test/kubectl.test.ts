@@ -814,7 +814,9 @@ describe("kubectl's imperative commands and tables against the embedded API serv
   it.scopedLive("get pods and get pods -o wide print the server's columns for running, pending, terminating and restarted pods", () =>
     Effect.gen(function*() {
       const c = yield* cluster
-      yield* c.server.bench.load(Resource.replicaSets, [ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })])
+      yield* c.server.bench.load(Resource.replicaSets, [
+        ChurnSimulator.makeReplicaSet({ namespace: "default", app: "web" })
+      ])
       // the test kit's realistic pod (container statuses, node, restarts), which `get pods` prints columns of
       const pod = (name: string, options: Partial<ChurnSimulator.PodOptions> = {}) => {
         const p = ChurnSimulator.makePod({ name, namespace: "default", app: "web", ...options })

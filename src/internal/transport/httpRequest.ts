@@ -25,10 +25,10 @@ import type { Resource } from "../../Resource.js"
 import { groupResource } from "../../Resource.js"
 import type { DecodeFailure, Status } from "../../Wire.js"
 import { failureStatus, isStatus } from "../../Wire.js"
-import { ListBodyDecoder } from "./listBodyDecoder.js"
 import type { Scrub } from "../redact.js"
 import { keyLinesOf, makeScrub, scrubCause, scrubStatus, secretsOf } from "../redact.js"
 import { oneLine } from "../text.js"
+import { ListBodyDecoder } from "./listBodyDecoder.js"
 
 /**
  * The `User-Agent` of requests when none is configured.

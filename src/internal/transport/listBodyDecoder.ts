@@ -38,8 +38,8 @@
 import * as Either from "effect/Either"
 import type { DecodedList, DecodeFailure } from "../../Wire.js"
 import { ListEnvelope, ObjectWithMeta } from "../../Wire.js"
-import { explain, oneLine } from "../text.js"
 import { isListEnvelope, isObjectWithMeta } from "../protocol/wireGuard.js"
+import { explain, oneLine } from "../text.js"
 
 /**
  * Default `maxItemBytes`: the largest element of `items`, 256 MiB. Kubernetes objects are limited to

@@ -166,7 +166,9 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         const lease = yield* Effect.orDie(server.objects.get(Resource.leases, ref))
         const edited = Date.now()
         const renewalsBefore = updates.length
-        yield* Effect.orDie(server.objects.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } }))
+        yield* Effect.orDie(
+          server.objects.update(Resource.leases, { ...lease, spec: { ...lease.spec, holderIdentity: "b" } })
+        )
         yield* eventually(Effect.sync(() => marks.some((m) => m.what === "stop")), {
           what: "the work to stop",
           timeout: 3000,
