@@ -80,11 +80,16 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
       return taken
     }
     const failClosed = Effect.failSync(() => new BufferClosedError())
-    const resumeDrained = Effect.suspend(() => closed ? failClosed : Effect.succeed(drain(wakeMax)))
+    // Effect 4 runs a resumed fiber at once, inside the `resume` call: here inside the offer, that is inside
+    // the informer's synchronous step. The woken taker yields first (back to the offerer; it is scheduled
+    // on its own dispatcher, as a `Queue` taker is), and drains when it runs again: everything offered in
+    // between is one batch, and no handler code runs inside the distribution step.
+    const drained = Effect.suspend(() => closed ? failClosed : Effect.succeed(drain(wakeMax)))
+    const resumeDrained = Effect.andThen(Effect.yieldNow, drained)
     // Built once. No canceler: a taker interrupted while it waits leaves `wake` set, and the fiber ignores a
-    // resume after its interruption; `shutdown` (a removal) clears it. An `Effect.async` with a canceler
-    // costs an `onInterrupt` (a mask, a match and their frames) per wait, which is per batch.
-    const wait = Effect.async<ReadonlyArray<N>, BufferClosedError>((resume) => {
+    // resume after its interruption; `shutdown` (a removal) clears it. An `Effect.callback` with a canceler
+    // costs a finalizer frame per wait, which is per batch.
+    const wait = Effect.callback<ReadonlyArray<N>, BufferClosedError>((resume) => {
       wake = resume
     })
     return {
@@ -113,7 +118,7 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
         if (wake !== undefined) {
           const resume = wake
           wake = undefined
-          resume(failClosed)
+          resume(Effect.andThen(Effect.yieldNow, failClosed))
         }
       })
     }

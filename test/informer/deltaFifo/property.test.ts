@@ -2,9 +2,10 @@
  * DeltaFifo property tests: a consumer that applies every delta as an informer would ends where the server is.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/FastCheck"
+import * as Schema from "effect/Schema"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as Indexer from "../../../src/Indexer.js"
 import * as IndexerStore from "../../../src/internal/informer/indexerStore.js"
@@ -17,26 +18,46 @@ type Op =
   | { readonly _tag: "resync" | "bookmark" }
   | { readonly _tag: "pop"; readonly max: number }
 
-const keyArb = FastCheck.integer({ min: 0, max: 5 })
-const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("add" as const), key: keyArb }), weight: 4 },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("update" as const), key: keyArb }), weight: 4 },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("delete" as const), key: keyArb }), weight: 3 },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("deleteTombstone" as const), key: keyArb }), weight: 1 },
+/** An integer in [minimum, maximum]. */
+const integer = (minimum: number, maximum: number): Arbitrary.Arbitrary<number> =>
+  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
+
+/** One of the arbitraries, each chosen with its weight (fast-check's `oneof` with weights). */
+const oneof = <A>(
+  ...choices: ReadonlyArray<{ readonly arbitrary: Arbitrary.Arbitrary<A>; readonly weight: number }>
+): Arbitrary.Arbitrary<A> => {
+  const total = choices.reduce((sum, choice) => sum + choice.weight, 0)
+  return Arbitrary.flatMap(integer(0, total - 1), (n) => {
+    for (const choice of choices) {
+      if (n < choice.weight) return choice.arbitrary
+      n -= choice.weight
+    }
+    return choices[choices.length - 1].arbitrary
+  })
+}
+
+const keyArb = integer(0, 5)
+const opArb: Arbitrary.Arbitrary<Op> = oneof<Op>(
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("add"), key: keyArb }), weight: 4 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("update"), key: keyArb }), weight: 4 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("delete"), key: keyArb }), weight: 3 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("deleteTombstone"), key: keyArb }), weight: 1 },
   {
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("replace" as const),
-      keys: FastCheck.uniqueArray(keyArb, { maxLength: 6 }),
-      reuseHeld: FastCheck.boolean()
+    arbitrary: Arbitrary.all({
+      _tag: Arbitrary.Constant("replace"),
+      keys: Arbitrary.schema(
+        Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 5 }))).check(
+          Schema.isUnique(),
+          Schema.isMaxLength(6)
+        )
+      ),
+      reuseHeld: Arbitrary.schema(Schema.Boolean)
     }),
     weight: 2
   },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constantFrom("resync" as const, "bookmark" as const) }), weight: 1 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.schema(Schema.Literals(["resync", "bookmark"])) }), weight: 1 },
   {
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("pop" as const),
-      max: FastCheck.integer({ min: 1, max: 4 })
-    }),
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("pop"), max: integer(1, 4) }),
     weight: 5
   }
 )
@@ -161,12 +182,12 @@ describe("property: draining the queue into an informer-like consumer reproduces
     ["inOrder non-atomic", { mode: "inOrder", atomic: false }]
   ]
   for (const [name, options] of scenarios) {
-    it.effect(`${name}: random add/update/delete/replace/resync/pop on 6 keys`, () =>
-      Effect.sync(() =>
-        FastCheck.assert(
-          FastCheck.property(FastCheck.array(opArb, { maxLength: 60 }), (ops) => runScenario(options, ops)),
-          { numRuns: 250 }
-        )
-      ))
+    it.prop(
+      `${name}: random add/update/delete/replace/resync/pop on 6 keys`,
+      [Arbitrary.array(opArb, { maxLength: 60 })],
+      ([ops]) => runScenario(options, ops),
+      // size: arrays up to their maxLength, as fast-check generates them when maxLength is given
+      { arbitrary: { runs: 250, size: 60 } }
+    )
   }
 })
