@@ -34,7 +34,7 @@ const order = (a: string, b: string): number => Option.getOrElse(compareResource
 
 /** The Reflectors log every injected fault as a warning: expected here. */
 const quiet = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.provideService(self, References.MinimumLogLevel, "Warn")
+  Effect.provideService(self, References.MinimumLogLevel, "Error")
 
 /** Short waits so that a campaign of faults does not push the backoff to client-go's 30 s. */
 const fastBackoff: Schedule.Schedule<unknown, ReflectorError> = Schedule.min([

@@ -2,6 +2,7 @@ import { makePod } from "@effect-informers/testkit/ChurnSimulator"
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
 import * as fc from "fast-check"
+import * as Util from "node:util"
 import type { ListDecoderOptions } from "../../src/internal/transport/listBodyDecoder.js"
 import {
   defaultMaxItemBytes,
@@ -160,7 +161,9 @@ describe("ListBodyDecoder", () => {
     const expected = baseline(body)
     for (let cut = 0; cut <= body.length; cut++) {
       const result = decodeChunks(splitAt(body, [cut]))
-      expect(result).toStrictEqual(expected)
+      // node's strict deep equality first (vitest 5's toStrictEqual takes ~4 ms on this list, 10,000 times);
+      // toStrictEqual says how they differ when they do
+      if (!Util.isDeepStrictEqual(result, expected)) expect(result).toStrictEqual(expected)
     }
     expect(decodeChunks(chunked(body, 1))).toStrictEqual(expected)
     expect(decodeChunks(chunked(body, 3))).toStrictEqual(expected)
