@@ -10,14 +10,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
-import { TestClock } from "effect/testing"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import * as InformerFactory from "../../src/InformerFactory.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import type { ReflectorError } from "../../src/Reflector.js"
 import * as Resource from "../../src/Resource.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { pod as fixturePod, settle, statusError } from "../fixtures/index.js"
+import { advance, pod as fixturePod, settle, statusError } from "../fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -113,7 +112,7 @@ describe("SyncStopped - informer.synced", () => {
       const { informer, stop } = yield* informerSetup({ forbidden: true })
       yield* informer.start
       const waiting = yield* Effect.forkChild(informer.synced)
-      yield* TestClock.adjust("10 seconds") // several failed lists with backoff
+      yield* advance("10 seconds") // several failed lists with backoff
       yield* pending(waiting, "informer.synced")
       assert.isFalse(yield* informer.hasSynced)
       yield* stop
@@ -164,7 +163,7 @@ describe("SyncStopped - registration.synced", () => {
       const registration = yield* informer.addEventHandler<never, never>({ name: "reconciler" })
       yield* informer.start
       const waiting = yield* Effect.forkChild(registration.synced)
-      yield* TestClock.adjust("10 seconds")
+      yield* advance("10 seconds")
       yield* pending(waiting, "registration.synced")
       yield* stop
       assertInformerStopped(failureOf(yield* ended(waiting, "registration.synced")), "reconciler")
@@ -255,7 +254,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
         yield* factory.informerFor(Resource.nodes)
         yield* factory.start
         const waiting = yield* Effect.forkChild(factory.waitForCacheSync())
-        yield* TestClock.adjust("1 minute")
+        yield* advance("1 minute")
         yield* pending(waiting, "waitForCacheSync()")
         yield* how === "shutdown" ? factory.shutdown : closeScope
         const error = failureOf(yield* ended(waiting, "waitForCacheSync()"))
@@ -295,7 +294,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       yield* factory.informerFor(Resource.nodes)
       yield* factory.start
       const waiting = yield* Effect.forkChild(factory.waitForCacheSync({ timeout: "1 hour" }))
-      yield* TestClock.adjust("1 minute")
+      yield* advance("1 minute")
       yield* pending(waiting, "waitForCacheSync({ timeout })")
       yield* factory.shutdown
       const error = failureOf(yield* ended(waiting, "waitForCacheSync({ timeout })"))
@@ -339,7 +338,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       yield* factory.informerFor(Resource.pods, { namespace: "default" })
       yield* factory.start
       const waiting = yield* Effect.forkChild(factory.waitForCacheSync({ timeout: "10 seconds" }))
-      yield* TestClock.adjust("10 seconds")
+      yield* advance("10 seconds")
       const error = failureOf(yield* ended(waiting, "waitForCacheSync({ timeout })"))
       assert.strictEqual(error.reason, "Timeout")
       assert.include(error.message, "not synced after 10s")

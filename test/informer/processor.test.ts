@@ -5,14 +5,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Exit, Fiber } from "effect"
-import { TestClock } from "effect/testing"
 import { Listener, makeBuffer } from "../../src/internal/informer/listener.js"
 import { Processor } from "../../src/internal/informer/processor.js"
 import { SyncTracker } from "../../src/internal/informer/syncTracker.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import type { Notification } from "../../src/SharedInformer.js"
 import { InformerStoppedError } from "../../src/SharedInformer.js"
-import { pod as fixturePod } from "../fixtures/index.js"
+import { advance, pod as fixturePod } from "../fixtures/index.js"
 
 const pod = (name: string, rv: string): KubeObject => fixturePod(name, { rv })
 
@@ -48,13 +47,13 @@ describe("processor", () => {
       assert.strictEqual((yield* drain(fast)).length, 1)
       assert.strictEqual((yield* drain(slow)).length, 1)
 
-      yield* TestClock.adjust("1 second")
+      yield* advance("1 second")
       assert.isTrue(yield* processor.shouldResync)
       processor.distribute({ _tag: "Update", oldObject: a, newObject: a }, true)
       assert.strictEqual((yield* drain(fast)).length, 1)
       assert.strictEqual((yield* drain(slow)).length, 0, "not due yet")
 
-      yield* TestClock.adjust("4 seconds")
+      yield* advance("4 seconds")
       assert.isTrue(yield* processor.shouldResync)
       processor.distribute({ _tag: "Update", oldObject: a, newObject: a }, true)
       assert.strictEqual((yield* drain(fast)).length, 1)

@@ -1,10 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { TestClock } from "effect/testing"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { pod as fixturePod, settle } from "../fixtures/index.js"
+import { advance, pod as fixturePod, settle } from "../fixtures/index.js"
 
 const pod = (name: string, extra: Record<string, unknown> = {}): KubeObject => ({
   ...fixturePod(name, { uid: name }),
@@ -39,7 +38,7 @@ describe("smoke informer", () => {
         })
         yield* fake.deleteDropWatch(pod("b"))
         yield* fake.resetWatch
-        yield* TestClock.adjust("1 minute")
+        yield* advance("1 minute")
         // The relist re-delivers unchanged a as a sync update: without a resync timer every handler stays "syncing".
         const expected = ["add a true", "add b false", "update 1->3", "delete tomb ns/b", "update 3->3"]
         // coalescing mode (DeltaFIFO) only keeps per-key order: the relist's Replaced precede its tombstones
