@@ -1,9 +1,9 @@
 // A TestClock-driven resync test that swaps in the fake ListerWatcher layer: no server, no real time.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { TestClock } from "effect/testing"
 import { Informers, Resource } from "effect-informers"
 import { FakeListerWatcher } from "effect-informers/testing"
+import { TestClock } from "effect/testing"
 
 // examples import only the published packages, as a user's tests do: their own pod, not test/fixtures'
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { namespace: "default", name } })

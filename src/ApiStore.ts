@@ -37,7 +37,7 @@
  * @example
  * ```ts
  * import { ApiStore } from "effect-informers/testing"
- * import { Either } from "effect"
+ * import { Result } from "effect"
  *
  * interface Obj extends ApiStore.Entry {}
  * const store = ApiStore.make<Obj>({ historySize: 100 })

@@ -19,7 +19,6 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Result from "effect/Result"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
 import type * as Inspectable from "effect/Inspectable"
@@ -28,6 +27,7 @@ import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 
 // -------------------------------------------------------------------------------------------------
 // errors

@@ -154,11 +154,11 @@ export type IndexName<X> = X extends Indexers<any, infer I> ? I : never
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Indexer } from "effect-informers"
  *
  * const key = Indexer.metaNamespaceKey({ metadata: { namespace: "default", name: "web" } })
- * console.log(Either.getOrThrow(key)) // "default/web"
+ * console.log(Result.getOrThrow(key)) // "default/web"
  * ```
  *
  * @since 0.1.0
@@ -179,7 +179,7 @@ export const metaNamespaceKey = (obj: unknown): Result.Result<string, KeyError> 
 
 /**
  * `deletionHandlingMetaNamespaceKey` without allocating: the key, or `undefined` when the object has no
- * valid name (the Either-returning functions then say why). For hot paths.
+ * valid name (the Result-returning functions then say why). For hot paths.
  *
  * @since 0.1.0
  * @category keys
@@ -212,10 +212,10 @@ export const deletionHandlingMetaNamespaceKey = <A>(
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Indexer } from "effect-informers"
  *
- * console.log(Either.getOrThrow(Indexer.splitMetaNamespaceKey("default/web"))) // { namespace: "default", name: "web" }
+ * console.log(Result.getOrThrow(Indexer.splitMetaNamespaceKey("default/web"))) // { namespace: "default", name: "web" }
  * console.log(Result.isFailure(Indexer.splitMetaNamespaceKey("a/b/c"))) // true
  * ```
  *

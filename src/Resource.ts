@@ -34,7 +34,7 @@ import type {
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as SchemaAST from "effect/SchemaAST"
+import type * as SchemaAST from "effect/SchemaAST"
 import * as SchemaIssue from "effect/SchemaIssue"
 import { oneLine } from "./internal/text.js"
 import type { Json, KubeObject } from "./KubeObject.js"

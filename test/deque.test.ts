@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "fast-check"
+import * as FastCheck from "./protocol/arbitrary.js"
 import { Deque } from "../src/internal/deque.js"
 
 type Op = { readonly _tag: "push"; readonly count: number } | { readonly _tag: "shift"; readonly count: number } | {

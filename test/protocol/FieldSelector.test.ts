@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Equal, Hash, Option, Result } from "effect"
-import * as FastCheck from "fast-check"
+import * as FastCheck from "./arbitrary.js"
 import * as FieldSelector from "../../src/FieldSelector.js"
 
 const parseOk = (input: string): FieldSelector.FieldSelector => {
@@ -227,7 +227,8 @@ describe("FieldSelector", () => {
           const printed = FieldSelector.format(selector)
           const parsed = FieldSelector.parse(printed)
           return Result.isSuccess(parsed) && Equal.equals(parsed.success, selector) &&
-            Hash.hash(parsed.success) === Hash.hash(selector) && parsed.success.requirements.length === requirements.length
+            Hash.hash(parsed.success) === Hash.hash(selector) &&
+            parsed.success.requirements.length === requirements.length
         }),
         { numRuns: 300 }
       )

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Equal, Hash, Option, Result } from "effect"
-import * as FastCheck from "fast-check"
+import * as FastCheck from "./arbitrary.js"
 import * as LabelSelector from "../../src/LabelSelector.js"
 
 const parseOk = (input: string): LabelSelector.LabelSelector => {
@@ -382,7 +382,8 @@ describe("LabelSelector", () => {
           const printed = LabelSelector.format(selector.success)
           const parsed = LabelSelector.parse(printed)
           return Result.isSuccess(parsed) && Equal.equals(parsed.success, selector.success) &&
-            Hash.hash(parsed.success) === Hash.hash(selector.success) && LabelSelector.format(parsed.success) === printed
+            Hash.hash(parsed.success) === Hash.hash(selector.success) &&
+            LabelSelector.format(parsed.success) === printed
         }),
         { numRuns: 300 }
       )

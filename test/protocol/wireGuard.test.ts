@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
-import * as FastCheck from "fast-check"
+import * as FastCheck from "./arbitrary.js"
 import * as Guard from "../../src/internal/protocol/wireGuard.js"
 import * as Wire from "../../src/Wire.js"
 

@@ -2,9 +2,9 @@
  * ClusterHttpClient: the cluster's `HttpClient` (one keep-alive agent pool), and its first names in
  * HttpListerWatcher.
  */
-import * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"

@@ -1,7 +1,7 @@
 import { makePod } from "@effect-informers/testkit/ChurnSimulator"
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import * as fc from "fast-check"
+import * as fc from "../protocol/arbitrary.js"
 import * as Util from "node:util"
 import type { ListDecoderOptions } from "../../src/internal/transport/listBodyDecoder.js"
 import {

@@ -292,4 +292,5 @@ export const run = (argv: ReadonlyArray<string>) =>
         return Effect.andThen(Console.error(`error: ${message}`), setExitCode)
       }),
       Effect.provideService(Console.Console, presentingConsole(base))
-    ))
+    )
+  )

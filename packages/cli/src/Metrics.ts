@@ -106,8 +106,7 @@ const reasonOf = (code: unknown): MetricsServerError["reason"] => {
 }
 
 /** A label value as the text format writes it: backslash, double quote and line feed escaped. */
-const labelValue = (value: string): string =>
-  value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+const labelValue = (value: string): string => value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
 
 /** The `target_info` series: the service, as OpenTelemetry's resource named it before. */
 const targetInfo = (serviceName: string): string =>

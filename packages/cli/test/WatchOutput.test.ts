@@ -123,13 +123,13 @@ describe("WatchOutput - LineWriter", () => {
       const writer = yield* Effect.forEach(lines, (line) => out.line(line), { discard: true }).pipe(Effect.forkChild)
       yield* TestClock.adjust("1 second")
       // the writer is stuck: at most two buffers written, and one more waiting
-      assert.isNull(writer.pollUnsafe())
+      assert.isUndefined(writer.pollUnsafe())
       const held = d.chunks.join("").length
       assert.isAtMost(held, 3 * 130)
       assert.isAtLeast(held, 100)
       // the reader takes its time: the writer goes on as far as the destination lets it, each time
       let rounds = 0
-      while (writer.pollUnsafe() === null) {
+      while (writer.pollUnsafe() === undefined) {
         const before = d.chunks.join("").length
         d.take()
         yield* TestClock.adjust("20 millis")
@@ -157,7 +157,7 @@ describe("WatchOutput - LineWriter", () => {
       yield* TestClock.adjust(Duration.zero)
       assert.deepStrictEqual(d.lines, ["one", "two"])
       // written, not yet taken: the close waits
-      assert.isNull(closing.pollUnsafe())
+      assert.isUndefined(closing.pollUnsafe())
       d.take()
       yield* Fiber.join(closing)
       assert.strictEqual(d.listenerCount(), 0)
@@ -173,7 +173,7 @@ describe("WatchOutput - LineWriter", () => {
         discard: true
       }).pipe(Effect.forkChild)
       yield* TestClock.adjust(Duration.zero)
-      assert.isNull(writer.pollUnsafe())
+      assert.isUndefined(writer.pollUnsafe())
       d.close()
       yield* Fiber.join(writer)
       const written = d.chunks.length

@@ -235,7 +235,9 @@ export const decodeWatchBody = <A>(options: WatchDecoderOptions) =>
       // the warnings first, then the events, then what follows
       const emit = (out: Array<WatchEvent<A>>, then: EventPull<A>): EventPull<A> => {
         const warnings = decoder.takeWarnings()
-        const result = out.length > 0 ? Effect.succeed(out as unknown as Arr.NonEmptyReadonlyArray<WatchEvent<A>>) : then
+        const result = out.length > 0
+          ? Effect.succeed(out as unknown as Arr.NonEmptyReadonlyArray<WatchEvent<A>>)
+          : then
         return warnings === undefined ? result : Effect.andThen(logWarnings(warnings), result)
       }
       const onChunk = (chunks: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined): EventPull<A> => {

@@ -89,7 +89,10 @@ describe("Client.derive", () => {
       const parent = yield* Effect.provide(Client.Client, clientLayer("http://127.0.0.1:1", { qps: 5 }))
       for (const options of [{ qps: 0 }, { qps: -1 }, { burst: 0 }, { burst: 1.5 }]) {
         const exit = yield* Effect.exit(parent.derive(options))
-        assert.isTrue(Exit.isFailure(exit) && exit.cause.reasons.length === 1 && exit.cause.reasons[0]._tag === "Die", JSON.stringify(options))
+        assert.isTrue(
+          Exit.isFailure(exit) && exit.cause.reasons.length === 1 && exit.cause.reasons[0]._tag === "Die",
+          JSON.stringify(options)
+        )
       }
     }))
 

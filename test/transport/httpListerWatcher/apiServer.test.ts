@@ -2,11 +2,11 @@
  * HttpListerWatcher end to end against the embedded ApiServer.
  */
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
-import type * as HttpClient from "effect/http/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"

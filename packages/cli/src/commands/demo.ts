@@ -5,11 +5,11 @@
  * @since 0.2.0
  */
 import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Flag from "effect/cli/Flag"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as References from "effect/References"
