@@ -406,7 +406,8 @@ export interface CustomOptions<S extends Schema.Decoder<unknown>> extends MakeOp
    * drops them, and `custom` puts them back into each struct it decoded), so the metadata the machinery
    * reads (`namespace`, `resourceVersion`, `uid`...) survives a schema that declares only `metadata.name`;
    * its type must still describe a Kubernetes object (`KubeObject`), and it should decode to plain objects.
-   * Below a transformation (`Schema.decodeTo`, `NumberFromString`...) and inside a `Union`, the value is the
+   * Below a transformation (`Schema.decodeTo`, `NumberFromString`...) and inside a `Union` of several
+   * members (`optional` and `NullOr` are looked through), the value is the
    * schema's own: a transform (managedFields stripping, say) gets what its encoded side declares, so give
    * that side the keys it must keep (`Schema.StructWithRest` with a `Schema.Record(Schema.String,
    * Schema.Unknown)`) and copy them with a spread.
@@ -439,10 +440,13 @@ const isPlainObject = (u: unknown): u is Record<string, unknown> => {
 
 /**
  * Puts back into `out` (what `ast` decoded from `input`) the properties of `input` its structs do not
- * declare, struct by struct, as Effect 3's `onExcessProperty: "preserve"` kept them. Stops at a
- * transformation (its output is its own), a union, a declaration, and wherever the decoder handed back
- * the input itself.
+ * declare, struct by struct, as Effect 3's `onExcessProperty: "preserve"` kept them (through arrays,
+ * `optional` and `NullOr`). Stops at a transformation (its output is its own), any other union, a
+ * declaration, and wherever the decoder handed back the input itself.
  */
+/** The property names of each struct of a schema, computed once. */
+const declaredKeys = new WeakMap<SchemaAST.Objects, ReadonlySet<PropertyKey>>()
+
 const restoreExcess = (ast: SchemaAST.AST, input: unknown, out: unknown, depth: number): void => {
   if (out === input || depth > 100 || ast.encoding !== undefined) return
   switch (ast._tag) {
@@ -450,9 +454,12 @@ const restoreExcess = (ast: SchemaAST.AST, input: unknown, out: unknown, depth: 
       return restoreExcess(ast.thunk(), input, out, depth + 1)
     case "Objects": {
       if (!isPlainObject(input) || !isPlainObject(out) || !Object.isExtensible(out)) return
-      const declared = new Set<PropertyKey>()
+      let declared = declaredKeys.get(ast)
+      if (declared === undefined) {
+        declared = new Set(ast.propertySignatures.map((ps) => ps.name))
+        declaredKeys.set(ast, declared)
+      }
       for (const ps of ast.propertySignatures) {
-        declared.add(ps.name)
         const key = ps.name
         if (Object.hasOwn(input, key) && Object.hasOwn(out, key)) {
           restoreExcess(ps.type, (input as any)[key], (out as any)[key], depth + 1)
@@ -465,6 +472,18 @@ const restoreExcess = (ast: SchemaAST.AST, input: unknown, out: unknown, depth: 
           Object.defineProperty(out, key, { value: input[key], writable: true, enumerable: true, configurable: true })
         }
       }
+      return
+    }
+    case "Union": {
+      // `Schema.optional(S)`, `Schema.NullOr(S)`: the one member that is not `undefined` or `null`
+      if (out === undefined || out === null) return
+      let member: SchemaAST.AST | undefined
+      for (const type of ast.types) {
+        if (type._tag === "Undefined" || type._tag === "Null") continue
+        if (member !== undefined) return
+        member = type
+      }
+      if (member !== undefined) restoreExcess(member, input, out, depth + 1)
       return
     }
     case "Arrays": {

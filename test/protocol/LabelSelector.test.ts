@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Equal, Hash, Option, Result } from "effect"
-import * as FastCheck from "./arbitrary.js"
 import * as LabelSelector from "../../src/LabelSelector.js"
+import * as FastCheck from "./arbitrary.js"
 
 const parseOk = (input: string): LabelSelector.LabelSelector => {
   const result = LabelSelector.parse(input)

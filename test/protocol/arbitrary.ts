@@ -186,7 +186,7 @@ export const option = <A, N = null>(
   arbitrary: Arb.Arbitrary<A>,
   options: { readonly nil?: N } = {}
 ): Arbitrary<A | N> =>
-  oneof(constant((options.nil ?? null) as N) as Arb.Arbitrary<A | N>, arbitrary, arbitrary, arbitrary)
+  oneof(constant(("nil" in options ? options.nil : null) as N) as Arb.Arbitrary<A | N>, arbitrary, arbitrary, arbitrary)
 
 /** How deep the recursive arbitraries (`letrec`, `jsonValue`, `anything`) nest; past it a branch is a leaf. */
 const maxDepth = 4

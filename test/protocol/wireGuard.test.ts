@@ -6,9 +6,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
-import * as FastCheck from "./arbitrary.js"
 import * as Guard from "../../src/internal/protocol/wireGuard.js"
 import * as Wire from "../../src/Wire.js"
+import * as FastCheck from "./arbitrary.js"
 
 /**
  * `u` as Effect 3's `Schema.is` (`exact: true`) saw it: own enumerable string-keyed properties only (an

@@ -1,7 +1,6 @@
 import { makePod } from "@effect-informers/testkit/ChurnSimulator"
 import { describe, expect, it } from "@effect/vitest"
 import { Result } from "effect"
-import * as fc from "../protocol/arbitrary.js"
 import * as Util from "node:util"
 import type { ListDecoderOptions } from "../../src/internal/transport/listBodyDecoder.js"
 import {
@@ -11,6 +10,7 @@ import {
 } from "../../src/internal/transport/listBodyDecoder.js"
 import type { DecodedList, DecodeFailure } from "../../src/Wire.js"
 import { decodeList } from "../../src/Wire.js"
+import * as fc from "../protocol/arbitrary.js"
 
 const description = "pods in default"
 const prefix = `list ${description}: `

@@ -96,6 +96,40 @@ describe("Resource.custom", () => {
   })
 })
 
+describe("Resource.custom keeps what its structs do not declare", () => {
+  it("in nested structs, optional ones and arrays of them; not below a transformation", () => {
+    const schema = Schema.Struct({
+      metadata: Schema.Struct({ name: Schema.String }),
+      spec: Schema.optional(Schema.Struct({
+        ports: Schema.Array(Schema.Struct({ port: Schema.Number })),
+        size: Schema.NumberFromString
+      }))
+    })
+    const resource = Resource.custom({ ...coordinates, schema })
+    const input = {
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "a", namespace: "ns", labels: { x: "1" } },
+      spec: { ports: [{ port: 80, name: "http" }, { port: 443 }], size: "3", extra: true },
+      status: { ready: true }
+    }
+    const decoded = resource.decode!(input)
+    assert.isTrue(Result.isSuccess(decoded))
+    if (Result.isSuccess(decoded)) {
+      assert.deepStrictEqual(decoded.success as unknown, {
+        apiVersion: "example.com/v1",
+        kind: "Widget",
+        metadata: { name: "a", namespace: "ns", labels: { x: "1" } },
+        spec: { ports: [{ port: 80, name: "http" }, { port: 443 }], size: 3, extra: true },
+        status: { ready: true }
+      })
+      assert.notStrictEqual(decoded.success as unknown, input, "a decoded copy")
+    }
+    const none = resource.decode!({ metadata: { name: "b", uid: "u" } })
+    assert.deepStrictEqual(Result.isSuccess(none) && none.success as unknown, { metadata: { name: "b", uid: "u" } })
+  })
+})
+
 describe("custom resource informers over HTTP (embedded ApiServer)", () => {
   for (const watchList of [true, false]) {
     it.live(
