@@ -8,9 +8,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as Controller from "../../src/Controller.js"
 import * as LeaderElection from "../../src/LeaderElection.js"
-import { withRandomFixed } from "../coordination/random.js"
 import { withJumpClock } from "../fixtures/clock.js"
 import { settle } from "../fixtures/index.js"
+import { withRandomFixed } from "../fixtures/random.js"
 import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
 
 const timings = { leaseDuration: "5 seconds", renewDeadline: "3 seconds", retryPeriod: "1 second" } as const

@@ -6,8 +6,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import * as Controller from "../../src/Controller.js"
 import * as LeaderElection from "../../src/LeaderElection.js"
-import { withRandomFixed } from "../coordination/random.js"
 import { advance, settle, startMember } from "../coordination/sharding/fixtures.js"
+import { withRandomFixed } from "../fixtures/random.js"
 import { configMaps, obj, source } from "./fixtures.js"
 
 describe("Controller: sharding", () => {

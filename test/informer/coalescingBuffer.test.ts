@@ -4,7 +4,7 @@ import { coalescing } from "../../src/internal/informer/coalescingBuffer.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import { DeletedFinalStateUnknown } from "../../src/KubeObject.js"
 import type { Notification } from "../../src/SharedInformer.js"
-import { boolean, constantFrom, integer } from "../fixtures/index.js"
+import { boolean, constantFrom, integer } from "../fixtures/arbitrary.js"
 
 type N = Notification<KubeObject>
 const obj = (name: string, rv: number): KubeObject => ({ metadata: { name, resourceVersion: String(rv) } })
@@ -24,9 +24,12 @@ const replay = (notifications: Iterable<N>, into = new Map<string, string>()) =>
 
 /** Random event histories as a server would produce them: per key add / update / delete in a valid order. */
 const history = Arbitrary.map(
-  Arbitrary.array(Arbitrary.all({ key: constantFrom("a", "b", "c", "d"), op: integer(0, 9), initial: boolean }), {
-    maxLength: 80
-  }),
+  Arbitrary.array(
+    Arbitrary.all({ key: constantFrom("a", "b", "c", "d"), op: integer({ min: 0, max: 9 }), initial: boolean() }),
+    {
+      maxLength: 80
+    }
+  ),
   (steps) => {
     const live = new Map<string, KubeObject>()
     const out: Array<N> = []
@@ -57,7 +60,7 @@ const history = Arbitrary.map(
 describe("coalescing handler buffer", () => {
   it.prop(
     "replaying what a stalled handler finally receives gives the state of the full history",
-    [history, integer(1, 20)],
+    [history, integer({ min: 1, max: 20 })],
     ([events, cut]) => {
       let droppedInitial = 0
       const buffer = Effect.runSync(coalescing<KubeObject, N>(() => droppedInitial++))

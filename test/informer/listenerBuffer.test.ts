@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Arbitrary, Effect, Exit, Fiber } from "effect"
 import { BufferClosedError, unbounded } from "../../src/internal/informer/listenerBuffer.js"
-import { integer, oneof } from "../fixtures/index.js"
+import { integer, oneof } from "../fixtures/arbitrary.js"
 
 type Step = { readonly offer: number } | { readonly take: number }
 
@@ -10,7 +10,10 @@ describe("listenerBuffer.unbounded", () => {
     "property: takes return every offer once, in order, at most `max` at a time; size is exact",
     [
       Arbitrary.array(
-        oneof<Step>(Arbitrary.all({ offer: integer(1, 3000) }), Arbitrary.all({ take: integer(1, 5000) })),
+        oneof<Step>(
+          Arbitrary.all({ offer: integer({ min: 1, max: 3000 }) }),
+          Arbitrary.all({ take: integer({ min: 1, max: 5000 }) })
+        ),
         { maxLength: 30 }
       )
     ],

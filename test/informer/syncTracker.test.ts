@@ -10,7 +10,8 @@ import { Arbitrary, Cause, Data, Effect, Exit, Option } from "effect"
 import * as Fifo from "../../src/internal/informer/deltaFifo.js"
 import { QueueTracker, SyncTracker } from "../../src/internal/informer/syncTracker.js"
 import type { KubeObject } from "../../src/KubeObject.js"
-import { boolean, integer, oneof, pod as fixturePod } from "../fixtures/index.js"
+import { boolean, integer, oneof } from "../fixtures/arbitrary.js"
+import { pod as fixturePod } from "../fixtures/index.js"
 
 class Stopped extends Data.TaggedError("Stopped")<{ readonly handler: string | undefined }> {}
 
@@ -242,11 +243,14 @@ type Op =
 const ops: Arbitrary.Arbitrary<ReadonlyArray<Op>> = Arbitrary.array(
   oneof<Op>(
     Arbitrary.Constant<Op>({ op: "touched" }),
-    Arbitrary.map(integer(0, 4), (queued): Op => ({ op: "replaced", queued })),
-    Arbitrary.map(Arbitrary.all({ count: integer(1, 3), before: boolean }), (r): Op => ({ op: "take", ...r })),
-    Arbitrary.map(integer(0, 3), (adds): Op => ({ op: "join", adds })),
-    Arbitrary.map(integer(0, 4), (registration): Op => ({ op: "finish", registration })),
-    Arbitrary.map(integer(0, 4), (registration): Op => ({ op: "leave", registration })),
+    Arbitrary.map(integer({ min: 0, max: 4 }), (queued): Op => ({ op: "replaced", queued })),
+    Arbitrary.map(
+      Arbitrary.all({ count: integer({ min: 1, max: 3 }), before: boolean() }),
+      (r): Op => ({ op: "take", ...r })
+    ),
+    Arbitrary.map(integer({ min: 0, max: 3 }), (adds): Op => ({ op: "join", adds })),
+    Arbitrary.map(integer({ min: 0, max: 4 }), (registration): Op => ({ op: "finish", registration })),
+    Arbitrary.map(integer({ min: 0, max: 4 }), (registration): Op => ({ op: "leave", registration })),
     Arbitrary.Constant<Op>({ op: "stop" })
   ),
   { maxLength: 40 }

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Equal, Hash, Option, Result } from "effect"
 import * as FieldSelector from "../../src/FieldSelector.js"
-import * as FastCheck from "./arbitrary.js"
+import * as FastCheck from "../fixtures/arbitrary.js"
 
 const parseOk = (input: string): FieldSelector.FieldSelector => {
   const result = FieldSelector.parse(input)

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Equal, Hash, Option, Result } from "effect"
 import * as LabelSelector from "../../src/LabelSelector.js"
-import * as FastCheck from "./arbitrary.js"
+import * as FastCheck from "../fixtures/arbitrary.js"
 
 const parseOk = (input: string): LabelSelector.LabelSelector => {
   const result = LabelSelector.parse(input)
@@ -352,7 +352,7 @@ describe("LabelSelector", () => {
     )
     const dnsLabel = FastCheck.oneof(chars(lowerAlphanumeric), word(lowerAlphanumeric, lowerAlphanumeric + "-", 10))
     const prefix = FastCheck.array(dnsLabel, { minLength: 1, maxLength: 4 }).map((labels) => labels.join("."))
-    const key = FastCheck.tuple(FastCheck.option(prefix, { nil: undefined }), name).map(([p, n]) =>
+    const key = FastCheck.tuple(FastCheck.option(prefix, { nil: undefined, freq: 3 }), name).map(([p, n]) =>
       p === undefined ? n : `${p}/${n}`
     )
     const value = FastCheck.oneof(FastCheck.constant(""), name)

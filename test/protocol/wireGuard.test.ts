@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
 import * as Guard from "../../src/internal/protocol/wireGuard.js"
 import * as Wire from "../../src/Wire.js"
-import * as FastCheck from "./arbitrary.js"
+import * as FastCheck from "../fixtures/arbitrary.js"
 
 /**
  * `u` as Effect 3's `Schema.is` (`exact: true`) saw it: own enumerable string-keyed properties only (an
@@ -112,8 +112,8 @@ const arbitraryWire = FastCheck.oneof(
 // --- valid values of each shape -------------------------------------------------------------------
 
 /** An optional string: absent, `undefined` or a string. */
-const optStr = FastCheck.option(FastCheck.string(), { nil: undefined })
-const optNum = FastCheck.option(FastCheck.oneof(FastCheck.integer(), FastCheck.double()), { nil: undefined })
+const optStr = FastCheck.option(FastCheck.string(), { nil: undefined, freq: 3 })
+const optNum = FastCheck.option(FastCheck.oneof(FastCheck.integer(), FastCheck.double()), { nil: undefined, freq: 3 })
 const stringRecord = FastCheck.dictionary(FastCheck.string(), FastCheck.string())
 
 const validMeta = FastCheck.record({
@@ -140,14 +140,17 @@ const validBookmark = FastCheck.record({
     kind: FastCheck.string(),
     metadata: FastCheck.record({
       resourceVersion: FastCheck.string(),
-      annotations: FastCheck.option(stringRecord, { nil: undefined })
+      annotations: FastCheck.option(stringRecord, { nil: undefined, freq: 3 })
     }, { requiredKeys: ["resourceVersion"] })
   }, { requiredKeys: ["metadata"] })
 })
 const validStatus = FastCheck.record({
   kind: optStr,
   apiVersion: optStr,
-  metadata: FastCheck.option(FastCheck.record({ resourceVersion: optStr }, { requiredKeys: [] }), { nil: undefined }),
+  metadata: FastCheck.option(FastCheck.record({ resourceVersion: optStr }, { requiredKeys: [] }), {
+    nil: undefined,
+    freq: 3
+  }),
   status: optStr,
   message: optStr,
   reason: optStr,
@@ -159,11 +162,11 @@ const validStatus = FastCheck.record({
       uid: optStr,
       causes: FastCheck.option(
         FastCheck.array(FastCheck.record({ reason: optStr, message: optStr, field: optStr }, { requiredKeys: [] })),
-        { nil: undefined }
+        { nil: undefined, freq: 3 }
       ),
       retryAfterSeconds: optNum
     }, { requiredKeys: [] }),
-    { nil: undefined }
+    { nil: undefined, freq: 3 }
   ),
   code: optNum
 }, { requiredKeys: [] })

@@ -10,7 +10,7 @@ import {
 } from "../../src/internal/transport/listBodyDecoder.js"
 import type { DecodedList, DecodeFailure } from "../../src/Wire.js"
 import { decodeList } from "../../src/Wire.js"
-import * as fc from "../protocol/arbitrary.js"
+import * as fc from "../fixtures/arbitrary.js"
 
 const description = "pods in default"
 const prefix = `list ${description}: `

@@ -3,11 +3,9 @@
  * checks.
  */
 import { assert } from "@effect/vitest"
-import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
-import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as ControllerMetrics from "../../../src/internal/controller/metrics.js"
 import * as internal from "../../../src/internal/controller/workQueue.js"
@@ -111,52 +109,3 @@ export const assertMetrics = (
     }
     assert.deepStrictEqual(actual, expected)
   })
-
-// -------------------------------------------------------------------------------------------------
-// arbitraries (effect/Arbitrary: what fast-check's were)
-// -------------------------------------------------------------------------------------------------
-
-/** fast-check's `integer({ min, max })`: an integer in [min, max]. */
-export const int = (min: number, max: number): Arbitrary.Arbitrary<number> =>
-  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum: min, maximum: max })))
-
-/** fast-check's `boolean()`. */
-export const bool: Arbitrary.Arbitrary<boolean> = Arbitrary.schema(Schema.Boolean)
-
-/** fast-check's `constant(value)`. */
-export const constant = <const A>(value: A): Arbitrary.Arbitrary<A> => Arbitrary.Constant(value)
-
-/** fast-check's `constantFrom(...values)`. */
-export const constantFrom = <const A>(...values: ReadonlyArray<A>): Arbitrary.Arbitrary<A> =>
-  Arbitrary.map(int(0, values.length - 1), (i) => values[i])
-
-/** fast-check's `oneof({ arbitrary, weight }, ...)`: each arbitrary with a probability of its weight. */
-export const weighted = <A>(
-  ...choices: ReadonlyArray<{ readonly arbitrary: Arbitrary.Arbitrary<A>; readonly weight: number }>
-): Arbitrary.Arbitrary<A> => {
-  const total = choices.reduce((sum, c) => sum + c.weight, 0)
-  return Arbitrary.flatMap(int(0, total - 1), (n) => {
-    for (const choice of choices) {
-      if (n < choice.weight) return choice.arbitrary
-      n -= choice.weight
-    }
-    return choices[choices.length - 1].arbitrary
-  })
-}
-
-/** fast-check's `oneof(a, b, ...)`: each with the same probability. */
-export const oneof = <A>(...arbitraries: ReadonlyArray<Arbitrary.Arbitrary<A>>): Arbitrary.Arbitrary<A> =>
-  weighted(...arbitraries.map((arbitrary) => ({ arbitrary, weight: 1 })))
-
-/** fast-check's `option(arbitrary, { nil: undefined })`: `undefined` once in 6 (fast-check's default). */
-export const optional = <A>(arbitrary: Arbitrary.Arbitrary<A>): Arbitrary.Arbitrary<A | undefined> =>
-  weighted<A | undefined>({ arbitrary: constant(undefined), weight: 1 }, { arbitrary, weight: 5 })
-
-/** fast-check's `array(arbitrary, { minLength, maxLength })`. */
-export const array = <A>(
-  arbitrary: Arbitrary.Arbitrary<A>,
-  options?: { readonly minLength?: number; readonly maxLength?: number }
-): Arbitrary.Arbitrary<Array<A>> => Arbitrary.array(arbitrary, options)
-
-/** fast-check's `record({ ... })`. */
-export const record = Arbitrary.all

@@ -17,25 +17,26 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import * as RateLimiter from "../../../src/RateLimiter.js"
-import { array, bool, constant, constantFrom, int, makeQueue, oneof, optional, record, weighted } from "./fixtures.js"
+import { array, boolean, constant, constantFrom, integer, oneof, option, record } from "../../fixtures/arbitrary.js"
+import { makeQueue } from "./fixtures.js"
 
 type Op =
   | { readonly _tag: "add"; readonly key: number; readonly priority: number | undefined }
   | { readonly _tag: "get" }
   | { readonly _tag: "done"; readonly pick: number }
 
-const opArb: Arbitrary.Arbitrary<Op> = weighted<Op>(
+const opArb: Arbitrary.Arbitrary<Op> = oneof<Op>(
   {
     arbitrary: record({
       _tag: constant("add"),
-      key: int(0, 7),
-      priority: optional(int(-1, 2))
+      key: integer({ min: 0, max: 7 }),
+      priority: option(integer({ min: -1, max: 2 }), { nil: undefined })
     }),
     weight: 5
   },
   { arbitrary: record({ _tag: constant("get") }), weight: 3 },
   {
-    arbitrary: record({ _tag: constant("done"), pick: int(0, 7) }),
+    arbitrary: record({ _tag: constant("done"), pick: integer({ min: 0, max: 7 }) }),
     weight: 3
   }
 )
@@ -45,7 +46,7 @@ const groupOf = (key: string) => String(Number(key.slice(1)) % 3)
 describe("WorkQueue properties", () => {
   it.effect.prop(
     "against a model: one worker per key, highest priority first, FIFO within a priority and group, nothing lost",
-    { ops: array(opArb, { maxLength: 80 }), grouped: bool },
+    { ops: array(opArb, { maxLength: 80 }), grouped: boolean() },
     ({ grouped, ops }) =>
       Effect.gen(function*() {
         const queue = yield* makeQueue(grouped ? { group: groupOf } : {})
@@ -131,22 +132,22 @@ describe("WorkQueue properties", () => {
   )
 
   const eventArb = record({
-    at: int(0, 40),
-    key: int(0, 5),
-    priority: int(-1, 1),
-    after: oneof(constant(0), int(1, 20)),
-    rateLimited: bool
+    at: integer({ min: 0, max: 40 }),
+    key: integer({ min: 0, max: 5 }),
+    priority: integer({ min: -1, max: 1 }),
+    after: oneof(constant(0), integer({ min: 1, max: 20 })),
+    rateLimited: boolean()
   })
 
   it.effect.prop(
     "concurrently (workers, delays, rate limiting, priorities, groups, workers interrupted): no key processed twice at once, none lost",
     {
       events: array(eventArb, { minLength: 1, maxLength: 40 }),
-      workers: int(1, 4),
-      durations: array(int(0, 8), { minLength: 6, maxLength: 6 }),
-      grouped: bool,
+      workers: integer({ min: 1, max: 4 }),
+      durations: array(integer({ min: 0, max: 8 }), { minLength: 6, maxLength: 6 }),
+      grouped: boolean(),
       loop: constantFrom("runWorker", "process"),
-      interrupts: array(int(0, 60), { maxLength: 4 })
+      interrupts: array(integer({ min: 0, max: 60 }), { maxLength: 4 })
     },
     ({ durations, events, grouped, interrupts, loop, workers }) =>
       Effect.gen(function*() {
@@ -231,9 +232,9 @@ describe("WorkQueue properties", () => {
   it.prop(
     "token bucket: never more than burst + rate * T reservations fall due within any window of T",
     {
-      rate: int(1, 50),
-      burst: int(1, 10),
-      gaps: array(int(0, 200), { minLength: 1, maxLength: 100 })
+      rate: integer({ min: 1, max: 50 }),
+      burst: integer({ min: 1, max: 10 }),
+      gaps: array(integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 100 })
     },
     ({ burst, gaps, rate }) => {
       const limiter = RateLimiter.unsafeMake(RateLimiter.bucket({ rate, burst }))
@@ -260,7 +261,7 @@ describe("WorkQueue properties", () => {
   it.prop(
     "exponential: per key, the delays since the last forget double from base up to max",
     {
-      calls: array(oneof(int(0, 2), constant(-1)), {
+      calls: array(oneof(integer({ min: 0, max: 2 }), constant(-1)), {
         maxLength: 60
       })
     },

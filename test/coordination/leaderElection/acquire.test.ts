@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: acquiring", () => {

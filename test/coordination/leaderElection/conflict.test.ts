@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, makeTimeline, markedWork, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: two candidates, one Lease", () => {

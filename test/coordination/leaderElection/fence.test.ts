@@ -18,8 +18,8 @@ import * as Term from "../../../src/Term.js"
 import { withJumpClock } from "../../fixtures/clock.js"
 import { eventually } from "../../fixtures/index.js"
 import { captureLogs } from "../../fixtures/logs.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { clientLayer, configMap, stub } from "../../transport/client/fixtures.js"
-import { withRandomFixed } from "../random.js"
 import { advance, heldBy, makeTimeline, markedWork, settle, startElector, verbsOf } from "./fixtures.js"
 
 const timings = { leaseDuration: "5 seconds", renewDeadline: "3 seconds", retryPeriod: "1 second" } as const

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { heldBy, settle, startElector } from "./fixtures.js"
 
 /** The series the registry holds for election `name`, as `metric{other tags} value`. */

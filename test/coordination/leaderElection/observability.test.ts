@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as metrics from "../../../src/internal/coordination/metrics.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, settle, startElector } from "./fixtures.js"
 
 const { State } = LeaderElection

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import type { Timeline } from "./fixtures.js"
 import { advance, makeTimeline, markedWork, recordOf, settle, startElector } from "./fixtures.js"
 

@@ -13,7 +13,7 @@ import * as Result from "effect/Result"
 import * as internal from "../../../src/internal/coordination/leaderElection.js"
 import * as policy from "../../../src/internal/coordination/leaderElectionPolicy.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import * as Gen from "../arbitrary.js"
+import * as Gen from "../../fixtures/arbitrary.js"
 
 const { Decision, LeaderStep } = policy
 const { Event, State } = LeaderElection
@@ -154,23 +154,23 @@ describe("LeaderElection policies", () => {
     })
 
     it("property: never writes over another holder whose lease has not expired; Renew only for itself", () => {
-      Gen.assertProperty(
-        Arbitrary.all([
+      Gen.assert(
+        Gen.property(
           Gen.constantFrom("", "baz", "bing", "bong"),
-          Gen.integer(0, 120),
-          Gen.integer(0, 1_000_000),
-          Gen.integer(0, 1_000_000)
-        ]),
-        ([holder, seconds, observedAt, elapsed]) => {
-          const o = observation(record(holder, seconds), observedAt)
-          const now = observedAt + elapsed
-          const decision = policy.decide("baz", o, 15, stamp(now))
-          const heldByOther = holder !== "" && holder !== "baz" && !policy.isExpired(o, now)
-          if (heldByOther) return decision._tag === "Wait"
-          if (holder === "baz") return decision._tag === "Renew" && decision.record.leaseTransitions === 2
-          return decision._tag === "Take" && decision.record.leaseTransitions === 3
-        },
-        { runs: 500 }
+          Gen.integer({ min: 0, max: 120 }),
+          Gen.integer({ min: 0, max: 1_000_000 }),
+          Gen.integer({ min: 0, max: 1_000_000 }),
+          (holder, seconds, observedAt, elapsed) => {
+            const o = observation(record(holder, seconds), observedAt)
+            const now = observedAt + elapsed
+            const decision = policy.decide("baz", o, 15, stamp(now))
+            const heldByOther = holder !== "" && holder !== "baz" && !policy.isExpired(o, now)
+            if (heldByOther) return decision._tag === "Wait"
+            if (holder === "baz") return decision._tag === "Renew" && decision.record.leaseTransitions === 2
+            return decision._tag === "Take" && decision.record.leaseTransitions === 3
+          }
+        ),
+        { numRuns: 500 }
       )
     })
   })
@@ -380,11 +380,11 @@ describe("LeaderElection policies", () => {
     })
 
     it("MicroTime strings are RFC 3339 with six fractional digits", () => {
-      Gen.assertProperty(Gen.bigInt(0n, 4_000_000_000_000_000_000n), (nanos) => {
+      Gen.assert(Gen.property(Gen.bigInt({ min: 0n, max: 4_000_000_000_000_000_000n }), (nanos) => {
         const text = policy.formatMicroTime(nanos)
         return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(text) &&
           Date.parse(text) === Number(nanos / 1_000_000n)
-      })
+      }))
     })
   })
 
@@ -441,7 +441,7 @@ describe("LeaderElection policies", () => {
     const events = Gen.oneof<LeaderElection.Event>(
       Arbitrary.map(Gen.constantFrom("bing", "bong"), (leader) => Event.Observed({ leader: Option.some(leader) })),
       Gen.constant(Event.Observed({ leader: Option.none() })),
-      Arbitrary.map(Gen.integer(1, 9), (term) => Event.Acquired({ term })),
+      Arbitrary.map(Gen.integer({ min: 1, max: 9 }), (term) => Event.Acquired({ term })),
       Gen.constantFrom(
         Event.Renewed(),
         Event.RenewFailed(),
@@ -455,9 +455,8 @@ describe("LeaderElection policies", () => {
     )
 
     it("property: Leading is entered only by Acquired, left only through SteppingDown; after ShutdownStarted it is never entered again; Stopped is final", () => {
-      Gen.assertProperty(
-        Arbitrary.array(events, { maxLength: 40 }),
-        (sequence) => {
+      Gen.assert(
+        Gen.property(Arbitrary.array(events, { maxLength: 40 }), (sequence) => {
           let state: LeaderElection.State = State.Acquiring()
           let shutdown = false
           for (const event of sequence) {
@@ -471,8 +470,8 @@ describe("LeaderElection policies", () => {
             state = next
           }
           return true
-        },
-        { runs: 1000 }
+        }),
+        { numRuns: 1000 }
       )
     })
   })

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, makeTimeline, markedWork, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: releasing", () => {

@@ -12,8 +12,8 @@ import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import * as Gen from "../arbitrary.js"
-import { withRandomFixed } from "../random.js"
+import * as Gen from "../../fixtures/arbitrary.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import type { Elector } from "./fixtures.js"
 import { makeTimeline, markedWork, settle, startElector } from "./fixtures.js"
 
@@ -32,7 +32,7 @@ const step: Arbitrary.Arbitrary<Step> = Gen.oneof<Step>(
   Arbitrary.all({
     _tag: Gen.constant("partition" as const),
     who,
-    mode: Gen.constantFrom<ReadonlyArray<LeaderElection.PartitionMode>>("fail", "hang", "drop-responses")
+    mode: Gen.constantFrom<LeaderElection.PartitionMode>("fail", "hang", "drop-responses")
   }),
   Arbitrary.all({ _tag: Gen.constant("heal" as const), who }),
   Arbitrary.all({
@@ -40,11 +40,11 @@ const step: Arbitrary.Arbitrary<Step> = Gen.oneof<Step>(
     who,
     millis: Gen.constantFrom(0, 50, 500, 3000)
   }),
-  Arbitrary.all({ _tag: Gen.constant("stop" as const), who, release: Gen.boolean }),
+  Arbitrary.all({ _tag: Gen.constant("stop" as const), who, release: Gen.boolean() }),
   Arbitrary.all({ _tag: Gen.constant("start" as const), who })
 )
 const scenario = Arbitrary.array(
-  Arbitrary.all({ wait: Gen.integer(0, 8000), step }),
+  Arbitrary.all({ wait: Gen.integer({ min: 0, max: 8000 }), step }),
   { minLength: 4, maxLength: 12 }
 )
 const randoms = Arbitrary.array(Gen.fraction(0.999), { minLength: 1, maxLength: 8 })

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, makeTimeline, markedWork, settle, startElector } from "./fixtures.js"
 
 describe("LeaderElection: whileLeading", () => {

@@ -13,7 +13,7 @@ import * as Result from "effect/Result"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Term from "../../../src/Term.js"
 import { withJumpClock } from "../../fixtures/clock.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, keys, makeTimeline, settle, startMember } from "./fixtures.js"
 
 /**

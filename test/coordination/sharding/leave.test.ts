@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, keys, makeTimeline, oneOwnerAtATime, owned, startMember, workOnGainedKeys } from "./fixtures.js"
 
 const ownedBy = (member: string, members: ReadonlyArray<string>) =>

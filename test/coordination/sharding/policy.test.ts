@@ -13,7 +13,7 @@ import * as Result from "effect/Result"
 import * as policy from "../../../src/internal/coordination/shardingPolicy.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
-import * as Gen from "../arbitrary.js"
+import * as Gen from "../../fixtures/arbitrary.js"
 
 const { State } = LeaderElection
 const timing = Result.getOrThrow(Sharding.validate({ identity: "a", group: "g" }))
@@ -64,36 +64,35 @@ describe("Sharding policies", () => {
       minLength: 1,
       maxLength: 8
     })
-    const key = Gen.string(30)
+    const key = Gen.string({ maxLength: 30 })
 
     it("property: the owner is a member, the same whatever the members' order", () => {
-      Gen.assertProperty(
-        Arbitrary.all([members, key]),
-        ([ms, k]) => {
+      Gen.assert(
+        Gen.property(members, key, (ms, k) => {
           const owner = Option.getOrThrow(Sharding.ownerOf(ms, k))
           return ms.includes(owner) && Option.contains(Sharding.ownerOf([...ms].reverse(), k), owner)
-        },
-        { runs: 300 }
+        }),
+        { numRuns: 300 }
       )
     })
 
     it("property: a member that joins takes keys only for itself; one that leaves gives only its own keys", () => {
-      Gen.assertProperty(
-        Arbitrary.all([
+      Gen.assert(
+        Gen.property(
           members,
           Gen.stringMatching(/^[a-z][a-z0-9-]{0,10}$/),
-          Arbitrary.array(key, { minLength: 1, maxLength: 20 })
-        ]),
-        ([ms, newcomer, ks]) => {
-          if (ms.includes(newcomer)) return true
-          const joined = [...ms, newcomer]
-          return ks.every((k) => {
-            const before = Option.getOrThrow(Sharding.ownerOf(ms, k))
-            const after = Option.getOrThrow(Sharding.ownerOf(joined, k))
-            return after === before || after === newcomer
-          })
-        },
-        { runs: 300 }
+          Arbitrary.array(key, { minLength: 1, maxLength: 20 }),
+          (ms, newcomer, ks) => {
+            if (ms.includes(newcomer)) return true
+            const joined = [...ms, newcomer]
+            return ks.every((k) => {
+              const before = Option.getOrThrow(Sharding.ownerOf(ms, k))
+              const after = Option.getOrThrow(Sharding.ownerOf(joined, k))
+              return after === before || after === newcomer
+            })
+          }
+        ),
+        { numRuns: 300 }
       )
     })
 

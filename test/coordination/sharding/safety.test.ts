@@ -12,8 +12,8 @@ import * as Effect from "effect/Effect"
 import type * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
 import * as LeaderElection from "../../../src/LeaderElection.js"
-import * as Gen from "../arbitrary.js"
-import { withRandomFixed } from "../random.js"
+import * as Gen from "../../fixtures/arbitrary.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import type { Member } from "./fixtures.js"
 import { makeTimeline, oneOwnerAtATime, settle, startMember, workOnGainedKeys } from "./fixtures.js"
 
@@ -38,7 +38,7 @@ const step: Arbitrary.Arbitrary<Step> = Gen.oneof<Step>(
   Arbitrary.all({
     _tag: Gen.constant("partition" as const),
     who,
-    mode: Gen.constantFrom<ReadonlyArray<LeaderElection.PartitionMode>>("fail", "hang", "drop-responses")
+    mode: Gen.constantFrom<LeaderElection.PartitionMode>("fail", "hang", "drop-responses")
   }),
   Arbitrary.all({ _tag: Gen.constant("heal" as const), who }),
   Arbitrary.all({
@@ -49,11 +49,11 @@ const step: Arbitrary.Arbitrary<Step> = Gen.oneof<Step>(
   Arbitrary.all({
     _tag: Gen.constant("listFails" as const),
     who,
-    times: Gen.integer(1, 5)
+    times: Gen.integer({ min: 1, max: 5 })
   })
 )
 const scenario = Arbitrary.array(
-  Arbitrary.all({ wait: Gen.integer(0, 20_000), step }),
+  Arbitrary.all({ wait: Gen.integer({ min: 0, max: 20_000 }), step }),
   { minLength: 3, maxLength: 12 }
 )
 const randoms = Arbitrary.array(Gen.fraction(0.999), { minLength: 1, maxLength: 6 })

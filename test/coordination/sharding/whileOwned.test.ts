@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
-import { withRandomFixed } from "../random.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, keys, makeTimeline, settle, startMember } from "./fixtures.js"
 
 describe("Sharding: whileOwned and changes", () => {

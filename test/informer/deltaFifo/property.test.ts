@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as Indexer from "../../../src/Indexer.js"
 import * as IndexerStore from "../../../src/internal/informer/indexerStore.js"
+import { boolean, integer, oneof } from "../../fixtures/arbitrary.js"
 import type { Delta, Options, TestObj } from "./fixtures.js"
 import { obj, objectOf, tomb } from "./fixtures.js"
 
@@ -18,25 +19,7 @@ type Op =
   | { readonly _tag: "resync" | "bookmark" }
   | { readonly _tag: "pop"; readonly max: number }
 
-/** An integer in [minimum, maximum]. */
-const integer = (minimum: number, maximum: number): Arbitrary.Arbitrary<number> =>
-  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
-
-/** One of the arbitraries, each chosen with its weight (fast-check's `oneof` with weights). */
-const oneof = <A>(
-  ...choices: ReadonlyArray<{ readonly arbitrary: Arbitrary.Arbitrary<A>; readonly weight: number }>
-): Arbitrary.Arbitrary<A> => {
-  const total = choices.reduce((sum, choice) => sum + choice.weight, 0)
-  return Arbitrary.flatMap(integer(0, total - 1), (n) => {
-    for (const choice of choices) {
-      if (n < choice.weight) return choice.arbitrary
-      n -= choice.weight
-    }
-    return choices[choices.length - 1].arbitrary
-  })
-}
-
-const keyArb = integer(0, 5)
+const keyArb = integer({ min: 0, max: 5 })
 const opArb: Arbitrary.Arbitrary<Op> = oneof<Op>(
   { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("add"), key: keyArb }), weight: 4 },
   { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("update"), key: keyArb }), weight: 4 },
@@ -51,13 +34,13 @@ const opArb: Arbitrary.Arbitrary<Op> = oneof<Op>(
           Schema.isMaxLength(6)
         )
       ),
-      reuseHeld: Arbitrary.schema(Schema.Boolean)
+      reuseHeld: boolean()
     }),
     weight: 2
   },
   { arbitrary: Arbitrary.all({ _tag: Arbitrary.schema(Schema.Literals(["resync", "bookmark"])) }), weight: 1 },
   {
-    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("pop"), max: integer(1, 4) }),
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("pop"), max: integer({ min: 1, max: 4 }) }),
     weight: 5
   }
 )

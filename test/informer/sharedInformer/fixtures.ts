@@ -5,7 +5,7 @@
  */
 import { assert } from "@effect/vitest"
 import type { Duration } from "effect"
-import { Arbitrary, Clock, Effect, Exit, Metric, Result, Schema, Scope } from "effect"
+import { Clock, Effect, Exit, Metric, Result, Scope } from "effect"
 import * as Option from "effect/Option"
 import { TestClock } from "effect/testing"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
@@ -277,28 +277,3 @@ export const tagged = <Input, State>(metric: Metric.Metric<Input, State>, tags: 
 
 /** The FIFO modes the informer suites run through. */
 export const fifoModes = ["inOrder", "coalescing"] as const
-
-// property-test inputs (Effect's own Arbitrary module: fast-check is no longer part of Effect)
-// -------------------------------------------------------------------------------------------------
-
-/** An integer in [minimum, maximum]. */
-export const integer = (minimum: number, maximum: number): Arbitrary.Arbitrary<number> =>
-  Arbitrary.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })))
-
-/** One of the values, each as likely. */
-export const constantFrom = <const A>(...values: ReadonlyArray<A>): Arbitrary.Arbitrary<A> =>
-  Arbitrary.map(integer(0, values.length - 1), (i) => values[i])
-
-/** One of the arbitraries, each chosen with its weight (fast-check's `oneof` with weights). */
-export const oneof = <A>(
-  ...choices: ReadonlyArray<{ readonly arbitrary: Arbitrary.Arbitrary<A>; readonly weight: number }>
-): Arbitrary.Arbitrary<A> => {
-  const total = choices.reduce((sum, choice) => sum + choice.weight, 0)
-  return Arbitrary.flatMap(integer(0, total - 1), (n) => {
-    for (const choice of choices) {
-      if (n < choice.weight) return choice.arbitrary
-      n -= choice.weight
-    }
-    return choices[choices.length - 1].arbitrary
-  })
-}

@@ -2,18 +2,16 @@
  * SharedInformer: a property test over random server histories.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Arbitrary, Effect, Schema } from "effect"
+import { Arbitrary, Effect } from "effect"
+import { boolean, constantFrom, integer, oneof } from "../../fixtures/arbitrary.js"
 import { gone as fixtureGone, serverError as fixtureServerError } from "../../fixtures/index.js"
 import type { Fake } from "./fixtures.js"
 import {
   adjust,
   assertMonotonic,
   cacheMatchesServer,
-  constantFrom,
   eventually,
   fifoModes,
-  integer,
-  oneof,
   pod,
   recorder,
   replay,
@@ -32,27 +30,25 @@ type Op =
   | { readonly _tag: "bookmark" }
   | { readonly _tag: "adjust"; readonly millis: number }
 
-const boolean = Arbitrary.schema(Schema.Boolean)
-
 const opArbitrary: Arbitrary.Arbitrary<Op> = oneof<Op>(
   {
     weight: 12,
     arbitrary: Arbitrary.all({
       _tag: Arbitrary.Constant("write"),
-      key: integer(0, 5),
-      remove: boolean,
-      drop: boolean // half of the writes are lost events
+      key: integer({ min: 0, max: 5 }),
+      remove: boolean(),
+      drop: boolean() // half of the writes are lost events
     })
   },
   { weight: 2, arbitrary: Arbitrary.Constant({ _tag: "resetWatch" }) },
   { weight: 1, arbitrary: Arbitrary.Constant({ _tag: "closeWatches" }) },
   {
     weight: 1,
-    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("failWatches"), gone: boolean })
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("failWatches"), gone: boolean() })
   },
   {
     weight: 1,
-    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("failNextWatch"), gone: boolean })
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("failNextWatch"), gone: boolean() })
   },
   { weight: 1, arbitrary: Arbitrary.Constant({ _tag: "failNextList" }) },
   { weight: 1, arbitrary: Arbitrary.Constant({ _tag: "bookmark" }) },
@@ -101,7 +97,7 @@ describe("SharedInformer: property", () => {
   describe.each(fifoModes)("%s", (fifo) => {
     it.effect.prop(
       `random server histories converge; handlers replay to the cache; versions never go back`,
-      [Arbitrary.array(opArbitrary, { minLength: 1, maxLength: 30 }), integer(0, 0x7fffffff)],
+      [Arbitrary.array(opArbitrary, { minLength: 1, maxLength: 30 }), integer({ min: 0, max: 0x7fffffff })],
       ([ops, joinAt]) =>
         Effect.gen(function*() {
           const env = yield* setup({ fifo }, [pod("k0"), pod("k1")])
