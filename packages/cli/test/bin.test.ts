@@ -216,7 +216,7 @@ describe("effect-informers (the built binary)", () => {
   )
 
   it.live(
-    "a bad value: @effect/cli's error on stderr, without ANSI escapes, exit code 1",
+    "a bad value: effect/cli's error on stderr, without ANSI escapes, exit code 1",
     () =>
       Effect.gen(function*() {
         const result = yield* cli(["demo", "--pods", "many"])
@@ -278,9 +278,13 @@ describe("effect-informers (the built binary)", () => {
           ],
           {
             timeout: 120_000,
-            // Ctrl-C after 8 progress lines of churn
+            // Ctrl-C after 8 progress lines of churn, once an informer was seen watching (under chaos both can
+            // be backing off for the first seconds: the faults start with the churn)
             onStdout: (stdout, kill) => {
-              if (!sent && (stdout.match(/"phase":"churning"/g) ?? []).length >= 8) {
+              if (
+                !sent && (stdout.match(/"phase":"churning"/g) ?? []).length >= 8 &&
+                /"phase":"churning".*"state":"watching"/.test(stdout)
+              ) {
                 sent = true
                 kill("SIGINT")
               }
