@@ -24,7 +24,6 @@ export default defineConfig({
     // Two test files at a time on a 2-core machine (vitest's default is cores - 1 = 1): most of the suite's
     // time is spent waiting on child processes, servers and timers, not on a core; sequential, vitest alone
     // took 12 min for this suite, two at a time 8 min, every test passing either way
-    maxWorkers: 2,
-    minWorkers: 1
+    maxWorkers: 2
   }
 })

@@ -1,5 +1,5 @@
 /**
- * `internal/deque.ts` (a ring) against `effect/MutableList` and `effect/MutableQueue`, the deque it
+ * `internal/deque.ts` (a ring) against `effect/MutableList` (Effect 4 has no MutableQueue any more), the deque it
  * replaced (an array and a head index, `headIndex`) and a plain array with `Array.prototype.shift` (the
  * O(n) reference), on what the DeltaFifo and the coalescing buffer do with their queue: push, `length`, a
  * look at the head (`InOrderFifo.take` peeks before it shifts), shift.
@@ -13,13 +13,12 @@
  * Each implementation has its own monomorphic loops, as each call site in the FIFO sees one class, and
  * runs in its own process (`impl` argument) so that one's JIT state does not colour the next:
  *
- *   for i in 1 2 3; do for impl in deque mutableList mutableQueue headIndex array; do
+ *   for i in 1 2 3; do for impl in deque mutableList headIndex array; do
  *     node --expose-gc --import tsx bench/deque.ts $impl; done; done
  *
  * Prints nanoseconds per item (push + length + peek + shift) per shape and size.
  */
 import * as MutableList from "effect/MutableList"
-import * as MutableQueue from "effect/MutableQueue"
 import { Deque } from "../src/internal/deque.js"
 
 const sizes = [10, 100, 1_000, 10_000, 100_000] as const
@@ -73,16 +72,18 @@ const deque: Impl = {
   }
 }
 
+// Effect 4's MutableList is a list of array buckets with no peek: `take` is the shift (it returns the head,
+// or `MutableList.Empty`), and the head is looked at through what it returns. (Effect 3's MutableQueue, a
+// MutableList inside, is gone in Effect 4.)
 const mutableList: Impl = {
   burst: (n, rounds) => {
     let seen = 0
-    const q = MutableList.empty<{ readonly key: string }>()
+    const q = MutableList.make<{ readonly key: string }>()
     for (let r = 0; r < rounds; r++) {
       for (let i = 0; i < n; i++) MutableList.append(q, items[i])
-      while (MutableList.length(q) > 0) {
-        for (let taken = 0; taken < batch && MutableList.length(q) > 0; taken++) {
-          if (MutableList.head(q) !== undefined) seen++
-          MutableList.shift(q)
+      while (q.length > 0) {
+        for (let taken = 0; taken < batch && q.length > 0; taken++) {
+          if (MutableList.take(q) !== MutableList.Empty) seen++
         }
       }
     }
@@ -90,50 +91,17 @@ const mutableList: Impl = {
   },
   steady: (n, operations) => {
     let seen = 0
-    const q = MutableList.empty<{ readonly key: string }>()
+    const q = MutableList.make<{ readonly key: string }>()
     for (let i = 0; i < n; i++) MutableList.append(q, items[i])
     for (let i = 0; i < operations; i++) {
       MutableList.append(q, items[i % n])
-      if (MutableList.length(q) > 0 && MutableList.head(q) !== undefined) seen++
-      MutableList.shift(q)
+      if (q.length > 0 && MutableList.take(q) !== MutableList.Empty) seen++
     }
     return seen
   },
   filled: (n) => {
-    const q = MutableList.empty<{ readonly key: string }>()
+    const q = MutableList.make<{ readonly key: string }>()
     for (let i = 0; i < n; i++) MutableList.append(q, items[i])
-    return q
-  }
-}
-
-// MutableQueue has no peek: `poll` is the shift, and the head is not looked at (it is a MutableList inside).
-const mutableQueue: Impl = {
-  burst: (n, rounds) => {
-    let seen = 0
-    const q = MutableQueue.unbounded<{ readonly key: string }>()
-    for (let r = 0; r < rounds; r++) {
-      for (let i = 0; i < n; i++) MutableQueue.offer(q, items[i])
-      while (MutableQueue.length(q) > 0) {
-        for (let taken = 0; taken < batch && MutableQueue.length(q) > 0; taken++) {
-          if (MutableQueue.poll(q, undefined) !== undefined) seen++
-        }
-      }
-    }
-    return seen
-  },
-  steady: (n, operations) => {
-    let seen = 0
-    const q = MutableQueue.unbounded<{ readonly key: string }>()
-    for (let i = 0; i < n; i++) MutableQueue.offer(q, items[i])
-    for (let i = 0; i < operations; i++) {
-      MutableQueue.offer(q, items[i % n])
-      if (MutableQueue.length(q) > 0 && MutableQueue.poll(q, undefined) !== undefined) seen++
-    }
-    return seen
-  },
-  filled: (n) => {
-    const q = MutableQueue.unbounded<{ readonly key: string }>()
-    for (let i = 0; i < n; i++) MutableQueue.offer(q, items[i])
     return q
   }
 }
@@ -234,7 +202,7 @@ const headIndex: Impl = {
   }
 }
 
-const impls: Record<string, Impl> = { deque, mutableList, mutableQueue, array, headIndex }
+const impls: Record<string, Impl> = { deque, mutableList, array, headIndex }
 
 /** The median of five timed runs, after one warm-up run. */
 const nsPerItem = (items: number, body: () => number): number => {

@@ -70,7 +70,7 @@ export const makeOurs = async (job: SessionJob, counters: Counters): Promise<Cli
             if (rest.length === 0) waiting.delete(request.key)
             else waiting.set(request.key, rest)
           })
-      }).pipe(Scope.extend(scope), Effect.forkIn(scope))
+      }).pipe(Scope.provide(scope), Effect.forkIn(scope))
     } else {
       for (let h = 0; h < job.handlers; h++) {
         yield* informer.addEventHandler({

@@ -229,7 +229,7 @@ const ours = (handlers: number, bursts: ReadonlyArray<Burst>) =>
           (e) => e as never
         )
         return (noParse
-          ? Stream.flattenIterables(body as Stream.Stream<Array<WatchEvent<KubeObject>>>)
+          ? Stream.flattenIterable(body as Stream.Stream<Array<WatchEvent<KubeObject>>>)
           : (body as Stream.Stream<Uint8Array>).pipe(
             decodeWatchBody<KubeObject>({ kind: "Pod", description: "pods", maxLineBytes: 1 << 26 })
           )) as Stream.Stream<WatchEvent<KubeObject>, never>

@@ -99,7 +99,7 @@ const namespaceObjects = (count: number): ReadonlyArray<KubeObject> =>
 // -------------------------------------------------------------------------------------------------
 
 interface Running {
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   readonly server: ApiServer.ApiServer.Service
   relists: number
 }
@@ -124,7 +124,7 @@ const reset = async (pods: number): Promise<ResetResponse> => {
       watchBufferBytes: 1024 * 1024 * 1024,
       // the pods name ReplicaSets that are not loaded: the garbage collector would delete them all
       garbageCollection: false
-    }).pipe(Scope.extend(scope))
+    }).pipe(Scope.provide(scope))
   )
   running = { scope, server, relists: 0 }
   await Effect.runPromise(server.bench.load(Resource.namespaces, namespaceObjects(namespaceCount(pods))))

@@ -34,7 +34,9 @@ const ours = (keys: ReadonlyArray<string>, workers: number, shape: Shape): Promi
       return Effect.void
     }
     const worker = queue.runWorker(reconcile)
-    const start = Effect.forkAll(Array.from({ length: workers }, () => worker))
+    const start = Effect.forkChild(
+      Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
+    )
     if (shape === "prefilled") {
       for (let i = 0; i < keys.length; i++) {
         yield* queue.add(keys[i])
@@ -45,14 +47,14 @@ const ours = (keys: ReadonlyArray<string>, workers: number, shape: Shape): Promi
       yield* Fiber.join(pool)
     } else {
       const pool = yield* start
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       for (let i = 0; i < keys.length; i += batchSize) {
         const end = Math.min(keys.length, i + batchSize)
         for (let j = i; j < end; j++) {
           yield* queue.add(keys[j])
           yield* queue.add(keys[j])
         }
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
       }
       yield* queue.shutdown
       yield* Fiber.join(pool)

@@ -6,7 +6,7 @@ import { Informers, Resource } from "effect-informers"
 import { appLayer, program } from "./app.js"
 
 describe("example: an Effect app over the Layers", () => {
-  it.scopedLive("indexes pods by node and counts deployments", () =>
+  it.live("indexes pods by node and counts deployments", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make()
       yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3, deployments: 6 })

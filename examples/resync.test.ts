@@ -1,14 +1,15 @@
 // A TestClock-driven resync test that swaps in the fake ListerWatcher layer: no server, no real time.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
 import { Informers, Resource } from "effect-informers"
 import { FakeListerWatcher } from "effect-informers/testing"
+import { TestClock } from "effect/testing"
 
 // examples import only the published packages, as a user's tests do: their own pod, not test/fixtures'
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { namespace: "default", name } })
 
 describe("example: resync driven by TestClock over the fake layer", () => {
-  it.scoped("every cached pod is re-delivered as a sync update once per resync period", () =>
+  it.effect("every cached pod is re-delivered as a sync update once per resync period", () =>
     Effect.gen(function*() {
       const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
       const podsFake = fakes.fakeFor(Resource.pods)

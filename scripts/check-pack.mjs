@@ -1,16 +1,19 @@
 // What a library user gets: packs the library as `npm publish` would (`npm pack` at the root, whose
-// `prepack` builds dist/), installs the tarball into a fresh app that brings `effect@^3.22` and the peers,
-// and checks that
+// `prepack` builds dist/), installs the tarball into a fresh app that brings the latest `effect` 4.x and
+// `@effect/platform-node` 4.x (what `npm install effect @effect/platform-node` gives a new app), and checks that
 // - the tarball holds the library only: no CLI, demo, fault campaign, churn simulator or API server code,
 //   no tests, no workspace packages;
-// - the app's tree has exactly one copy of `effect`, and neither `@effect/cli` nor a workspace package;
+// - npm reports no peer dependency problem; the app's tree has exactly one copy of `effect`, and none of
+//   `@effect/platform`, `@effect/cli` or a workspace package;
 // - `import("effect-informers")` and every subpath export work in Node, unexported paths do not, and the
-//   declarations type-check in a TypeScript consumer;
+//   declarations type-check in a TypeScript consumer under the strictest settings (`strict`,
+//   `exactOptionalPropertyTypes`, `noUncheckedIndexedAccess`, `skipLibCheck: false`), with the README's
+//   application block, which then runs: without a kubeconfig, one `error:` line and exit code 1;
 // then packs the test kit and the CLI the same way, adds them to the app as dev dependencies, and checks
 // that the app still has one copy of `effect` and that the installed `effect-informers` binary runs the demo.
 // Run by `npm test` (`npm run check:pack`). Installs with --prefer-offline: after `npm ci` the npm cache
 // holds what the app needs, and the registry is asked only for what it lacks.
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -58,12 +61,18 @@ try {
       `src/index.ts exports ${module}, package.json has no "./${module}"`
     )
   }
-  for (const name of ["effect", "@effect/platform", "@effect/platform-node"]) {
-    check(manifest.peerDependencies?.[name]?.startsWith("^"), `${name} is not a ^ peer dependency`)
+  // effect/http, effect/cli and effect/observability may change in a minor release of effect: the peers
+  // are pinned to the 4.1 line (README, "Install")
+  for (const name of ["effect", "@effect/platform-node"]) {
+    check(manifest.peerDependencies?.[name]?.startsWith("~4.1"), `${name} is not a ~4.1 peer dependency`)
     check(manifest.dependencies?.[name] === undefined, `${name} is a dependency, not a peer`)
   }
+  for (const name of ["@effect/platform", "@effect/cli", "@effect/schema"]) {
+    const where = ["dependencies", "peerDependencies", "devDependencies"].filter((key) => manifest[key]?.[name])
+    check(where.length === 0, `package.json has ${name} in ${where}`)
+  }
 
-  // -- a fresh app that brings effect@^3.22 and the peers ---------------------------------------------
+  // -- a fresh app: npm install effect @effect/platform-node (the latest 4.x), then the tarball ---------
   const app = join(work, "app")
   run("mkdir", ["-p", app], work)
   writeFileSync(
@@ -74,17 +83,28 @@ try {
         private: true,
         type: "module",
         dependencies: {
-          "effect": "^3.22.0",
-          "@effect/platform": manifest.peerDependencies["@effect/platform"],
-          "@effect/platform-node": manifest.peerDependencies["@effect/platform-node"],
+          "effect": "^4.1.0",
+          "@effect/platform-node": "^4.1.0",
           "effect-informers": `file:${tarball}`
-        }
+        },
+        // a TypeScript app on Node has Node's types (the declarations of @effect/platform-node and of
+        // @kubernetes/client-node refer to them) and a TypeScript
+        devDependencies: { "@types/node": "^22.19.0", "typescript": manifest.devDependencies.typescript }
       },
       null,
       2
     )
   )
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], app)
+  const installing = spawnSync(
+    "npm",
+    ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=warn"],
+    { cwd: app, encoding: "utf8" }
+  )
+  if (installing.status !== 0) throw new Error(`npm install (in ${app}) failed:\n${installing.stderr}`)
+  const peerWarnings = `${installing.stdout}\n${installing.stderr}`.split("\n").filter((line) =>
+    /peer|ERESOLVE/i.test(line)
+  )
+  check(peerWarnings.length === 0, `npm install warned about peers:\n${peerWarnings.join("\n")}`)
 
   // every installed package, wherever npm placed it
   const installed = []
@@ -109,7 +129,9 @@ try {
   const copies = (name) => installed.filter((p) => p.name === name)
   const effects = copies("effect")
   check(effects.length === 1, `the app has ${effects.length} copies of effect: ${effects.map((p) => p.path)}`)
-  check(copies("@effect/cli").length === 0, "the app's tree has @effect/cli")
+  for (const name of ["@effect/platform", "@effect/cli", "@effect/schema"]) {
+    check(copies(name).length === 0, `the app's tree has ${name}`)
+  }
   for (const p of installed.filter((p) => p.name.startsWith("@effect-informers/"))) {
     problems.push(`the app's tree has ${p.name}`)
   }
@@ -180,6 +202,11 @@ export const resource: Resource.Resource = Resource.pods
 export type Config = KubeConfig.Service
 `
   )
+  // the README's application block ("Using it in an Effect application"), as the README has it
+  const readme = readFileSync(join(root, "README.md"), "utf8")
+  const readmeBlock = /```ts\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("## Using it in an Effect application")))
+  check(readmeBlock !== null, "the README has no application block")
+  writeFileSync(join(app, "readme.ts"), readmeBlock?.[1] ?? "")
   writeFileSync(
     join(app, "tsconfig.json"),
     JSON.stringify({
@@ -189,18 +216,33 @@ export type Config = KubeConfig.Service
         moduleResolution: "NodeNext",
         strict: true,
         exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
         noEmit: true,
-        skipLibCheck: true,
-        types: []
+        skipLibCheck: false,
+        types: ["node"]
       },
-      files: ["main.ts"]
+      files: ["main.ts", "readme.ts"]
     })
   )
   try {
-    run(join(root, "node_modules/.bin/tsc"), ["-p", "tsconfig.json"], app)
+    run(join(app, "node_modules/.bin/tsc"), ["-p", "tsconfig.json"], app)
   } catch (error) {
     problems.push(`the declarations do not type-check in an app: ${error.message}`)
   }
+  // run as it is (Node strips the types), without a kubeconfig: one `error:` line on stderr, exit code 1
+  const home = join(work, "home")
+  run("mkdir", ["-p", home], work)
+  const readmeRun = spawnSync(process.execPath, ["readme.ts"], {
+    cwd: app,
+    encoding: "utf8",
+    timeout: 60_000,
+    env: { PATH: process.env.PATH ?? "", HOME: home, NO_COLOR: "1" }
+  })
+  const readmeErr = readmeRun.stderr.split("\n").filter((line) => line.trim() !== "")
+  check(
+    readmeRun.status === 1 && readmeErr.length === 1 && readmeErr[0].startsWith("error: "),
+    `the README's block without a kubeconfig: exit ${readmeRun.status}, stderr:\n${readmeRun.stderr}`
+  )
 
   // -- report -------------------------------------------------------------------------------------------
   const size = (path) => Number(run("du", ["-sk", path], work).split("\t")[0])
@@ -254,12 +296,13 @@ export type Config = KubeConfig.Service
       `${(packed.unpackedSize / 1024).toFixed(0)} KiB unpacked`
   )
   console.log(
-    `app: effect@^3.22 + peers + the tarball: ${libraryTree.length} packages, ${appMiB} MiB; ` +
+    `app: effect + @effect/platform-node (latest 4.x) + the tarball: ${libraryTree.length} packages, ${appMiB} MiB; ` +
       `effect ${effects.map((p) => `${p.version} at ${p.path}`).join(", ")}; ` +
       `@effect/cli: ${libraryTree.filter((p) => p.name === "@effect/cli").length}`
   )
+  console.log(`README block: tsc (strict, skipLibCheck false) ok; without a kubeconfig: ${readmeErr[0]}`)
   console.log(
-    `import: ${specifiers.length} entry points load; effect-informers/testing = [${
+    `import: ${specifiers.length} entry points load under Node ${process.version}; effect-informers/testing = [${
       imported["effect-informers/testing"]
     }]`
   )

@@ -86,7 +86,7 @@ const main = Effect.gen(function*() {
       else bodyBytes = Math.max(bodyBytes, n)
     })
   })
-  yield* Effect.async<void>((resume) => {
+  yield* Effect.callback<void>((resume) => {
     server.listen(0, "127.0.0.1", () => resume(Effect.void))
   })
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

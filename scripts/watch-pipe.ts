@@ -228,7 +228,7 @@ const driver = async (): Promise<void> => {
   const scope = Effect.runSync(Scope.make())
   const server = await Effect.runPromise(
     ApiServer.make({ historySize: 10_000, watchBufferBytes: 1024 ** 3, garbageCollection: false }).pipe(
-      Scope.extend(scope)
+      Scope.provide(scope)
     )
   )
   const namespaces = Math.max(1, Math.ceil(pods / 1000))

@@ -27,7 +27,7 @@
  * server's create/update/patch/delete rules), timeouts, periodic bookmarks and fault injection.
  *
  * Failures are Kubernetes `Status` values, as the API server sends them: an answer with a value (`list`,
- * `planWatch`, `parseSelection`) is an `Either.Either<A, Status>` (`Either.right` the answer, `Either.left`
+ * `planWatch`, `parseSelection`) is an `Result.Result<A, Status>` (`Result.succeed` the answer, `Result.fail`
  * the failure), and a step without one (`startWatch`) returns `Status | undefined`. `ApiError.fromStatus`
  * turns a `Status` into the typed error an HTTP ListerWatcher would report. Everything is synchronous: a
  * write, with its fan-out to watchers, and the start of a watch are each one step.
@@ -37,7 +37,7 @@
  * @example
  * ```ts
  * import { ApiStore } from "effect-informers/testing"
- * import { Either } from "effect"
+ * import { Result } from "effect"
  *
  * interface Obj extends ApiStore.Entry {}
  * const store = ApiStore.make<Obj>({ historySize: 100 })
@@ -47,16 +47,16 @@
  * store.commit(pods, "ADDED", entry("a", store.rv + 1), undefined)
  * store.commit(pods, "ADDED", entry("b", store.rv + 1), undefined)
  * const first = ApiStore.list(store, pods, undefined, { limit: 1 })
- * if (Either.isRight(first)) {
- *   console.log(first.right.page.items.map((e) => e.name), first.right.continueToken !== undefined) // ["a"] true
+ * if (Result.isSuccess(first)) {
+ *   console.log(first.success.page.items.map((e) => e.name), first.success.continueToken !== undefined) // ["a"] true
  * }
  * const bad = ApiStore.list(store, pods, undefined, { resourceVersion: "x" })
- * if (Either.isLeft(bad)) console.log(bad.left.code) // 400
+ * if (Result.isFailure(bad)) console.log(bad.failure.code) // 400
  * ```
  *
  * @since 0.1.0
  */
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import type * as FieldSelector from "./FieldSelector.js"
 import * as internal from "./internal/testing/apiStore.js"
 import type * as LabelSelector from "./LabelSelector.js"
@@ -313,7 +313,7 @@ export const list: <E extends Entry>(
   collection: Collection<E>,
   namespace: string | undefined,
   params: ListParams
-) => Either.Either<ListOutcome<E>, Status> = internal.list
+) => Result.Result<ListOutcome<E>, Status> = internal.list
 
 /**
  * Validates a WATCH and decides how it starts (422 for a watch-list request without
@@ -326,7 +326,7 @@ export const planWatch: (
   fields: ReadonlyArray<string> | undefined,
   namespace: string | undefined,
   params: WatchParams
-) => Either.Either<WatchPlan, Status> = internal.planWatch
+) => Result.Result<WatchPlan, Status> = internal.planWatch
 
 /**
  * Starts and registers a watcher as planned (replay, or initial events and end bookmark), or returns its
@@ -362,7 +362,7 @@ export const parseSelection: (
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-) => Either.Either<Selection, Status> = internal.parseSelection
+) => Result.Result<Selection, Status> = internal.parseSelection
 
 /**
  * @since 0.1.0

@@ -46,10 +46,10 @@
  *
  * @since 0.2.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as Schedule from "effect/Schedule"
 import type * as Stream from "effect/Stream"
@@ -90,7 +90,7 @@ export interface Options {
    * token is not counted); then it fails with a `TransportError` (`Timeout`). Default `defaultTimeout`
    * (60 seconds, kube-apiserver's own bound on a request); `Duration.infinity` turns it off.
    */
-  readonly timeout?: Duration.DurationInput | undefined
+  readonly timeout?: Duration.Input | undefined
 }
 
 /**
@@ -482,7 +482,7 @@ export declare namespace Client {
  * @since 0.2.0
  * @category tags
  */
-export class Client extends Context.Tag("effect-informers/Client")<Client, Client.Service>() {}
+export class Client extends Context.Service<Client, Client.Service>()("effect-informers/Client") {}
 
 // -------------------------------------------------------------------------------------------------
 // constructors and layers
@@ -586,12 +586,12 @@ export const layerLive = (options: LiveOptions = {}): Layer.Layer<Client, KubeCo
 
 /**
  * Client-go's `retry.DefaultRetry` as a Schedule: 10 ms between attempts (factor 1, jitter 0.1: 10 to
- * 11 ms), five attempts in all (four retries).
+ * 11 ms), five attempts in all (four retries). Its output is the delay (Effect 4's `Schedule.max`).
  *
  * @since 0.2.0
  * @category retry
  */
-export const defaultRetry: Schedule.Schedule<[Duration.Duration, number]> = internal.defaultRetry
+export const defaultRetry: Schedule.Schedule<Duration.Duration> = internal.defaultRetry
 
 /**
  * Client-go's `retry.RetryOnConflict`: runs `self` again, after `schedule` (`defaultRetry`), while it fails
@@ -621,10 +621,10 @@ export const defaultRetry: Schedule.Schedule<[Duration.Duration, number]> = inte
  */
 export const retryOnConflict: {
   <Out = unknown, R2 = never>(
-    schedule?: Schedule.Schedule<Out, unknown, R2>
+    schedule?: Schedule.Schedule<Out, unknown, never, R2>
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | R2>
   <A, E, R, Out = unknown, R2 = never>(
     self: Effect.Effect<A, E, R>,
-    schedule?: Schedule.Schedule<Out, unknown, R2>
+    schedule?: Schedule.Schedule<Out, unknown, never, R2>
   ): Effect.Effect<A, E, R | R2>
 } = internal.retryOnConflict

@@ -15,9 +15,9 @@
  *
  * @since 0.2.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/transport/clusterHttpClient.js"
@@ -35,7 +35,7 @@ export interface Options {
   /** Idle connections kept for reuse per host. Default 256. */
   readonly maxFreeSockets?: number | undefined
   /** Initial delay of TCP keep-alive probes on idle connections. Default 30 seconds. */
-  readonly tcpKeepAlive?: Duration.DurationInput | undefined
+  readonly tcpKeepAlive?: Duration.Input | undefined
 }
 
 /**

@@ -19,6 +19,7 @@
  *
  * @since 0.2.0
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -62,7 +63,7 @@ export interface WritesService {
  * @since 0.2.0
  * @category tags
  */
-export class Writes extends Context.Tag("effect-informers/Consistency/Writes")<Writes, WritesService>() {}
+export class Writes extends Context.Service<Writes, WritesService>()("effect-informers/Consistency/Writes") {}
 
 /**
  * Records a write in the current reconcile's `Writes`, if there is one (outside a reconcile: nothing).
@@ -124,7 +125,7 @@ export interface TrackerOptions {
    */
   readonly caches: ReadonlyMap<string, Effect.Effect<string>>
   /** How long a key may wait for its caches; then its record is dropped with a warning. Default 10 s. */
-  readonly maxWait?: Duration.DurationInput | undefined
+  readonly maxWait?: Duration.Input | undefined
 }
 
 interface Record {
@@ -165,15 +166,15 @@ export const defaultMaxWait: Duration.Duration = Duration.seconds(10)
  * @category constructors
  */
 export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker> =>
-  Effect.map(Effect.clock, (clock) => {
+  Clock.clockWith((clock) => {
     const maxWait = Duration.toMillis(options.maxWait ?? defaultMaxWait)
     const records = new Map<string, Record>()
-    return {
+    return Effect.succeed<Tracker>({
       wrote: (key, groupResource, resourceVersion) =>
         Effect.sync(() => {
           if (!options.caches.has(groupResource) || resourceVersion === "") return
           // the wait counts from the key's last write (a long reconcile's early write gets its full wait)
-          const now = clock.unsafeCurrentTimeMillis()
+          const now = clock.currentTimeMillisUnsafe()
           let record = records.get(key)
           if (record === undefined) {
             record = { since: now, written: new Map() }
@@ -197,7 +198,7 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker> =>
                 record.written.delete(groupResource)
                 continue
               }
-              const waited = clock.unsafeCurrentTimeMillis() - record.since
+              const waited = clock.currentTimeMillisUnsafe() - record.since
               if (waited < maxWait) {
                 return Option.some<Stale>({ groupResource, readResourceVersion: read, writtenResourceVersion: written })
               }
@@ -214,5 +215,5 @@ export const makeTracker = (options: TrackerOptions): Effect.Effect<Tracker> =>
         }),
       clear: (key) => Effect.sync(() => void records.delete(key)),
       size: Effect.sync(() => records.size)
-    }
+    })
   })

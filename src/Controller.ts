@@ -126,7 +126,7 @@ export const requeue: Result = workers.requeue
  * @since 0.2.0
  * @category results
  */
-export const requeueAfter: (delay: Duration.DurationInput) => Result = internal.requeueAfter
+export const requeueAfter: (delay: Duration.Input) => Result = internal.requeueAfter
 
 /**
  * The request of a key (`namespace/name` or `name`).
@@ -302,16 +302,16 @@ export interface Options<A, E, R> {
   /** What a failure leads to. Defaults to `requeue` (through the rate limiter). */
   readonly errorPolicy?: ((error: E, request: Request) => Result) | undefined
   /** Read-your-own-writes; `false` turns it off. */
-  readonly readYourWrites?: false | { readonly maxWait?: Duration.DurationInput | undefined } | undefined
+  readonly readYourWrites?: false | { readonly maxWait?: Duration.Input | undefined } | undefined
   /** Within a priority, keys are taken round robin across namespaces (default), or FIFO (`false`). */
   readonly fairness?: boolean | undefined
   /** How long `make` waits for the sources to sync. Defaults to 2 minutes. */
-  readonly cacheSyncTimeout?: Duration.DurationInput | undefined
+  readonly cacheSyncTimeout?: Duration.Input | undefined
   /**
    * How long reconciles in progress may run on at shutdown. Defaults to 30 s. Then they are interrupted;
    * one still running 1 s later (uninterruptible) is reported and left behind.
    */
-  readonly shutdownTimeout?: Duration.DurationInput | undefined
+  readonly shutdownTimeout?: Duration.Input | undefined
   /**
    * Reconcile only the keys this replica owns (`Sharding`'s service): a key is reconciled inside
    * `whileOwned` (skipped when another member owns it, interrupted as soon as it leaves), and the keys a
@@ -336,7 +336,7 @@ export interface Options<A, E, R> {
     readonly whileLeading: <A, E2, R2>(
       work: Effect.Effect<A, E2, R2>
     ) => Effect.Effect<never, E2, Exclude<R2, Scope.Scope>>
-    readonly stepDownTimeout?: Duration.DurationInput | undefined
+    readonly stepDownTimeout?: Duration.Input | undefined
   } | undefined
 }
 

@@ -273,7 +273,9 @@ export declare namespace DeltaFifo {
  * @since 0.1.0
  * @category tags
  */
-export class DeltaFifo extends Context.Tag("effect-informers/DeltaFifo")<DeltaFifo, DeltaFifo.Service<KubeObject>>() {}
+export class DeltaFifo
+  extends Context.Service<DeltaFifo, DeltaFifo.Service<KubeObject>>()("effect-informers/DeltaFifo")
+{}
 
 // -------------------------------------------------------------------------------------------------
 // constructors
@@ -318,4 +320,4 @@ export const make = <A = KubeObject>(options: DeltaFifo.Options<A> = {}): Effect
  * @category layers
  */
 export const layer = (options: DeltaFifo.Options<KubeObject> = {}): Layer.Layer<DeltaFifo> =>
-  Layer.scoped(DeltaFifo, Effect.acquireRelease(make(options), (fifo) => fifo.close))
+  Layer.effect(DeltaFifo, Effect.acquireRelease(make(options), (fifo) => fifo.close))

@@ -82,10 +82,10 @@ export interface Options {
   /** Events waiting to be written at most; more are dropped. Defaults to 1000. */
   readonly capacity?: number | undefined
   /** Isomorphic events within this window are one Event with a series. Defaults to 6 minutes. */
-  readonly seriesWindow?: Duration.DurationInput | undefined
+  readonly seriesWindow?: Duration.Input | undefined
   /** The spam filter per object: a bucket of `burst` refilled one token every `refill`. 25 and 5 minutes. */
   readonly spam?:
-    | { readonly burst?: number | undefined; readonly refill?: Duration.DurationInput | undefined }
+    | { readonly burst?: number | undefined; readonly refill?: Duration.Input | undefined }
     | undefined
 }
 
@@ -93,10 +93,9 @@ export interface Options {
  * @since 0.2.0
  * @category tags
  */
-export class EventRecorder extends Context.Tag("effect-informers/EventRecorder")<
-  EventRecorder,
-  EventRecorder.Service
->() {}
+export class EventRecorder extends Context.Service<EventRecorder, EventRecorder.Service>()(
+  "effect-informers/EventRecorder"
+) {}
 
 /**
  * A recorder writing through the `Client` of the context, in the current scope (closing it writes what
@@ -113,4 +112,4 @@ export const make: (options: Options) => Effect.Effect<EventRecorder.Service, ne
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<EventRecorder, never, Client> =>
-  Layer.scoped(EventRecorder, make(options))
+  Layer.effect(EventRecorder, make(options))

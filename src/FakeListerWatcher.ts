@@ -18,13 +18,15 @@
  *
  * @since 0.1.0
  */
+import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import { identity } from "effect/Function"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { fromStatus } from "./ApiError.js"
 import * as ApiStore from "./ApiStore.js"
@@ -131,10 +133,9 @@ export declare namespace FakeListerWatcher {
  * @since 0.1.0
  * @category tags
  */
-export class FakeListerWatcher extends Context.Tag("effect-informers/FakeListerWatcher")<
-  FakeListerWatcher,
-  FakeListerWatcher.Service<KubeObject>
->() {}
+export class FakeListerWatcher extends Context.Service<FakeListerWatcher, FakeListerWatcher.Service<KubeObject>>()(
+  "effect-informers/FakeListerWatcher"
+) {}
 
 /** One stored version of one object, as the store keeps it. */
 class FakeEntry<A> implements ApiStore.Entry {
@@ -152,14 +153,14 @@ class FakeEntry<A> implements ApiStore.Entry {
   }
 }
 
-/** One open watch: the store's events as `WatchEvent`s in a mailbox. */
+/** One open watch: the store's events as `WatchEvent`s in a queue (ended, or failed, with the watch). */
 class FakeWatcher<A> implements ApiStore.Watcher<FakeEntry<A>> {
   done = false
 
   constructor(
     readonly selection: ApiStore.Selection,
     readonly collection: ApiStore.Collection<FakeEntry<A>>,
-    readonly mailbox: Mailbox.Mailbox<WatchEvent<A>, ListerWatcherError>,
+    readonly queue: Queue.Queue<WatchEvent<A>, ListerWatcherError | Cause.Done>,
     readonly bookmarks: boolean,
     /** Events (not bookmarks) left before the watch ends; 0: no limit. */
     private remaining: number
@@ -167,7 +168,7 @@ class FakeWatcher<A> implements ApiStore.Watcher<FakeEntry<A>> {
 
   offer(event: WatchEvent<A>): void {
     if (this.done) return
-    this.mailbox.unsafeOffer(event)
+    Queue.offerUnsafe(this.queue, event)
     if (event.type !== "BOOKMARK" && this.remaining > 0 && --this.remaining === 0) this.end(Exit.void)
   }
 
@@ -175,7 +176,17 @@ class FakeWatcher<A> implements ApiStore.Watcher<FakeEntry<A>> {
     if (this.done) return
     this.done = true
     this.collection.watchers.delete(this)
-    this.mailbox.unsafeDone(exit)
+    const queue = this.queue
+    const finish = Exit.isSuccess(exit)
+      ? () => void Queue.endUnsafe(queue)
+      : () => void Queue.failCauseUnsafe(queue, exit.cause)
+    // Effect 4 resumes a queue's waiting taker inside the call that ends the queue: the end is scheduled, so
+    // that the watch's consumer sees it after the control that ended the watch (`closeWatches`,
+    // `resetWatch`...) has returned, as it did with Effect 3's Mailbox. The watch is closed (not open, no
+    // more events) at once.
+    const fiber = Fiber.getCurrent()
+    if (fiber === undefined) finish()
+    else fiber.currentDispatcher.scheduleTask(finish, 0)
   }
 
   send(event: ApiStore.HistoryEvent<FakeEntry<A>>, delivery: ApiStore.Delivery): void {
@@ -200,10 +211,10 @@ class FakeWatcher<A> implements ApiStore.Watcher<FakeEntry<A>> {
 
 const entryOf = <A>(obj: A, rv: number): FakeEntry<A> => {
   const key = metaNamespaceKey(obj)
-  if (Either.isLeft(key)) throw new Error(`FakeListerWatcher: ${key.left.message}`)
+  if (Result.isFailure(key)) throw new Error(`FakeListerWatcher: ${key.failure.message}`)
   const metadata = (obj as KubeObject).metadata!
   const namespace = typeof metadata.namespace === "string" ? metadata.namespace : ""
-  return new FakeEntry(key.right, namespace, metadata.name!, withResourceVersion(obj, rv), rv)
+  return new FakeEntry(key.success, namespace, metadata.name!, withResourceVersion(obj, rv), rv)
 }
 
 const withResourceVersion = <A>(obj: A, rv: number): A => {
@@ -286,7 +297,8 @@ export const unsafeMake = <A = KubeObject>(
   }
 
   const endAll = (exit: Exit.Exit<void, ListerWatcherError>): void => {
-    for (const watcher of collection.watchers) (watcher as FakeWatcher<A>).end(exit)
+    // the watches open now: a watch opened while these end is not one of them
+    for (const watcher of Array.from(collection.watchers)) (watcher as FakeWatcher<A>).end(exit)
   }
 
   for (const obj of options.initial ?? []) change("ADDED", obj, true)
@@ -307,8 +319,8 @@ export const unsafeMake = <A = KubeObject>(
         labelSelector: selectorOf(scope.labelSelector, listOptions.labelSelector),
         fieldSelector: selectorOf(scope.fieldSelector, listOptions.fieldSelector)
       })
-      if (Either.isLeft(outcome)) return Effect.fail(fromStatus(outcome.left))
-      const { continueToken, page } = outcome.right
+      if (Result.isFailure(outcome)) return Effect.fail(fromStatus(outcome.failure))
+      const { continueToken, page } = outcome.success
       return Effect.succeed({
         items: page.items.map((entry) => entry.obj),
         resourceVersion: String(page.rv),
@@ -321,7 +333,7 @@ export const unsafeMake = <A = KubeObject>(
     watchOptions: WatchOptions,
     scope: ListerWatcherScope
   ): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
-    Stream.unwrapScoped(Effect.gen(function*() {
+    Stream.unwrap(Effect.gen(function*() {
       requests.push({ _tag: "Watch", options: watchOptions })
       if (watchFailures.length > 0) return Stream.fail(watchFailures.shift()!)
       if (goneUntilList) {
@@ -343,20 +355,20 @@ export const unsafeMake = <A = KubeObject>(
         sendInitialEvents: ignored ? undefined : watchOptions.sendInitialEvents,
         allowWatchBookmarks: watchOptions.allowWatchBookmarks
       })
-      if (Either.isLeft(plan)) return Stream.fail(fromStatus(plan.left))
-      const mailbox = yield* Mailbox.make<WatchEvent<A>, ListerWatcherError>()
+      if (Result.isFailure(plan)) return Stream.fail(fromStatus(plan.failure))
+      const queue = yield* Queue.unbounded<WatchEvent<A>, ListerWatcherError | Cause.Done>()
       const watcher = new FakeWatcher<A>(
-        plan.right.selection,
+        plan.success.selection,
         collection,
-        mailbox,
+        queue,
         watchOptions.allowWatchBookmarks === true,
         nextWatchLimit ?? 0
       )
       nextWatchLimit = undefined
-      const failure = ApiStore.startWatch(store, collection, watcher, plan.right)
+      const failure = ApiStore.startWatch(store, collection, watcher, plan.success)
       if (failure !== undefined) return Stream.fail(fromStatus(failure))
       yield* Effect.addFinalizer(() => Effect.sync(() => collection.watchers.delete(watcher)))
-      return Mailbox.toStream(mailbox)
+      return Stream.fromQueue(queue)
     }))
 
   const fake: FakeListerWatcher.Service<A> = {
@@ -483,10 +495,11 @@ export declare namespace FakeListerWatcherSource {
  * @since 0.1.0
  * @category tags
  */
-export class FakeListerWatcherSource extends Context.Tag("effect-informers/FakeListerWatcherSource")<
-  FakeListerWatcherSource,
-  FakeListerWatcherSource.Service
->() {}
+export class FakeListerWatcherSource
+  extends Context.Service<FakeListerWatcherSource, FakeListerWatcherSource.Service>()(
+    "effect-informers/FakeListerWatcherSource"
+  )
+{}
 
 /**
  * A `ListerWatcherSource` of fakes: each resource has one fake (see `FakeListerWatcherSource`), and each

@@ -19,7 +19,6 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
 import type * as Inspectable from "effect/Inspectable"
@@ -28,6 +27,7 @@ import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 
 // -------------------------------------------------------------------------------------------------
 // errors
@@ -165,6 +165,7 @@ class FieldSelectorImpl implements FieldSelector {
   readonly [TypeId]: TypeId = TypeId
   readonly compiled: ReadonlyArray<Compiled>
   readonly string: string
+  private hashed: number | undefined = undefined
 
   constructor(readonly requirements: ReadonlyArray<Requirement>, terms: ReadonlyArray<string>) {
     this.compiled = requirements.map(compile)
@@ -182,7 +183,8 @@ class FieldSelectorImpl implements FieldSelector {
   }
 
   [Hash.symbol](): number {
-    return Hash.cached(this, Hash.string(this.string))
+    if (this.hashed === undefined) this.hashed = Hash.string(this.string)
+    return this.hashed
   }
 
   pipe() {
@@ -338,10 +340,10 @@ export const everything: FieldSelector = new FieldSelectorImpl(Object.freeze([])
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { FieldSelector } from "effect-informers"
  *
- * const selector = Either.getOrThrow(FieldSelector.parse("status.phase!=Succeeded,spec.nodeName==node-1"))
+ * const selector = Result.getOrThrow(FieldSelector.parse("status.phase!=Succeeded,spec.nodeName==node-1"))
  * console.log(FieldSelector.format(selector)) // "spec.nodeName=node-1,status.phase!=Succeeded"
  * console.log(FieldSelector.matchesObject(selector, { spec: { nodeName: "node-1" }, status: { phase: "Running" } })) // true
  * ```
@@ -349,12 +351,12 @@ export const everything: FieldSelector = new FieldSelectorImpl(Object.freeze([])
  * @since 0.1.0
  * @category parsing
  */
-export const parse = (input: string): Either.Either<FieldSelector, FieldSelectorParseError> => {
+export const parse = (input: string): Result.Result<FieldSelector, FieldSelectorParseError> => {
   try {
-    return Either.right(make(parseTerms(input)))
+    return Result.succeed(make(parseTerms(input)))
   } catch (e) {
     if (e instanceof ParseFailure) {
-      return Either.left(new FieldSelectorParseError({ input, position: e.position, message: e.message }))
+      return Result.fail(new FieldSelectorParseError({ input, position: e.position, message: e.message }))
     }
     throw e
   }
@@ -367,7 +369,7 @@ export const parse = (input: string): Either.Either<FieldSelector, FieldSelector
  * @category parsing
  */
 export const parseEffect = (input: string): Effect.Effect<FieldSelector, FieldSelectorParseError> =>
-  Effect.suspend(() => parse(input))
+  Effect.suspend(() => Effect.fromResult(parse(input)))
 
 /**
  * A selector from requirements (any strings; values are literal). Terms with an empty field and an empty
@@ -436,12 +438,12 @@ export const requiresExactMatch = (selector: FieldSelector, field: string): Opti
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { FieldSelector } from "effect-informers"
  *
- * const selector = Either.getOrThrow(FieldSelector.parse("spec.nodeName=n1"))
+ * const selector = Result.getOrThrow(FieldSelector.parse("spec.nodeName=n1"))
  * const checked = FieldSelector.validateFields(selector, FieldSelector.defaultFields)
- * console.log(Either.isLeft(checked) && checked.left.message) // "field label not supported: spec.nodeName"
+ * console.log(Result.isFailure(checked) && checked.failure.message) // "field label not supported: spec.nodeName"
  * ```
  *
  * @since 0.1.0
@@ -450,10 +452,10 @@ export const requiresExactMatch = (selector: FieldSelector, field: string): Opti
 export const validateFields = (
   selector: FieldSelector,
   allowed: ReadonlyArray<string>
-): Either.Either<FieldSelector, FieldSelectorParseError> => {
+): Result.Result<FieldSelector, FieldSelectorParseError> => {
   for (const r of selector.requirements) {
     if (!allowed.includes(r.field)) {
-      return Either.left(
+      return Result.fail(
         new FieldSelectorParseError({
           input: format(selector),
           field: r.field,
@@ -462,7 +464,7 @@ export const validateFields = (
       )
     }
   }
-  return Either.right(selector)
+  return Result.succeed(selector)
 }
 
 // -------------------------------------------------------------------------------------------------

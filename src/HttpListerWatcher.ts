@@ -32,9 +32,9 @@
  *
  * @since 0.1.0
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as ClusterHttpClient from "./ClusterHttpClient.js"
@@ -65,7 +65,7 @@ export interface Options {
    * Fail a watch with a `TransportError` when no bytes arrive for this long (bookmarks count). Pair it with
    * `allowWatchBookmarks` so that a quiet but healthy watch keeps receiving bytes. Default: no watchdog.
    */
-  readonly watchInactivityTimeout?: Duration.DurationInput | undefined
+  readonly watchInactivityTimeout?: Duration.Input | undefined
   /** The longest watch line accepted, in bytes. Default 64 MiB. */
   readonly maxLineBytes?: number | undefined
   /**
@@ -74,7 +74,7 @@ export interface Options {
    * retries. An error response's body (LIST or WATCH, at most 8 KiB read) gets the same bound in total.
    * Default 60 seconds; `Duration.infinity` turns it off.
    */
-  readonly listIdleTimeout?: Duration.DurationInput | undefined
+  readonly listIdleTimeout?: Duration.Input | undefined
   /** `User-Agent` header. Default `effect-informers/0.1.0`. */
   readonly userAgent?: string | undefined
 }

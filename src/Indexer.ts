@@ -25,9 +25,9 @@
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as internal from "./internal/informer/indexerStore.js"
 import type { KubeObject } from "./KubeObject.js"
 import { DeletedFinalStateUnknown } from "./KubeObject.js"
@@ -109,7 +109,7 @@ export type WriteError = KeyError | IndexFunctionError
  * @since 0.1.0
  * @category models
  */
-export type KeyFunction<A> = (obj: A | DeletedFinalStateUnknown<A>) => Either.Either<string, KeyError>
+export type KeyFunction<A> = (obj: A | DeletedFinalStateUnknown<A>) => Result.Result<string, KeyError>
 
 /**
  * Returns the index values of an object. May return several values (a multi-valued index) or none.
@@ -154,32 +154,32 @@ export type IndexName<X> = X extends Indexers<any, infer I> ? I : never
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Indexer } from "effect-informers"
  *
  * const key = Indexer.metaNamespaceKey({ metadata: { namespace: "default", name: "web" } })
- * console.log(Either.getOrThrow(key)) // "default/web"
+ * console.log(Result.getOrThrow(key)) // "default/web"
  * ```
  *
  * @since 0.1.0
  * @category keys
  */
-export const metaNamespaceKey = (obj: unknown): Either.Either<string, KeyError> => {
+export const metaNamespaceKey = (obj: unknown): Result.Result<string, KeyError> => {
   const metadata = typeof obj === "object" && obj !== null ? (obj as KubeObject).metadata : undefined
   if (typeof metadata !== "object" || metadata === null) {
-    return Either.left(new KeyError({ reason: "MissingMetadata", message: "object has no metadata" }))
+    return Result.fail(new KeyError({ reason: "MissingMetadata", message: "object has no metadata" }))
   }
   const name = metadata.name
   if (typeof name !== "string" || name.length === 0) {
-    return Either.left(new KeyError({ reason: "MissingName", message: "object has no metadata.name" }))
+    return Result.fail(new KeyError({ reason: "MissingName", message: "object has no metadata.name" }))
   }
   const namespace = metadata.namespace
-  return Either.right(typeof namespace === "string" && namespace.length > 0 ? namespace + "/" + name : name)
+  return Result.succeed(typeof namespace === "string" && namespace.length > 0 ? namespace + "/" + name : name)
 }
 
 /**
  * `deletionHandlingMetaNamespaceKey` without allocating: the key, or `undefined` when the object has no
- * valid name (the Either-returning functions then say why). For hot paths.
+ * valid name (the Result-returning functions then say why). For hot paths.
  *
  * @since 0.1.0
  * @category keys
@@ -204,19 +204,19 @@ export const fastMetaNamespaceKey = (obj: unknown): string | undefined => {
  */
 export const deletionHandlingMetaNamespaceKey = <A>(
   obj: A | DeletedFinalStateUnknown<A>
-): Either.Either<string, KeyError> =>
-  obj instanceof DeletedFinalStateUnknown ? Either.right(obj.key) : metaNamespaceKey(obj)
+): Result.Result<string, KeyError> =>
+  obj instanceof DeletedFinalStateUnknown ? Result.succeed(obj.key) : metaNamespaceKey(obj)
 
 /**
  * Splits a key made by `metaNamespaceKey` into namespace (empty for cluster-scoped objects) and name.
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Indexer } from "effect-informers"
  *
- * console.log(Either.getOrThrow(Indexer.splitMetaNamespaceKey("default/web"))) // { namespace: "default", name: "web" }
- * console.log(Either.isLeft(Indexer.splitMetaNamespaceKey("a/b/c"))) // true
+ * console.log(Result.getOrThrow(Indexer.splitMetaNamespaceKey("default/web"))) // { namespace: "default", name: "web" }
+ * console.log(Result.isFailure(Indexer.splitMetaNamespaceKey("a/b/c"))) // true
  * ```
  *
  * @since 0.1.0
@@ -224,17 +224,17 @@ export const deletionHandlingMetaNamespaceKey = <A>(
  */
 export const splitMetaNamespaceKey = (
   key: string
-): Either.Either<{ readonly namespace: string; readonly name: string }, KeyError> => {
+): Result.Result<{ readonly namespace: string; readonly name: string }, KeyError> => {
   const slash = key.indexOf("/")
   if (slash === -1) {
     return key.length > 0
-      ? Either.right({ namespace: "", name: key })
-      : Either.left(new KeyError({ reason: "MalformedKey", message: "empty key", key }))
+      ? Result.succeed({ namespace: "", name: key })
+      : Result.fail(new KeyError({ reason: "MalformedKey", message: "empty key", key }))
   }
   if (key.indexOf("/", slash + 1) !== -1 || slash === key.length - 1) {
-    return Either.left(new KeyError({ reason: "MalformedKey", message: `unexpected key format: "${key}"`, key }))
+    return Result.fail(new KeyError({ reason: "MalformedKey", message: `unexpected key format: "${key}"`, key }))
   }
-  return Either.right({ namespace: key.slice(0, slash), name: key.slice(slash + 1) })
+  return Result.succeed({ namespace: key.slice(0, slash), name: key.slice(slash + 1) })
 }
 
 /**
@@ -351,7 +351,7 @@ export declare namespace Indexer {
  * @since 0.1.0
  * @category tags
  */
-export class Indexer extends Context.Tag("effect-informers/Indexer")<Indexer, Indexer.Service<KubeObject>>() {}
+export class Indexer extends Context.Service<Indexer, Indexer.Service<KubeObject>>()("effect-informers/Indexer") {}
 
 /**
  * Builds an empty indexer, yours to write. To let others read it only, hand them its `reader`. Its

@@ -28,13 +28,13 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import type * as DeltaFifo from "./DeltaFifo.js"
 import type { FieldSelectorParseError } from "./FieldSelector.js"
 import * as FieldSelector from "./FieldSelector.js"
@@ -70,7 +70,7 @@ export interface InformerOptions<A, I extends string = string> {
   readonly fieldSelector?: string | undefined
   /** Applied after the factory's default transform. */
   readonly transform?: ((obj: A) => A) | undefined
-  readonly resyncPeriod?: Duration.DurationInput | undefined
+  readonly resyncPeriod?: Duration.Input | undefined
   /**
    * Indexes, added to the shared informer's. Their names type the informer's `indexer` and the lister
    * returned for this request (a query by another name does not compile).
@@ -90,9 +90,9 @@ export interface Options {
   /** Adjusts the selectors of every informer (client-go's `WithTweakListOptions`). */
   readonly tweakListOptions?: ((scope: ListScope) => ListScope) | undefined
   /** Default resync period. Defaults to none. */
-  readonly resyncPeriod?: Duration.DurationInput | undefined
+  readonly resyncPeriod?: Duration.Input | undefined
   /** Resync period per resource (`resource.group`, e.g. `"deployments.apps"`). */
-  readonly customResync?: { readonly [groupResource: string]: Duration.DurationInput } | undefined
+  readonly customResync?: { readonly [groupResource: string]: Duration.Input } | undefined
   /** Applied to every object of every informer, after managedFields stripping. */
   readonly defaultTransform?: ((obj: KubeObject) => KubeObject) | undefined
   /** Drop `metadata.managedFields` (default `true`). */
@@ -222,7 +222,7 @@ export declare namespace InformerFactory {
      * `reason: "Timeout"` when the timeout passes first.
      */
     readonly waitForCacheSync: (
-      options?: { readonly timeout?: Duration.DurationInput | undefined }
+      options?: { readonly timeout?: Duration.Input | undefined }
     ) => Effect.Effect<ReadonlyArray<SyncStatus>, CacheSyncError>
     /** The sync state of every informer, now. */
     readonly status: Effect.Effect<ReadonlyArray<SyncStatus>>
@@ -235,15 +235,14 @@ export declare namespace InformerFactory {
  * @since 0.1.0
  * @category tags
  */
-export class InformerFactory extends Context.Tag("effect-informers/InformerFactory")<
-  InformerFactory,
-  InformerFactory.Service
->() {}
+export class InformerFactory
+  extends Context.Service<InformerFactory, InformerFactory.Service>()("effect-informers/InformerFactory")
+{}
 
 interface Entry {
   readonly name: string
   readonly informer: SharedInformer.SharedInformer.Service<any>
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   readonly transform: ((obj: any) => any) | undefined
   readonly reflector: unknown
   /** The informer's effective resync period in milliseconds (0: none). */
@@ -268,13 +267,22 @@ export const stripManagedFields = <A extends KubeObject>(obj: A): A => {
   return { ...obj, metadata: rest }
 }
 
+/**
+ * A setting as a duration, if it is one: a `Duration`, a number of milliseconds, a bigint of nanoseconds or
+ * a duration string (what Effect 3's `Duration.decodeUnknown` accepted).
+ */
+const durationOf = (u: unknown): Option.Option<Duration.Duration> =>
+  Duration.isDuration(u) || typeof u === "number" || typeof u === "bigint" || typeof u === "string"
+    ? Duration.fromInput(u as Duration.Input)
+    : Option.none()
+
 const canonical = <A, E>(
   input: string | undefined,
-  parse: (s: string) => Either.Either<A, E>,
+  parse: (s: string) => Result.Result<A, E>,
   format: (a: A) => string
 ) => {
-  if (input === undefined || input.trim() === "") return Either.right(undefined)
-  return Either.map(parse(input), (parsed) => {
+  if (input === undefined || input.trim() === "") return Result.succeed(undefined)
+  return Result.map(parse(input), (parsed) => {
     const formatted = format(parsed)
     return formatted === "" ? undefined : formatted
   })
@@ -283,7 +291,7 @@ const canonical = <A, E>(
 /** `a==b` and `a in (b)` are `a=b`: equivalent selectors share one informer. */
 const normalizeLabelSelector = (
   selector: LabelSelector.LabelSelector
-): Either.Either<LabelSelector.LabelSelector, LabelSelectorParseError> =>
+): Result.Result<LabelSelector.LabelSelector, LabelSelectorParseError> =>
   selector.requirements.some((r) => r.operator === "DoubleEquals" || (r.operator === "In" && r.values.length === 1))
     ? LabelSelector.fromRequirements(
       selector.requirements.map((r) =>
@@ -292,9 +300,9 @@ const normalizeLabelSelector = (
           : r
       )
     )
-    : Either.right(selector)
+    : Result.succeed(selector)
 
-const parseLabelSelector = (input: string) => Either.flatMap(LabelSelector.parse(input), normalizeLabelSelector)
+const parseLabelSelector = (input: string) => Result.flatMap(LabelSelector.parse(input), normalizeLabelSelector)
 
 const describeScope = (resource: Resource<unknown>, scope: ListScope): string => {
   const what = resource.metadataOnly === true ? `${groupResource(resource)} (metadata)` : groupResource(resource)
@@ -329,7 +337,7 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<InformerFactory.Service, never, Scope.Scope | ListerWatcherSource> =>
   Effect.gen(function*() {
-    const source = yield* ListerWatcherSource
+    const source = yield* Effect.service(ListerWatcherSource)
     const factoryScope = yield* Effect.scope
     const entries = new Map<string, Entry>()
     let shutDown = false
@@ -337,8 +345,10 @@ export const make = (
 
     /**
      * Whether two option objects say the same: the same keys (absent and `undefined` alike), each value the
-     * same value, an equal duration (`"1 minute"` and `60_000`), or `Equal.equals`. Functions and schedules
-     * are compared by identity. So a second `informerFor` with an equal literal is no conflict.
+     * same value, an equal duration (`"1 minute"` and `60_000`), or equal by `Equal.equals` where both
+     * values implement `Equal` (Effect 4's `Equal.equals` would compare any two plain objects field by
+     * field: Effect 3's compared them by identity). Functions, schedules and other objects are compared by
+     * identity. So a second `informerFor` with an equal literal is no conflict.
      */
     const sameSettings = (a: unknown, b: unknown): boolean => {
       const left = (a ?? {}) as Record<string, unknown>
@@ -347,9 +357,9 @@ export const make = (
       for (const key of keys) {
         const x = left[key]
         const y = right[key]
-        if (x === y || Equal.equals(x, y)) continue
-        const dx = Duration.decodeUnknown(x)
-        const dy = Duration.decodeUnknown(y)
+        if (x === y || (Equal.isEqual(x) && Equal.isEqual(y) && Equal.equals(x, y))) continue
+        const dx = durationOf(x)
+        const dy = durationOf(y)
         if (Option.isSome(dx) && Option.isSome(dy) && Duration.equals(dx.value, dy.value)) continue
         return false
       }
@@ -375,12 +385,12 @@ export const make = (
       return `decoded-${id}`
     }
 
-    const toMillis = (input: Duration.DurationInput | undefined): number | undefined =>
-      input === undefined ? undefined : Duration.toMillis(Duration.decode(input))
+    const toMillis = (input: Duration.Input | undefined): number | undefined =>
+      input === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(input))
     const defaultResync = toMillis(options.resyncPeriod)
     // informerFor checks for an existing informer, builds one and records it in steps that may yield:
     // concurrent requests for the same informer are serialised so that it is created once.
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
     const composeTransform = <A>(own: ((obj: A) => A) | undefined): ((obj: A) => A) | undefined => {
       const steps: Array<(obj: any) => any> = []
@@ -408,8 +418,12 @@ export const make = (
           fieldSelector: informerOptions.fieldSelector
         }
         if (options.tweakListOptions !== undefined) scope = options.tweakListOptions(scope)
-        const labelSelector = yield* canonical(scope.labelSelector, parseLabelSelector, LabelSelector.format)
-        const fieldSelector = yield* canonical(scope.fieldSelector, FieldSelector.parse, FieldSelector.format)
+        const labelSelector = yield* Effect.fromResult(
+          canonical(scope.labelSelector, parseLabelSelector, LabelSelector.format)
+        )
+        const fieldSelector = yield* Effect.fromResult(
+          canonical(scope.fieldSelector, FieldSelector.parse, FieldSelector.format)
+        )
         scope = {
           namespace: scope.namespace === "" ? undefined : scope.namespace,
           labelSelector,
@@ -467,7 +481,7 @@ export const make = (
           }
           return existing.informer as SharedInformer.SharedInformer.Service<A, I>
         }
-        const informerScope = yield* Scope.fork(factoryScope, ExecutionStrategy.sequential)
+        const informerScope = yield* Scope.fork(factoryScope, "sequential")
         const lw = source.listerWatcher(resource, scope)
         const effectiveResync = resyncPeriod ?? toMillis(options.customResync?.[groupResource(resource)]) ??
           defaultResync ?? 0
@@ -496,7 +510,7 @@ export const make = (
             Effect.sync(() => {
               entry.lastError = Option.some(error)
             })
-        }).pipe(Scope.extend(informerScope))
+        }).pipe(Scope.provide(informerScope))
         ;(entry as { informer: SharedInformer.SharedInformer.Service<any> }).informer = informer
         entries.set(key, entry)
         return informer
@@ -530,12 +544,14 @@ export const make = (
           const all = Effect.forEach(started, (entry) => entry.informer.synced, {
             concurrency: "unbounded",
             discard: true
-          }).pipe(Effect.either)
-          const timeout = waitOptions.timeout === undefined ? Duration.infinity : Duration.decode(waitOptions.timeout)
+          }).pipe(Effect.result)
+          const timeout = waitOptions.timeout === undefined
+            ? Duration.infinity
+            : Duration.fromInputUnsafe(waitOptions.timeout)
           const done = waitOptions.timeout === undefined
             ? yield* Effect.asSome(all)
             : yield* Effect.timeoutOption(all, timeout)
-          if (Option.isNone(done) || Either.isLeft(done.value)) {
+          if (Option.isNone(done) || Result.isFailure(done.value)) {
             const informers = yield* Effect.forEach(started, statusOf)
             const reason = Option.isNone(done) ? "Timeout" : "Stopped"
             return yield* new CacheSyncError({ reason, timeout, informers })
@@ -557,7 +573,7 @@ export const make = (
               all,
               (entry) => Scope.close(entry.scope, Exit.void),
               { concurrency: "unbounded", discard: true }
-            ).pipe(Effect.zipRight(Deferred.succeed(shutdownDone, undefined)))
+            ).pipe(Effect.andThen(Deferred.succeed(shutdownDone, undefined)))
           ),
           Effect.uninterruptible
         )
@@ -575,4 +591,4 @@ export const make = (
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<InformerFactory, never, ListerWatcherSource> =>
-  Layer.scoped(InformerFactory, make(options))
+  Layer.effect(InformerFactory, make(options))

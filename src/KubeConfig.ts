@@ -179,7 +179,7 @@ export declare namespace KubeConfig {
  * @since 0.1.0
  * @category tags
  */
-export class KubeConfig extends Context.Tag("effect-informers/KubeConfig")<KubeConfig, KubeConfig.Service>() {}
+export class KubeConfig extends Context.Service<KubeConfig, KubeConfig.Service>()("effect-informers/KubeConfig") {}
 
 /**
  * Options shared by the kubeconfig loaders.
@@ -300,9 +300,9 @@ const pemFromData = (data: string): string =>
   data.includes("-----BEGIN") ? data : Buffer.from(data, "base64").toString("utf8")
 
 const optionalEnv = (name: string): Effect.Effect<Option.Option<string>> =>
-  Config.option(Config.string(name)).pipe(
+  Config.option(Config.String(name)).pipe(
     Effect.orElseSucceed(() => Option.none<string>()),
-    Effect.map(Option.filter((value) => value !== ""))
+    Effect.map(Option.filter((value: string) => value !== ""))
   )
 
 const clientNode = Effect.promise(() => import("@kubernetes/client-node"))

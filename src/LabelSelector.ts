@@ -28,7 +28,6 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as Hash from "effect/Hash"
 import type * as Inspectable from "effect/Inspectable"
@@ -37,6 +36,7 @@ import * as Option from "effect/Option"
 import type { Pipeable } from "effect/Pipeable"
 import { pipeArguments } from "effect/Pipeable"
 import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
 
 // -------------------------------------------------------------------------------------------------
 // errors
@@ -229,6 +229,7 @@ class LabelSelectorImpl implements LabelSelector {
   readonly [TypeId]: TypeId = TypeId
   readonly compiled: ReadonlyArray<Compiled>
   private formatted: string | undefined = undefined
+  private hashed: number | undefined = undefined
 
   constructor(readonly requirements: ReadonlyArray<Requirement>, readonly isNothing: boolean) {
     this.compiled = requirements.map(compile)
@@ -251,7 +252,10 @@ class LabelSelectorImpl implements LabelSelector {
   }
 
   [Hash.symbol](): number {
-    return Hash.cached(this, Hash.combine(Hash.hash(this.isNothing))(Hash.string(this.string)))
+    if (this.hashed === undefined) {
+      this.hashed = Hash.combine(Hash.hash(this.isNothing))(Hash.string(this.string))
+    }
+    return this.hashed
   }
 
   pipe() {
@@ -484,12 +488,12 @@ const makeRequirement = (
   operator: Operator,
   values: ReadonlyArray<string>,
   input: string
-): Either.Either<Requirement, LabelSelectorParseError> => {
+): Result.Result<Requirement, LabelSelectorParseError> => {
   const { errors } = requirementErrors(key, operator, values)
   if (errors.length > 0) {
-    return Either.left(new LabelSelectorParseError({ input, message: aggregate(errors) }))
+    return Result.fail(new LabelSelectorParseError({ input, message: aggregate(errors) }))
   }
-  return Either.right(Object.freeze({ key, operator, values: normaliseValues(operator, values) }))
+  return Result.succeed(Object.freeze({ key, operator, values: normaliseValues(operator, values) }))
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -770,10 +774,10 @@ export const nothing: LabelSelector = new LabelSelectorImpl(Object.freeze([]), t
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { LabelSelector } from "effect-informers"
  *
- * const selector = Either.getOrThrow(LabelSelector.parse("tier in (web, api), !canary, env=prod"))
+ * const selector = Result.getOrThrow(LabelSelector.parse("tier in (web, api), !canary, env=prod"))
  * console.log(LabelSelector.format(selector)) // "!canary,env=prod,tier in (api,web)"
  * console.log(LabelSelector.matches(selector, { tier: "web", env: "prod" })) // true
  * ```
@@ -781,13 +785,13 @@ export const nothing: LabelSelector = new LabelSelectorImpl(Object.freeze([]), t
  * @since 0.1.0
  * @category parsing
  */
-export const parse = (input: string): Either.Either<LabelSelector, LabelSelectorParseError> => {
+export const parse = (input: string): Result.Result<LabelSelector, LabelSelectorParseError> => {
   try {
     const requirements = new Parser(input, lex(input)).parse()
-    return Either.right(requirements.length === 0 ? everything : unsafeMake(requirements))
+    return Result.succeed(requirements.length === 0 ? everything : unsafeMake(requirements))
   } catch (e) {
     if (e instanceof ParseFailure) {
-      return Either.left(new LabelSelectorParseError({ input, position: e.position, message: e.message }))
+      return Result.fail(new LabelSelectorParseError({ input, position: e.position, message: e.message }))
     }
     throw e
   }
@@ -800,7 +804,7 @@ export const parse = (input: string): Either.Either<LabelSelector, LabelSelector
  * @category parsing
  */
 export const parseEffect = (input: string): Effect.Effect<LabelSelector, LabelSelectorParseError> =>
-  Effect.suspend(() => parse(input))
+  Effect.suspend(() => Effect.fromResult(parse(input)))
 
 /**
  * Builds a selector from requirements, validating each like apimachinery's `NewRequirement` (key and
@@ -813,14 +817,14 @@ export const parseEffect = (input: string): Effect.Effect<LabelSelector, LabelSe
  */
 export const fromRequirements = (
   requirements: Iterable<Requirement>
-): Either.Either<LabelSelector, LabelSelectorParseError> => {
+): Result.Result<LabelSelector, LabelSelectorParseError> => {
   const out: Array<Requirement> = []
   for (const r of requirements) {
     const made = makeRequirement(r.key, r.operator, r.values ?? [], JSON.stringify(r) ?? "")
-    if (Either.isLeft(made)) return Either.left(made.left)
-    out.push(made.right)
+    if (Result.isFailure(made)) return Result.fail(made.failure)
+    out.push(made.success)
   }
-  return Either.right(out.length === 0 ? everything : unsafeMake(out))
+  return Result.succeed(out.length === 0 ? everything : unsafeMake(out))
 }
 
 /**
@@ -832,12 +836,12 @@ export const fromRequirements = (
  */
 export const fromMatchLabels = (
   matchLabels: { readonly [key: string]: string } | undefined
-): Either.Either<LabelSelector, LabelSelectorParseError> => {
-  if (matchLabels === undefined) return Either.right(everything)
+): Result.Result<LabelSelector, LabelSelectorParseError> => {
+  if (matchLabels === undefined) return Result.succeed(everything)
   const out: Array<Requirement> = []
   const failed = pushMatchLabels(out, matchLabels)
-  if (failed !== undefined) return Either.left(failed)
-  return Either.right(out.length === 0 ? everything : unsafeMake(out))
+  if (failed !== undefined) return Result.fail(failed)
+  return Result.succeed(out.length === 0 ? everything : unsafeMake(out))
 }
 
 /** Adds an `Equals` requirement per entry of `matchLabels` to `out`; the first invalid one is returned. */
@@ -848,8 +852,8 @@ const pushMatchLabels = (
   for (const key of Object.keys(matchLabels)) {
     const value = matchLabels[key]!
     const made = makeRequirement(key, "Equals", [value], key + "=" + value)
-    if (Either.isLeft(made)) return made.left
-    out.push(made.right)
+    if (Result.isFailure(made)) return made.failure
+    out.push(made.success)
   }
   return undefined
 }
@@ -862,14 +866,14 @@ const pushMatchLabels = (
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { LabelSelector } from "effect-informers"
  *
  * const selector = LabelSelector.fromLabelSelector({
  *   matchLabels: { app: "web" },
  *   matchExpressions: [{ key: "tier", operator: "NotIn", values: ["db"] }]
  * })
- * console.log(Either.map(selector, LabelSelector.format)) // Right("app=web,tier notin (db)")
+ * console.log(Result.map(selector, LabelSelector.format)) // Success("app=web,tier notin (db)")
  * ```
  *
  * @since 0.1.0
@@ -877,13 +881,13 @@ const pushMatchLabels = (
  */
 export const fromLabelSelector = (
   selector: MetaV1LabelSelector | null | undefined
-): Either.Either<LabelSelector, LabelSelectorParseError> => {
-  if (selector === null || selector === undefined) return Either.right(nothing)
+): Result.Result<LabelSelector, LabelSelectorParseError> => {
+  if (selector === null || selector === undefined) return Result.succeed(nothing)
   const matchLabels = selector.matchLabels ?? {}
   const matchExpressions = selector.matchExpressions ?? []
   const out: Array<Requirement> = []
   const failed = pushMatchLabels(out, matchLabels)
-  if (failed !== undefined) return Either.left(failed)
+  if (failed !== undefined) return Result.fail(failed)
   for (const expression of matchExpressions) {
     const input = JSON.stringify(expression) ?? ""
     let operator: Operator
@@ -895,7 +899,7 @@ export const fromLabelSelector = (
         operator = expression.operator
         break
       default:
-        return Either.left(
+        return Result.fail(
           new LabelSelectorParseError({
             input,
             message: `${JSON.stringify(expression.operator)} is not a valid label selector operator`
@@ -903,10 +907,10 @@ export const fromLabelSelector = (
         )
     }
     const made = makeRequirement(expression.key, operator, expression.values ?? [], input)
-    if (Either.isLeft(made)) return Either.left(made.left)
-    out.push(made.right)
+    if (Result.isFailure(made)) return Result.fail(made.failure)
+    out.push(made.success)
   }
-  return Either.right(out.length === 0 ? everything : unsafeMake(out))
+  return Result.succeed(out.length === 0 ? everything : unsafeMake(out))
 }
 
 // -------------------------------------------------------------------------------------------------

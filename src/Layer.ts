@@ -184,7 +184,8 @@ export interface Informed<A> {
  * import { Informers, Resource } from "effect-informers"
  *
  * const certificates = Resource.make({ group: "cert-manager.io", version: "v1", resource: "certificates", kind: "Certificate", namespaced: true })
- * class Certificates extends Context.Tag("app/Certificates")<Certificates, Informers.Informed<typeof certificates extends Resource.Resource<infer A> ? A : never>>() {}
+ * type Certificate = typeof certificates extends Resource.Resource<infer A> ? A : never
+ * class Certificates extends Context.Service<Certificates, Informers.Informed<Certificate>>()("app/Certificates") {}
  * const layer = Informers.informer(Certificates, certificates, { namespace: "prod" })
  * ```
  *
@@ -192,7 +193,7 @@ export interface Informed<A> {
  * @category constructors
  */
 export const informer = <I, A extends KubeObject>(
-  tag: Context.Tag<I, Informed<A>>,
+  tag: Context.Key<I, Informed<A>>,
   resource: Resource.Resource<A>,
   options?: InformerFactory.InformerOptions<A>
 ): Layer.Layer<I, InformerFactory.InformerForError, InformerFactory.InformerFactory> =>
@@ -227,8 +228,8 @@ export const informer = <I, A extends KubeObject>(
  * @since 0.1.0
  * @category constructors
  */
-export const tag = <A>(resource: Resource.Resource<A>): Context.Tag<Informed<A>, Informed<A>> =>
-  Context.GenericTag<Informed<A>>(`effect-informers/Informed/${Resource.groupResource(resource)}`)
+export const tag = <A>(resource: Resource.Resource<A>): Context.Service<Informed<A>, Informed<A>> =>
+  Context.Service<Informed<A>>(`effect-informers/Informed/${Resource.groupResource(resource)}`)
 
 /**
  * Provides `tag(resource)` with the factory's informer for `resource` (and `options`) and its lister, and
@@ -253,7 +254,7 @@ export const layer = <A extends KubeObject>(
  * @since 0.1.0
  * @category tags
  */
-export const Pods: Context.Tag<Informed<Resource.Pod>, Informed<Resource.Pod>> = tag(Resource.pods)
+export const Pods: Context.Service<Informed<Resource.Pod>, Informed<Resource.Pod>> = tag(Resource.pods)
 /**
  * @since 0.1.0
  * @category tags
@@ -275,7 +276,7 @@ export const pods = (
  * @since 0.1.0
  * @category tags
  */
-export const Services: Context.Tag<Informed<Resource.Service>, Informed<Resource.Service>> = tag(Resource.services)
+export const Services: Context.Service<Informed<Resource.Service>, Informed<Resource.Service>> = tag(Resource.services)
 /**
  * @since 0.1.0
  * @category tags
@@ -298,7 +299,7 @@ export const services = (
  * @since 0.1.0
  * @category tags
  */
-export const Endpoints: Context.Tag<Informed<Resource.Endpoints>, Informed<Resource.Endpoints>> = tag(
+export const Endpoints: Context.Service<Informed<Resource.Endpoints>, Informed<Resource.Endpoints>> = tag(
   Resource.endpoints
 )
 /**
@@ -323,7 +324,7 @@ export const endpoints = (
  * @since 0.1.0
  * @category tags
  */
-export const ConfigMaps: Context.Tag<Informed<Resource.ConfigMap>, Informed<Resource.ConfigMap>> = tag(
+export const ConfigMaps: Context.Service<Informed<Resource.ConfigMap>, Informed<Resource.ConfigMap>> = tag(
   Resource.configMaps
 )
 /**
@@ -348,7 +349,7 @@ export const configMaps = (
  * @since 0.1.0
  * @category tags
  */
-export const Secrets: Context.Tag<Informed<Resource.Secret>, Informed<Resource.Secret>> = tag(Resource.secrets)
+export const Secrets: Context.Service<Informed<Resource.Secret>, Informed<Resource.Secret>> = tag(Resource.secrets)
 /**
  * @since 0.1.0
  * @category tags
@@ -371,7 +372,7 @@ export const secrets = (
  * @since 0.1.0
  * @category tags
  */
-export const Nodes: Context.Tag<Informed<Resource.Node>, Informed<Resource.Node>> = tag(Resource.nodes)
+export const Nodes: Context.Service<Informed<Resource.Node>, Informed<Resource.Node>> = tag(Resource.nodes)
 /**
  * @since 0.1.0
  * @category tags
@@ -394,7 +395,7 @@ export const nodes = (
  * @since 0.1.0
  * @category tags
  */
-export const Namespaces: Context.Tag<Informed<Resource.Namespace>, Informed<Resource.Namespace>> = tag(
+export const Namespaces: Context.Service<Informed<Resource.Namespace>, Informed<Resource.Namespace>> = tag(
   Resource.namespaces
 )
 /**
@@ -419,7 +420,7 @@ export const namespaces = (
  * @since 0.1.0
  * @category tags
  */
-export const Events: Context.Tag<Informed<Resource.Event>, Informed<Resource.Event>> = tag(Resource.events)
+export const Events: Context.Service<Informed<Resource.Event>, Informed<Resource.Event>> = tag(Resource.events)
 /**
  * @since 0.1.0
  * @category tags
@@ -442,8 +443,10 @@ export const events = (
  * @since 0.1.0
  * @category tags
  */
-export const PersistentVolumes: Context.Tag<Informed<Resource.PersistentVolume>, Informed<Resource.PersistentVolume>> =
-  tag(Resource.persistentVolumes)
+export const PersistentVolumes: Context.Service<
+  Informed<Resource.PersistentVolume>,
+  Informed<Resource.PersistentVolume>
+> = tag(Resource.persistentVolumes)
 /**
  * @since 0.1.0
  * @category tags
@@ -466,7 +469,7 @@ export const persistentVolumes = (
  * @since 0.1.0
  * @category tags
  */
-export const PersistentVolumeClaims: Context.Tag<
+export const PersistentVolumeClaims: Context.Service<
   Informed<Resource.PersistentVolumeClaim>,
   Informed<Resource.PersistentVolumeClaim>
 > = tag(Resource.persistentVolumeClaims)
@@ -492,9 +495,10 @@ export const persistentVolumeClaims = (
  * @since 0.1.0
  * @category tags
  */
-export const ServiceAccounts: Context.Tag<Informed<Resource.ServiceAccount>, Informed<Resource.ServiceAccount>> = tag(
-  Resource.serviceAccounts
-)
+export const ServiceAccounts: Context.Service<Informed<Resource.ServiceAccount>, Informed<Resource.ServiceAccount>> =
+  tag(
+    Resource.serviceAccounts
+  )
 /**
  * @since 0.1.0
  * @category tags
@@ -517,7 +521,7 @@ export const serviceAccounts = (
  * @since 0.1.0
  * @category tags
  */
-export const Deployments: Context.Tag<Informed<Resource.Deployment>, Informed<Resource.Deployment>> = tag(
+export const Deployments: Context.Service<Informed<Resource.Deployment>, Informed<Resource.Deployment>> = tag(
   Resource.deployments
 )
 /**
@@ -542,7 +546,7 @@ export const deployments = (
  * @since 0.1.0
  * @category tags
  */
-export const ReplicaSets: Context.Tag<Informed<Resource.ReplicaSet>, Informed<Resource.ReplicaSet>> = tag(
+export const ReplicaSets: Context.Service<Informed<Resource.ReplicaSet>, Informed<Resource.ReplicaSet>> = tag(
   Resource.replicaSets
 )
 /**
@@ -567,7 +571,7 @@ export const replicaSets = (
  * @since 0.1.0
  * @category tags
  */
-export const StatefulSets: Context.Tag<Informed<Resource.StatefulSet>, Informed<Resource.StatefulSet>> = tag(
+export const StatefulSets: Context.Service<Informed<Resource.StatefulSet>, Informed<Resource.StatefulSet>> = tag(
   Resource.statefulSets
 )
 /**
@@ -592,7 +596,7 @@ export const statefulSets = (
  * @since 0.1.0
  * @category tags
  */
-export const DaemonSets: Context.Tag<Informed<Resource.DaemonSet>, Informed<Resource.DaemonSet>> = tag(
+export const DaemonSets: Context.Service<Informed<Resource.DaemonSet>, Informed<Resource.DaemonSet>> = tag(
   Resource.daemonSets
 )
 /**
@@ -617,7 +621,7 @@ export const daemonSets = (
  * @since 0.1.0
  * @category tags
  */
-export const Jobs: Context.Tag<Informed<Resource.Job>, Informed<Resource.Job>> = tag(Resource.jobs)
+export const Jobs: Context.Service<Informed<Resource.Job>, Informed<Resource.Job>> = tag(Resource.jobs)
 /**
  * @since 0.1.0
  * @category tags
@@ -639,7 +643,7 @@ export const jobs = (
  * @since 0.1.0
  * @category tags
  */
-export const CronJobs: Context.Tag<Informed<Resource.CronJob>, Informed<Resource.CronJob>> = tag(Resource.cronJobs)
+export const CronJobs: Context.Service<Informed<Resource.CronJob>, Informed<Resource.CronJob>> = tag(Resource.cronJobs)
 /**
  * @since 0.1.0
  * @category tags
@@ -662,7 +666,9 @@ export const cronJobs = (
  * @since 0.1.0
  * @category tags
  */
-export const Ingresses: Context.Tag<Informed<Resource.Ingress>, Informed<Resource.Ingress>> = tag(Resource.ingresses)
+export const Ingresses: Context.Service<Informed<Resource.Ingress>, Informed<Resource.Ingress>> = tag(
+  Resource.ingresses
+)
 /**
  * @since 0.1.0
  * @category tags
@@ -685,7 +691,7 @@ export const ingresses = (
  * @since 0.1.0
  * @category tags
  */
-export const EndpointSlices: Context.Tag<Informed<Resource.EndpointSlice>, Informed<Resource.EndpointSlice>> = tag(
+export const EndpointSlices: Context.Service<Informed<Resource.EndpointSlice>, Informed<Resource.EndpointSlice>> = tag(
   Resource.endpointSlices
 )
 /**
@@ -710,7 +716,7 @@ export const endpointSlices = (
  * @since 0.1.0
  * @category tags
  */
-export const Leases: Context.Tag<Informed<Resource.Lease>, Informed<Resource.Lease>> = tag(Resource.leases)
+export const Leases: Context.Service<Informed<Resource.Lease>, Informed<Resource.Lease>> = tag(Resource.leases)
 /**
  * @since 0.1.0
  * @category tags

@@ -70,9 +70,9 @@ import * as Context from "effect/Context"
 import type * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { DeriveOptions } from "./Client.js"
@@ -270,9 +270,9 @@ export type InvalidConfigError = policy.InvalidConfigError
  * @category models
  */
 export interface TimingOptions {
-  readonly leaseDuration?: Duration.DurationInput | undefined
-  readonly renewDeadline?: Duration.DurationInput | undefined
-  readonly retryPeriod?: Duration.DurationInput | undefined
+  readonly leaseDuration?: Duration.Input | undefined
+  readonly renewDeadline?: Duration.Input | undefined
+  readonly retryPeriod?: Duration.Input | undefined
   readonly jitterFactor?: number | undefined
 }
 
@@ -298,17 +298,17 @@ export interface Timing {
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { LeaderElection } from "effect-informers"
  *
  * const checked = LeaderElection.validateTiming({ leaseDuration: "10 seconds", renewDeadline: "10 seconds" })
- * if (Either.isLeft(checked)) console.log(checked.left.message) // "leaseDuration must be greater than renewDeadline"
+ * if (Result.isFailure(checked)) console.log(checked.failure.message) // "leaseDuration must be greater than renewDeadline"
  * ```
  *
  * @since 0.2.0
  * @category configuration
  */
-export const validateTiming: (options: TimingOptions) => Either.Either<Timing, InvalidConfigError> =
+export const validateTiming: (options: TimingOptions) => Result.Result<Timing, InvalidConfigError> =
   policy.validateTiming
 
 /**
@@ -607,7 +607,7 @@ export interface MemoryLeases {
   readonly remove: (name: string) => Effect.Effect<void>
   readonly partition: (client: string, mode?: PartitionMode) => Effect.Effect<void>
   readonly heal: (client: string) => Effect.Effect<void>
-  readonly setLatency: (client: string, latency: Duration.DurationInput) => Effect.Effect<void>
+  readonly setLatency: (client: string, latency: Duration.Input) => Effect.Effect<void>
   readonly failNext: (client: string, verb: Verb, reason: LockErrorReason, times?: number) => Effect.Effect<void>
   readonly operations: Effect.Effect<ReadonlyArray<Operation>>
 }
@@ -677,10 +677,9 @@ export declare namespace LeaderElection {
  * @since 0.2.0
  * @category tags
  */
-export class LeaderElection extends Context.Tag("effect-informers/LeaderElection")<
-  LeaderElection,
-  LeaderElection.Service
->() {}
+export class LeaderElection extends Context.Service<LeaderElection, LeaderElection.Service>()(
+  "effect-informers/LeaderElection"
+) {}
 
 /**
  * Starts an elector: it campaigns at once and until its scope closes. Closing the scope stops the work
@@ -695,7 +694,7 @@ export class LeaderElection extends Context.Tag("effect-informers/LeaderElection
  * const program = Effect.gen(function*() {
  *   const leases = yield* LeaderElection.makeMemoryLeases
  *   const election = yield* LeaderElection.make({ lock: leases.lock("leader"), identity: "replica-a" })
- *   yield* Effect.fork(election.whileLeading(Effect.log("leading")))
+ *   yield* Effect.forkChild(election.whileLeading(Effect.log("leading")))
  * }).pipe(Effect.scoped)
  * ```
  *
@@ -712,7 +711,7 @@ export const make: (options: Options) => Effect.Effect<LeaderElection.Service, I
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<LeaderElection, InvalidConfigError> =>
-  Layer.scoped(LeaderElection, make(options))
+  Layer.effect(LeaderElection, make(options))
 
 /**
  * Options of `layerClient`: those of `make`, with the Lease named instead of a lock, and the options of
@@ -746,7 +745,7 @@ export interface ClientOptions extends Omit<Options, "lock"> {
  */
 export const layerClient = (options: ClientOptions): Layer.Layer<LeaderElection, InvalidConfigError, Client> => {
   const { client: clientOptions, labels, leaseName, namespace, ...rest } = options
-  return Layer.scoped(
+  return Layer.effect(
     LeaderElection,
     Effect.gen(function*() {
       const client = yield* (yield* Client).derive(clientOptions)

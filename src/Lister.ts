@@ -9,7 +9,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Indexer } from "./Indexer.js"
 import { IndexNotFoundError, namespaceIndex } from "./Indexer.js"
 import type { KubeObject } from "./KubeObject.js"
@@ -80,12 +80,12 @@ export interface Lister<A, I extends string = string> extends NamespaceLister<A>
 
 const toSelector = (
   selector: Selector | undefined
-): Either.Either<LabelSelector.LabelSelector, LabelSelectorParseError> =>
+): Result.Result<LabelSelector.LabelSelector, LabelSelectorParseError> =>
   selector === undefined
-    ? Either.right(LabelSelector.everything)
+    ? Result.succeed(LabelSelector.everything)
     : typeof selector === "string"
     ? LabelSelector.parse(selector)
-    : Either.right(selector)
+    : Result.succeed(selector)
 
 const filter = <A extends KubeObject>(
   objects: Iterable<A>,
@@ -106,7 +106,7 @@ const list = <A extends KubeObject>(
 ): Effect.Effect<ReadonlyArray<A>, LabelSelectorParseError> =>
   Effect.suspend(() => {
     const parsed = toSelector(selector)
-    return Either.isLeft(parsed) ? Effect.fail(parsed.left) : Effect.succeed(filter(objects(), parsed.right))
+    return Result.isFailure(parsed) ? Effect.fail(parsed.failure) : Effect.succeed(filter(objects(), parsed.success))
   })
 
 /**

@@ -130,10 +130,10 @@ export declare namespace ListerWatcher {
  * @since 0.1.0
  * @category tags
  */
-export class ListerWatcher extends Context.Tag("effect-informers/ListerWatcher")<
+export class ListerWatcher extends Context.Service<
   ListerWatcher,
   ListerWatcher.Service<KubeObject>
->() {}
+>()("effect-informers/ListerWatcher") {}
 
 /**
  * Which objects of a resource a ListerWatcher covers.
@@ -169,7 +169,7 @@ export declare namespace ListerWatcherSource {
  * @since 0.1.0
  * @category tags
  */
-export class ListerWatcherSource extends Context.Tag("effect-informers/ListerWatcherSource")<
+export class ListerWatcherSource extends Context.Service<
   ListerWatcherSource,
   ListerWatcherSource.Service
->() {}
+>()("effect-informers/ListerWatcherSource") {}

@@ -31,10 +31,11 @@
  *
  * @since 0.2.0
  */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
-import * as FiberSet from "effect/FiberSet"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -92,12 +93,30 @@ const runChecks = (checks: ReadonlyArray<Check>) =>
     checks,
     (c) =>
       c.check.pipe(
-        Effect.catchAllDefect(() => Effect.succeed(false)),
-        Effect.timeoutTo({ duration: checkTimeout, onTimeout: () => false, onSuccess: (ok) => ok }),
+        Effect.catchDefect(() => Effect.succeed(false)),
+        Effect.timeoutOrElse({ duration: checkTimeout, orElse: () => Effect.succeed(false) }),
         Effect.map((ok) => ({ name: c.name, ok }))
       ),
     { concurrency: "unbounded" }
   )
+
+const plain = "text/plain; charset=utf-8"
+
+/** What a probe answers: 200 `ok` when every check passes, 503 and the failing ones otherwise. */
+const answer = (
+  checks: ReadonlyArray<{ readonly name: string; readonly ok: boolean }>,
+  verbose: boolean
+): HttpServerResponse.HttpServerResponse => {
+  const failing = checks.filter((c) => !c.ok)
+  const body = verbose
+    ? checks.map((c) => `[${c.ok ? "+" : "-"}]${c.name} ${c.ok ? "ok" : "failed"}`).join("\n") + "\n"
+    : failing.length === 0
+    ? "ok"
+    : failing.map((c) => `[-]${c.name} failed`).join("\n") + "\n"
+  return HttpServerResponse.text(body, { status: failing.length === 0 ? 200 : 503, contentType: plain })
+}
+
+const notFound = HttpServerResponse.text("not found\n", { status: 404, contentType: "text/plain" })
 
 /**
  * Starts the probes (if asked), then the controllers, in the current scope; succeeds once every controller
@@ -123,70 +142,46 @@ export const make = <R>(
 
     let probesUrl: string | undefined
     if (options.probes !== undefined) {
-      // the checks run as fibers of the manager's scope (interrupted when it closes), each bounded
-      const runCheck = yield* FiberSet.makeRuntimePromise<never>()
-      const answer = (
-        res: Http.ServerResponse,
-        checks: ReadonlyArray<{ readonly name: string; readonly ok: boolean }>,
-        verbose: boolean
-      ) => {
-        const failing = checks.filter((c) => !c.ok)
-        const body = verbose
-          ? checks.map((c) => `[${c.ok ? "+" : "-"}]${c.name} ${c.ok ? "ok" : "failed"}`).join("\n") + "\n"
-          : failing.length === 0
-          ? "ok"
-          : failing.map((c) => `[-]${c.name} failed`).join("\n") + "\n"
-        res.writeHead(failing.length === 0 ? 200 : 503, { "content-type": "text/plain; charset=utf-8" })
-        res.end(body)
-      }
-      const server = Http.createServer((req, res) => {
-        const url = new URL(req.url ?? "/", "http://probe")
+      const host = options.probes.host ?? "0.0.0.0"
+      const port = options.probes.port
+      // each request is answered by a fiber of the server's scope (the manager's: interrupted when it
+      // closes), its checks each bounded
+      const probes = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const url = new URL(request.url, "http://probe")
         const checks = url.pathname === "/healthz" || url.pathname === "/livez"
           ? healthChecks
           : url.pathname === "/readyz"
           ? readyChecks
           : undefined
-        if (checks === undefined || (req.method !== "GET" && req.method !== "HEAD")) {
-          res.writeHead(404, { "content-type": "text/plain" })
-          res.end("not found\n")
-          return
+        if (checks === undefined || (request.method !== "GET" && request.method !== "HEAD")) {
+          return Effect.succeed(notFound)
         }
-        runCheck(runChecks(checks)).then(
-          (results) => answer(res, results, url.searchParams.has("verbose")),
-          () => answer(res, [{ name: "checks", ok: false }], false)
+        return runChecks(checks).pipe(
+          Effect.map((results) => answer(results, url.searchParams.has("verbose"))),
+          Effect.catchCause(() => Effect.succeed(answer([{ name: "checks", ok: false }], false)))
         )
       })
-      const host = options.probes.host ?? "0.0.0.0"
-      const port = yield* Effect.acquireRelease(
-        Effect.async<number, ProbeServerError>((resume) => {
-          server.once("error", (e) =>
-            resume(
-              Effect.fail(
-                new ProbeServerError({
-                  message: `cannot serve the probes on ${host}:${options.probes!.port}: ${e.message}`
-                })
-              )
-            ))
-          server.listen(
-            options.probes!.port,
-            host,
-            () => resume(Effect.succeed((server.address() as AddressInfo).port))
-          )
-        }),
-        () =>
-          Effect.async<void>((resume) => {
-            server.closeAllConnections()
-            server.close(() => resume(Effect.void))
+      const node = Http.createServer()
+      const server = yield* NodeHttpServer.make(() => node, { port, host }).pipe(
+        Effect.mapError((e) =>
+          new ProbeServerError({
+            message: `cannot serve the probes on ${host}:${port}: ${
+              e.cause instanceof Error ? e.cause.message : String(e.cause)
+            }`
           })
+        )
       )
-      probesUrl = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`
+      yield* server.serve(probes)
+      // closing: the open connections first (kept-alive ones would hold the close up), then the server
+      yield* Effect.addFinalizer(() => Effect.sync(() => node.closeAllConnections()))
+      probesUrl = `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${(node.address() as AddressInfo).port}`
     }
 
     // each controller in a scope of its own, all closed together (each drains within its own deadline)
-    const parent = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.parallel)
+    const parent = yield* Scope.fork(yield* Effect.scope, "parallel")
     const controllers = yield* Effect.forEach(options.controllers, (make) =>
-      Effect.flatMap(Scope.fork(parent, ExecutionStrategy.sequential), (own) =>
-        Effect.tap(Scope.extend(make, own), () =>
+      Effect.flatMap(Scope.fork(parent, "sequential"), (own) =>
+        Effect.tap(Scope.provide(make, own), () =>
           Effect.sync(() => void pending--))), { concurrency: "unbounded" })
 
     return { controllers, probesUrl, readiness }

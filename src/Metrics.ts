@@ -7,43 +7,32 @@
  * labels. An informer's metrics are tagged with `informer` (the informer's name); per-handler metrics also
  * with `handler`.
  *
- * They are Effect metrics, in Effect's global registry: read one with `Metric.value`, or export them all
- * with any Effect metrics exporter. With `@effect/opentelemetry`, `Metrics.layer` hands the registry to
- * OpenTelemetry `MetricReader`s, e.g. `@opentelemetry/exporter-prometheus`'s, which serves
- * `http://localhost:9464/metrics` (`effect-informers replicate --metrics-port` does the same with its own
- * server):
+ * They are Effect metrics, in the context's `Metric.MetricRegistry` (Effect's default registry unless a
+ * program provides its own): read one with `Metric.value`, or export them all with any Effect metrics
+ * exporter. `effect/observability`'s `PrometheusMetrics.format` renders the registry in Prometheus' text
+ * format, and `PrometheusMetrics.layerHttp` serves it at `/metrics` on an `effect/http` router
+ * (`effect-informers replicate --metrics-port` serves it with its own server):
  *
  * @example
  * ```ts
- * import * as OtelMetrics from "@effect/opentelemetry/Metrics"
- * import * as OtelResource from "@effect/opentelemetry/Resource"
- * import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
- * import type { MetricReader } from "@opentelemetry/sdk-metrics"
  * import * as Informers from "effect-informers/Layer"
  * import * as Effect from "effect/Effect"
- * import * as Layer from "effect/Layer"
- *
- * // the reader starts its HTTP server when made and stops it when the layer's scope closes
- * const MetricsLive = OtelMetrics.layer(
- *   () => new PrometheusExporter({ port: 9464, host: "127.0.0.1" }) as unknown as MetricReader
- * ).pipe(Layer.provide(OtelResource.layer({ serviceName: "my-controller" })))
+ * import { PrometheusMetrics } from "effect/observability"
  *
  * const program = Effect.gen(function*() {
  *   const pods = yield* Informers.Pods
  *   yield* pods.informer.synced
- *   yield* Effect.never
+ *   // every metric of the registry, as a Prometheus scrape would read it
+ *   const text = yield* PrometheusMetrics.format()
+ *   yield* Effect.log(text)
  * })
  *
- * // against the cluster of ~/.kube/config, its metrics at http://127.0.0.1:9464/metrics
+ * // against the cluster of ~/.kube/config
  * const main = program.pipe(
  *   Effect.provide(Informers.pods()),
- *   Effect.provide(Informers.live()),
- *   Effect.provide(MetricsLive)
+ *   Effect.provide(Informers.live())
  * )
  * ```
- *
- * (The cast: `@opentelemetry/exporter-prometheus` 0.223.0 pins `@opentelemetry/sdk-metrics` 2.12.0, one
- * patch apart from the copy `@effect/opentelemetry` resolves here; the classes are the same at run time.)
  *
  * @since 0.1.0
  */
@@ -76,15 +65,13 @@ export * from "./internal/controller/metrics.js"
 export * from "./internal/coordination/metrics.js"
 
 /**
- * `metric` with fixed tags, cheap to update from a hot path. `Metric.tagged` builds its tag list anew on
- * every update, which defeats the registry's hook cache (a new metric key and a registry lookup per
- * update); here the tag list is built once, so updates hit the cache. Values are shared with
- * `Metric.tagged(metric, k1, v1)` ... applied in the same order.
+ * `metric` with fixed tags (Effect 4 attributes), made once, for hot paths. Values are shared with
+ * `Metric.withAttributes(metric, { k1: v1, ... })`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const withTags: <Type, In, Out>(
-  metric: Metric.Metric<Type, In, Out>,
+export const withTags: <Input, State>(
+  metric: Metric.Metric<Input, State>,
   tags: ReadonlyArray<readonly [string, string]>
-) => Metric.Metric<Type, In, Out> = internalTags.withTags
+) => Metric.Metric<Input, State> = internalTags.withTags

@@ -9,7 +9,7 @@
  * `DefaultTypedControllerRateLimiter()` builds a new limiter.
  *
  * The state (`Limiter`) is synchronous and takes the time as an argument, in milliseconds (a queue passes
- * its `Clock`'s `unsafeCurrentTimeMillis()`), so that a policy's delays are a function of the calls made
+ * its `Clock`'s `currentTimeMillisUnsafe()`), so that a policy's delays are a function of the calls made
  * to it: `TestClock` drives a queue's limiter, and a policy can be checked as a table of calls and delays.
  *
  * | policy | delay of the k-th failure of a key since its last `forget` |
@@ -39,7 +39,7 @@ import * as internal from "./internal/controller/rateLimiter.js"
 
 /**
  * The state a policy is run with: per-key failure counts, a token bucket. What a `WorkQueue` holds.
- * Synchronous; `now` is the current time in milliseconds (`Clock.unsafeCurrentTimeMillis()`).
+ * Synchronous; `now` is the current time in milliseconds (`Clock.currentTimeMillisUnsafe()`).
  *
  * @since 0.2.0
  * @category models
@@ -166,13 +166,13 @@ export type RateLimiter = Exponential | FastSlow | Bucket | MaxOf | WithMaxWait 
  */
 export const exponential = (
   options: {
-    readonly base?: Duration.DurationInput | undefined
-    readonly max?: Duration.DurationInput | undefined
+    readonly base?: Duration.Input | undefined
+    readonly max?: Duration.Input | undefined
   } = {}
 ): RateLimiter => ({
   _tag: "Exponential",
-  base: Duration.decode(options.base ?? "5 millis"),
-  max: Duration.decode(options.max ?? "1000 seconds")
+  base: Duration.fromInputUnsafe(options.base ?? "5 millis"),
+  max: Duration.fromInputUnsafe(options.max ?? "1000 seconds")
 })
 
 /**
@@ -182,13 +182,13 @@ export const exponential = (
  * @category constructors
  */
 export const fastSlow = (options: {
-  readonly fast: Duration.DurationInput
-  readonly slow: Duration.DurationInput
+  readonly fast: Duration.Input
+  readonly slow: Duration.Input
   readonly maxFast: number
 }): RateLimiter => ({
   _tag: "FastSlow",
-  fast: Duration.decode(options.fast),
-  slow: Duration.decode(options.slow),
+  fast: Duration.fromInputUnsafe(options.fast),
+  slow: Duration.fromInputUnsafe(options.slow),
   maxFast: options.maxFast
 })
 
@@ -242,14 +242,14 @@ export const maxOf = (...limiters: ReadonlyArray<RateLimiter>): RateLimiter => (
  * @category combinators
  */
 export const withMaxWait: {
-  (maxDelay: Duration.DurationInput): (self: RateLimiter) => RateLimiter
-  (self: RateLimiter, maxDelay: Duration.DurationInput): RateLimiter
+  (maxDelay: Duration.Input): (self: RateLimiter) => RateLimiter
+  (self: RateLimiter, maxDelay: Duration.Input): RateLimiter
 } = dual(
   2,
-  (self: RateLimiter, maxDelay: Duration.DurationInput): RateLimiter => ({
+  (self: RateLimiter, maxDelay: Duration.Input): RateLimiter => ({
     _tag: "WithMaxWait",
     limiter: self,
-    maxDelay: Duration.decode(maxDelay)
+    maxDelay: Duration.fromInputUnsafe(maxDelay)
   })
 )
 

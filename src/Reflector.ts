@@ -300,9 +300,9 @@ export interface Options<A> {
    * Defaults to 60 seconds. A stall counts as a rejection of watch-list (the server ignores it): the cycle
    * falls back to LIST and watch-list waits as after a rejection.
    */
-  readonly watchListTimeout?: Duration.DurationInput | undefined
+  readonly watchListTimeout?: Duration.Input | undefined
   /** Resync period; zero or absent disables resync. */
-  readonly resyncPeriod?: Duration.DurationInput | undefined
+  readonly resyncPeriod?: Duration.Input | undefined
   /** Asked before each resync; resync happens only when it answers `true`. */
   readonly shouldResync?: Effect.Effect<boolean> | undefined
   /** Backoff between failed attempts. Defaults to `defaultBackoff`. */
@@ -311,9 +311,9 @@ export interface Options<A> {
    * The longest wait a 429's `Retry-After` may impose (longer ones are cut to it). Defaults to 30 seconds,
    * the backoff's cap: a server asking for days would otherwise silence the informer.
    */
-  readonly maxRetryAfter?: Duration.DurationInput | undefined
+  readonly maxRetryAfter?: Duration.Input | undefined
   /** Watch `timeoutSeconds` is drawn from [min, 2·min]; only values above 5 minutes raise it. */
-  readonly minWatchTimeout?: Duration.DurationInput | undefined
+  readonly minWatchTimeout?: Duration.Input | undefined
   /** Receives every error, after it is logged. */
   readonly onError?: ((error: ReflectorError, context: ErrorContext) => Effect.Effect<void>) | undefined
   /**
@@ -336,7 +336,7 @@ export interface Options<A> {
  * @category backoff
  */
 export const resetAfterIdle: (
-  duration: Duration.DurationInput
+  duration: Duration.Input
 ) => <Out, In, R>(self: Schedule.Schedule<Out, In, R>) => Schedule.Schedule<Out, In, R> = policy.resetAfterIdle
 
 /**
@@ -354,7 +354,7 @@ export const defaultMaxRetryAfter: Duration.Duration = policy.defaultMaxRetryAft
  * @category backoff
  */
 export const honourRetryAfterUpTo: (
-  max: Duration.DurationInput
+  max: Duration.Input
 ) => <Out, In, R>(self: Schedule.Schedule<Out, In, R>) => Schedule.Schedule<Out, In & ReflectorError, R> =
   policy.honourRetryAfterUpTo
 
@@ -466,7 +466,7 @@ export const makeFromContext = <E>(
   store: Store<KubeObject, E>,
   options: Options<KubeObject> = {}
 ): Effect.Effect<Reflector, never, Scope.Scope | ListerWatcher> =>
-  Effect.flatMap(ListerWatcher, (lw) => make(lw, store, options))
+  Effect.flatMap(Effect.service(ListerWatcher), (lw) => make(lw, store, options))
 
 /**
  * Runs a Reflector in the current fiber, forever (until interrupted). For callers that manage fibers

@@ -31,9 +31,11 @@ import type {
   V1ServiceAccount,
   V1StatefulSet
 } from "@kubernetes/client-node"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { oneLine } from "./internal/text.js"
 import type { Json, KubeObject } from "./KubeObject.js"
 import * as Metadata from "./Metadata.js"
@@ -82,7 +84,7 @@ export interface Resource<out A = KubeObject> {
    * enters (`HttpListerWatcher`, `FakeListerWatcher.layerSource`); absent for `make` and the catalog, whose
    * objects are passed on as parsed, with nothing extra run.
    */
-  readonly decode?: ((object: KubeObject) => Either.Either<A, DecodeFailure>) | undefined
+  readonly decode?: ((object: KubeObject) => Result.Result<A, DecodeFailure>) | undefined
 }
 
 /**
@@ -348,8 +350,8 @@ export const find = (
 // metadata-only and schema-typed resources
 // -------------------------------------------------------------------------------------------------
 
-const toMetadata = (object: KubeObject): Either.Either<Metadata.PartialObjectMetadata, DecodeFailure> =>
-  Either.right(Metadata.fromObject(object))
+const toMetadata = (object: KubeObject): Result.Result<Metadata.PartialObjectMetadata, DecodeFailure> =>
+  Result.succeed(Metadata.fromObject(object))
 
 /**
  * The metadata of `resource`'s objects: an informer of it caches `PartialObjectMetadata` (metadata only,
@@ -397,13 +399,18 @@ export const metadataOnly = (resource: Resource<unknown>): Resource<Metadata.Par
  * @since 0.3.0
  * @category models
  */
-export interface CustomOptions<S extends Schema.Schema.AnyNoContext> extends MakeOptions {
+export interface CustomOptions<S extends Schema.Decoder<unknown>> extends MakeOptions {
   /**
-   * Decodes a whole object (`apiVersion`, `kind`, `metadata`, `spec`, ...). Properties it does not declare
-   * are kept as they are (`onExcessProperty: "preserve"`), so the metadata the machinery reads
-   * (`namespace`, `resourceVersion`, `uid`...) survives a schema that declares only `metadata.name`; its
-   * type must still describe a Kubernetes object (`KubeObject`), and it should decode to plain objects
-   * (transforms such as managedFields stripping copy them with a spread).
+   * Decodes a whole object (`apiVersion`, `kind`, `metadata`, `spec`, ...). Properties its structs do not
+   * declare are kept as they are (what `onExcessProperty: "preserve"` did in Effect 3: Effect 4's decoder
+   * drops them, and `custom` puts them back into each struct it decoded), so the metadata the machinery
+   * reads (`namespace`, `resourceVersion`, `uid`...) survives a schema that declares only `metadata.name`;
+   * its type must still describe a Kubernetes object (`KubeObject`), and it should decode to plain objects.
+   * Below a transformation (`Schema.decodeTo`, `NumberFromString`...) and inside a `Union` of several
+   * members (`optional` and `NullOr` are looked through), the value is the
+   * schema's own: a transform (managedFields stripping, say) gets what its encoded side declares, so give
+   * that side the keys it must keep (`Schema.StructWithRest` with a `Schema.Record(Schema.String,
+   * Schema.Unknown)`) and copy them with a spread.
    */
   readonly schema: S
 }
@@ -414,8 +421,83 @@ const nameOf = (object: KubeObject): string => {
   return namespace === undefined || namespace === "" ? name : `${namespace}/${name}`
 }
 
-const issueLine = (issue: ParseResult.ArrayFormatterIssue): string =>
-  issue.path.length === 0 ? issue.message : `${issue.path.map(String).join(".")}: ${issue.message}`
+const issueLine = (issue: {
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined
+  readonly message: string
+}): string =>
+  issue.path === undefined || issue.path.length === 0
+    ? issue.message
+    : `${issue.path.map((p) => String(typeof p === "object" ? p.key : p)).join(".")}: ${issue.message}`
+
+const flatFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
+const treeFormatter = SchemaIssue.makeFormatterDefault()
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * Puts back into `out` (what `ast` decoded from `input`) the properties of `input` its structs do not
+ * declare, struct by struct, as Effect 3's `onExcessProperty: "preserve"` kept them (through arrays,
+ * `optional` and `NullOr`). Stops at a transformation (its output is its own), any other union, a
+ * declaration, and wherever the decoder handed back the input itself.
+ */
+/** The property names of each struct of a schema, computed once. */
+const declaredKeys = new WeakMap<SchemaAST.Objects, ReadonlySet<PropertyKey>>()
+
+const restoreExcess = (ast: SchemaAST.AST, input: unknown, out: unknown, depth: number): void => {
+  if (out === input || depth > 100 || ast.encoding !== undefined) return
+  switch (ast._tag) {
+    case "Suspend":
+      return restoreExcess(ast.thunk(), input, out, depth + 1)
+    case "Objects": {
+      if (!isPlainObject(input) || !isPlainObject(out) || !Object.isExtensible(out)) return
+      let declared = declaredKeys.get(ast)
+      if (declared === undefined) {
+        declared = new Set(ast.propertySignatures.map((ps) => ps.name))
+        declaredKeys.set(ast, declared)
+      }
+      for (const ps of ast.propertySignatures) {
+        const key = ps.name
+        if (Object.hasOwn(input, key) && Object.hasOwn(out, key)) {
+          restoreExcess(ps.type, (input as any)[key], (out as any)[key], depth + 1)
+        }
+      }
+      if (ast.indexSignatures.length > 0) return
+      for (const key of Object.keys(input)) {
+        if (!declared.has(key) && !Object.hasOwn(out, key)) {
+          // defined, not assigned: a `__proto__` key of parsed JSON stays a plain property
+          Object.defineProperty(out, key, { value: input[key], writable: true, enumerable: true, configurable: true })
+        }
+      }
+      return
+    }
+    case "Union": {
+      // `Schema.optional(S)`, `Schema.NullOr(S)`: the one member that is not `undefined` or `null`
+      if (out === undefined || out === null) return
+      let member: SchemaAST.AST | undefined
+      for (const type of ast.types) {
+        if (type._tag === "Undefined" || type._tag === "Null") continue
+        if (member !== undefined) return
+        member = type
+      }
+      if (member !== undefined) restoreExcess(member, input, out, depth + 1)
+      return
+    }
+    case "Arrays": {
+      if (!Array.isArray(input) || !Array.isArray(out) || input.length !== out.length) return
+      for (let i = 0; i < out.length; i++) {
+        const element = i < ast.elements.length ? ast.elements[i] : ast.rest[0]
+        if (element !== undefined) restoreExcess(element, input[i], out[i], depth + 1)
+      }
+      return
+    }
+    default:
+      return
+  }
+}
 
 /**
  * A custom resource whose objects `options.schema` decodes where they enter (each list item and watch
@@ -461,34 +543,40 @@ const issueLine = (issue: ParseResult.ArrayFormatterIssue): string =>
  * @since 0.3.0
  * @category constructors
  */
-export const custom = <S extends Schema.Schema.AnyNoContext>(
+export const custom = <S extends Schema.Decoder<unknown>>(
   options: CustomOptions<S>
 ): Resource<Schema.Schema.Type<S> & KubeObject> => {
   const { schema, ...rest } = options
   const base = make<Schema.Schema.Type<S> & KubeObject>(rest)
-  const decodeEither = Schema.decodeUnknownEither(schema as Schema.Schema<Schema.Schema.Type<S>, unknown>, {
-    onExcessProperty: "preserve",
-    errors: "first"
-  })
+  const decodeExit = Schema.decodeUnknownExit(schema, { errors: "first", reportInput: true })
+  const ast = schema.ast
   const label = base.kind
-  const decode = (object: KubeObject): Either.Either<Schema.Schema.Type<S> & KubeObject, DecodeFailure> => {
-    let decoded: Either.Either<Schema.Schema.Type<S>, ParseResult.ParseError>
+  const decode = (object: KubeObject): Result.Result<Schema.Schema.Type<S> & KubeObject, DecodeFailure> => {
+    let decoded: Exit.Exit<S["Type"], Schema.SchemaError>
     try {
-      decoded = decodeEither(object)
+      decoded = decodeExit(object)
+      if (Exit.isSuccess(decoded)) restoreExcess(ast, object, decoded.value, 0)
     } catch (cause) {
       // a value nested too deeply for the decoder's recursion, or a schema whose own code threw
-      return Either.left({
+      return Result.fail({
         message: oneLine(`${label} ${nameOf(object)} could not be decoded: ${String(cause)}`, 400),
         cause
       })
     }
-    if (Either.isRight(decoded)) return decoded as Either.Either<Schema.Schema.Type<S> & KubeObject, never>
-    const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+    if (Exit.isSuccess(decoded)) return Result.succeed(decoded.value as Schema.Schema.Type<S> & KubeObject)
+    const error = Exit.findError(decoded)
+    if (Result.isFailure(error)) {
+      // a defect of the schema's own code
+      return Result.fail({
+        message: oneLine(`${label} ${nameOf(object)} could not be decoded: ${String(error.failure)}`, 400)
+      })
+    }
+    const issues = flatFormatter(error.success.issue).issues
     const first = issues.length === 0 ? "invalid value" : issueLine(issues[0])
-    return Either.left({
+    return Result.fail({
       message: oneLine(`${label} ${nameOf(object)} does not match its schema: ${first}`, 400),
-      detail: ParseResult.TreeFormatter.formatErrorSync(decoded.left),
-      cause: decoded.left
+      detail: treeFormatter(error.success.issue),
+      cause: error.success
     })
   }
   return { ...base, decode }

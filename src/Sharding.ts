@@ -57,9 +57,9 @@
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
+import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type { DeriveOptions } from "./Client.js"
@@ -122,7 +122,7 @@ export const defaultRenewDeadline: Duration.Duration = policy.defaultRenewDeadli
  * @category models
  */
 export interface TimingOptions extends LeaderElection.TimingOptions {
-  readonly viewTimeout?: Duration.DurationInput | undefined
+  readonly viewTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -154,18 +154,18 @@ export interface Names {
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Sharding } from "effect-informers"
  *
  * const checked = Sharding.validate({ identity: "replica-0", group: "replicator", renewDeadline: "10 seconds" })
  * // 2.5 s + 10 s < 15 s: valid, with a smaller margin than the defaults'
- * console.log(Either.isRight(checked)) // true
+ * console.log(Result.isSuccess(checked)) // true
  * ```
  *
  * @since 0.2.0
  * @category configuration
  */
-export const validate: (options: TimingOptions & Names) => Either.Either<Timing, LeaderElection.InvalidConfigError> =
+export const validate: (options: TimingOptions & Names) => Result.Result<Timing, LeaderElection.InvalidConfigError> =
   policy.validate
 
 // -------------------------------------------------------------------------------------------------
@@ -184,7 +184,8 @@ export type Status = "NotMember" | "WarmingUp" | "Stale" | "Active" | "Left"
 
 /**
  * A member's assignment: its status and the live members it sees. It owns a key when `Active` and the
- * key's owner among `members` is itself. Compared by value.
+ * key's owner among `members` is itself. A plain object: compared by value (`Equal.equals`, structural in
+ * Effect 4); `changes` drops an assignment equal to the previous one (same status and members).
  *
  * @since 0.2.0
  * @category assignment
@@ -358,7 +359,7 @@ export declare namespace Sharding {
  * @since 0.2.0
  * @category tags
  */
-export class Sharding extends Context.Tag("effect-informers/Sharding")<Sharding, Sharding.Service>() {}
+export class Sharding extends Context.Service<Sharding, Sharding.Service>()("effect-informers/Sharding") {}
 
 /**
  * Starts a member: it creates (or takes back) its Lease and lists its group at once, and takes keys once
@@ -379,7 +380,7 @@ export const make: (
  * @category layers
  */
 export const layer = (options: Options): Layer.Layer<Sharding, LeaderElection.InvalidConfigError> =>
-  Layer.scoped(Sharding, make(options))
+  Layer.effect(Sharding, make(options))
 
 /**
  * Options of `layerClient`: those of `make`, with the namespace of the Leases instead of a backend, and the
@@ -411,7 +412,7 @@ export const layerClient = (
   options: ClientOptions
 ): Layer.Layer<Sharding, LeaderElection.InvalidConfigError, Client> => {
   const { client: clientOptions, namespace, ...rest } = options
-  return Layer.scoped(
+  return Layer.effect(
     Sharding,
     Effect.gen(function*() {
       const client = yield* (yield* Client).derive(clientOptions)

@@ -107,7 +107,7 @@ export interface HandlerOptions {
    * 1 s are raised to 1 s; a handler added after start cannot go below the informer's resync check
    * period (client-go's rules).
    */
-  readonly resyncPeriod?: Duration.DurationInput | undefined
+  readonly resyncPeriod?: Duration.Input | undefined
 }
 
 /**
@@ -258,7 +258,7 @@ export declare namespace SharedInformer {
     /** Object description for logs and metrics, e.g. `"pods"`. Defaults to the ListerWatcher's. */
     readonly name?: string | undefined
     /** Default resync period of handlers. Zero or absent: no resync. */
-    readonly resyncPeriod?: Duration.DurationInput | undefined
+    readonly resyncPeriod?: Duration.Input | undefined
     /**
      * Indexes besides the namespace index every informer has. Their names type the informer's `indexer`
      * (and listers over it): a query by another name does not compile.
@@ -285,10 +285,9 @@ export declare namespace SharedInformer {
  * @since 0.1.0
  * @category tags
  */
-export class SharedInformer extends Context.Tag("effect-informers/SharedInformer")<
-  SharedInformer,
-  SharedInformer.Service<KubeObject>
->() {}
+export class SharedInformer
+  extends Context.Service<SharedInformer, SharedInformer.Service<KubeObject>>()("effect-informers/SharedInformer")
+{}
 
 // -------------------------------------------------------------------------------------------------
 // constructors
@@ -344,7 +343,7 @@ export const make: <A extends KubeObject, I extends string = string>(
 export const makeFromContext = (
   options: SharedInformer.Options<KubeObject> = {}
 ): Effect.Effect<SharedInformer.Service<KubeObject>, never, Scope.Scope | ListerWatcher> =>
-  Effect.flatMap(ListerWatcher, (lw) => make(lw, options))
+  Effect.flatMap(Effect.service(ListerWatcher), (lw) => make(lw, options))
 
 /**
  * A Layer providing a started `SharedInformer` over the context's `ListerWatcher`.
@@ -355,7 +354,7 @@ export const makeFromContext = (
 export const layer = (
   options: SharedInformer.Options<KubeObject> = {}
 ): Layer.Layer<SharedInformer, never, ListerWatcher> =>
-  Layer.scoped(
+  Layer.effect(
     SharedInformer,
     Effect.tap(makeFromContext(options), (informer) => Effect.orDie(informer.start))
   )

@@ -9,7 +9,7 @@
  *   successful renewal of the Lease was sent less than `renewDeadline` ago, by this process's monotonic
  *   clock, and while no one else took the Lease; `Sharding`'s `whileOwned(key, work)` within a term that is
  *   valid while the membership is (likewise) and the key is still this member's.
- * - The current terms are a `FiberRef` (`currentTerms`, outermost first: work of a shard inside a leader's
+ * - The current terms are a `Context.Reference` (`currentTerms`, outermost first: work of a shard inside a leader's
  *   term is in both); fibers forked within a term inherit it. `check` reads it and the `Clock` in one
  *   synchronous step: a stale term fails with `TermError` and ends.
  * - The library's `Client` checks before every write it sends (`POST`, `PUT`, `PATCH`, `DELETE`), after the
@@ -28,15 +28,15 @@
  * declare const sendEmail: Effect.Effect<void>
  *
  * // inside whileLeading / whileOwned: nothing is sent once the term is stale
- * const notify = Effect.zipRight(Term.check, sendEmail)
+ * const notify = Effect.andThen(Term.check, sendEmail)
  * ```
  *
  * @since 0.2.0
  */
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as FiberRef from "effect/FiberRef"
 import { dual } from "effect/Function"
 import * as Predicate from "effect/Predicate"
 
@@ -183,14 +183,14 @@ export const make = (options: {
 // -------------------------------------------------------------------------------------------------
 
 /**
- * The clock's monotonic time in milliseconds (from `currentTimeNanos`, which Effect's default Clock reads
- * from the process's monotonic clock; `TestClock`'s is its time): what terms are judged by, so that a
+ * The clock's monotonic time in milliseconds (from `monotonicTimeNanos`, which Effect's default Clock reads
+ * from the process's monotonic clock; `TestClock`'s moves with its time): what terms are judged by, so that a
  * change of the wall clock neither extends nor shortens one.
  *
  * @since 0.2.0
  * @category clock
  */
-export const nowMillis = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos() / 1_000_000n)
+export const nowMillis = (clock: Clock.Clock): number => Number(clock.monotonicTimeNanosUnsafe() / 1_000_000n)
 
 /**
  * `nowMillis` of the `Clock` in the context.
@@ -204,16 +204,19 @@ export const currentMillis: Effect.Effect<number> = Effect.clockWith((clock) => 
 // the current terms
 // -------------------------------------------------------------------------------------------------
 
+const noTerms: ReadonlyArray<Term> = []
+
 /**
- * The terms the current fiber works in, outermost first (none by default); inherited by forked fibers.
+ * The terms the current fiber works in, outermost first (none by default); inherited by forked fibers
+ * (a `Context.Reference`: read it with `yield* Term.currentTerms`).
  *
  * @since 0.2.0
- * @category fiber refs
+ * @category references
  */
-export const currentTerms: FiberRef.FiberRef<ReadonlyArray<Term>> = FiberRef.unsafeMake<ReadonlyArray<Term>>([], {
-  fork: (terms) => terms,
-  join: (parent) => parent
-})
+export const currentTerms: Context.Reference<ReadonlyArray<Term>> = Context.Reference<ReadonlyArray<Term>>(
+  "effect-informers/Term/currentTerms",
+  { defaultValue: () => noTerms }
+)
 
 /**
  * Checks `terms` at `now`, outermost first: the error of the first that is not valid (which has ended),
@@ -246,19 +249,17 @@ export const unsafeCheck = (terms: ReadonlyArray<Term>, now: number): TermError 
  *
  * declare const chargeCard: Effect.Effect<void>
  *
- * const charge = Term.check.pipe(Effect.zipRight(chargeCard))
+ * const charge = Term.check.pipe(Effect.andThen(chargeCard))
  * ```
  *
  * @since 0.2.0
  * @category checks
  */
-export const check: Effect.Effect<void, TermError> = Effect.withFiberRuntime((fiber) => {
-  const terms = fiber.getFiberRef(currentTerms)
+export const check: Effect.Effect<void, TermError> = Effect.withFiber((fiber) => {
+  const terms = fiber.getRef(currentTerms)
   if (terms.length === 0) return Effect.void
-  return Effect.clockWith((clock) => {
-    const error = unsafeCheck(terms, nowMillis(clock))
-    return error === undefined ? Effect.void : Effect.fail(error)
-  })
+  const error = unsafeCheck(terms, nowMillis(fiber.getRef(Clock.Clock)))
+  return error === undefined ? Effect.void : Effect.fail(error)
 })
 
 /**
@@ -283,7 +284,7 @@ export const within: {
 } = dual(
   2,
   <A, E, R>(self: Effect.Effect<A, E, R>, term: Term): Effect.Effect<A, E, R> =>
-    Effect.locallyWith(self, currentTerms, (terms) => [...terms, term])
+    Effect.updateService(self, currentTerms, (terms) => [...terms, term])
 )
 
 /**
@@ -294,4 +295,4 @@ export const within: {
  * @category combinators
  */
 export const outside = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(self, currentTerms, [])
+  Effect.provideService(self, currentTerms, noTerms)

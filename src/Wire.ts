@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import {
   isBookmarkEvent,
@@ -101,7 +101,7 @@ export const failureStatus = (
  * @category schemas
  */
 export const ObjectMeta = Schema.Struct({
-  name: Schema.String.pipe(Schema.minLength(1)),
+  name: Schema.String.check(Schema.isMinLength(1)),
   namespace: Schema.optional(Schema.String),
   uid: Schema.optional(Schema.String),
   resourceVersion: Schema.optional(Schema.String)
@@ -159,7 +159,7 @@ export const initialEventsEndAnnotation = "k8s.io/initial-events-end"
  * @category schemas
  */
 export const ObjectEvent = Schema.Struct({
-  type: Schema.Literal("ADDED", "MODIFIED", "DELETED"),
+  type: Schema.Literals(["ADDED", "MODIFIED", "DELETED"]),
   object: ObjectWithMeta
 })
 
@@ -174,7 +174,7 @@ export const BookmarkEvent = Schema.Struct({
   object: Schema.Struct({
     metadata: Schema.Struct({
       resourceVersion: Schema.String,
-      annotations: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+      annotations: Schema.optional(Schema.Record(Schema.String, Schema.String))
     })
   })
 })
@@ -194,7 +194,7 @@ export const ErrorEvent = Schema.Struct({
  * @since 0.1.0
  * @category schemas
  */
-export const WatchEvent = Schema.Union(ObjectEvent, BookmarkEvent, ErrorEvent)
+export const WatchEvent = Schema.Union([ObjectEvent, BookmarkEvent, ErrorEvent])
 
 /**
  * A decoded watch line. `object` of an object event is the parsed JSON itself.
@@ -240,7 +240,7 @@ export interface DecodeFailure {
 // Schema's own decoder explains a failure.
 
 const invalid = (prefix: string, explained: { readonly line: string; readonly tree: string | undefined }) =>
-  Either.left<DecodeFailure>({ message: `${prefix}: ${explained.line}`, detail: explained.tree })
+  Result.fail<DecodeFailure>({ message: `${prefix}: ${explained.line}`, detail: explained.tree })
 
 const identity = (text: string): string => text
 
@@ -252,11 +252,11 @@ const preview = (text: string): string => oneLine(text.length > 400 ? text.slice
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { Wire } from "effect-informers"
  *
  * const event = Wire.decodeWatchLine('{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"3"}}}')
- * console.log(Either.isRight(event)) // true
+ * console.log(Result.isSuccess(event)) // true
  * ```
  *
  * @since 0.1.0
@@ -265,13 +265,13 @@ const preview = (text: string): string => oneLine(text.length > 400 ? text.slice
 export const decodeWatchLine = <A = KubeObject>(
   line: string,
   scrub: (text: string) => string = identity
-): Either.Either<DecodedEvent<A>, DecodeFailure> => {
+): Result.Result<DecodedEvent<A>, DecodeFailure> => {
   let u: unknown
   try {
     u = JSON.parse(line)
   } catch (cause) {
     // scrubbed before it is cut: a secret the cut went through would no longer be recognised
-    return Either.left({ message: `malformed JSON in watch event: ${preview(scrub(line.slice(0, 8192)))}`, cause })
+    return Result.fail({ message: `malformed JSON in watch event: ${preview(scrub(line.slice(0, 8192)))}`, cause })
   }
   return decodeWatchValue<A>(u)
 }
@@ -282,9 +282,9 @@ export const decodeWatchLine = <A = KubeObject>(
  * @since 0.1.0
  * @category decoding
  */
-export const decodeWatchValue = <A = KubeObject>(u: unknown): Either.Either<DecodedEvent<A>, DecodeFailure> => {
+export const decodeWatchValue = <A = KubeObject>(u: unknown): Result.Result<DecodedEvent<A>, DecodeFailure> => {
   if (typeof u !== "object" || u === null) {
-    return Either.left({ message: "watch event is not a JSON object" })
+    return Result.fail({ message: "watch event is not a JSON object" })
   }
   const type = (u as { readonly type?: unknown }).type
   switch (type) {
@@ -292,20 +292,20 @@ export const decodeWatchValue = <A = KubeObject>(u: unknown): Either.Either<Deco
     case "MODIFIED":
     case "DELETED":
       return isObjectEvent(u)
-        ? Either.right(u as DecodedEvent<A>)
+        ? Result.succeed(u as DecodedEvent<A>)
         : invalid(`invalid ${type} event`, explain(ObjectEvent, u))
     case "BOOKMARK":
       return isBookmarkEvent(u)
-        ? Either.right(u as DecodedEvent<A>)
+        ? Result.succeed(u as DecodedEvent<A>)
         : invalid("invalid BOOKMARK event", explain(BookmarkEvent, u))
     case "ERROR":
       return isErrorEvent(u)
-        ? Either.right(u as DecodedEvent<A>)
+        ? Result.succeed(u as DecodedEvent<A>)
         : invalid("invalid ERROR event", explain(ErrorEvent, u))
     default:
       return typeof type === "string"
-        ? Either.right({ type: "UNKNOWN", eventType: type })
-        : Either.left({ message: "watch event has no type" })
+        ? Result.succeed({ type: "UNKNOWN", eventType: type })
+        : Result.fail({ message: "watch event has no type" })
   }
 }
 
@@ -329,7 +329,7 @@ export interface DecodedList<A> {
  * @since 0.1.0
  * @category decoding
  */
-export const decodeList = <A = KubeObject>(u: unknown): Either.Either<DecodedList<A>, DecodeFailure> => {
+export const decodeList = <A = KubeObject>(u: unknown): Result.Result<DecodedList<A>, DecodeFailure> => {
   if (!isListEnvelope(u)) return invalid("invalid list response", explain(ListEnvelope, u))
   const items = u.items
   for (let i = 0; i < items.length; i++) {
@@ -338,7 +338,7 @@ export const decodeList = <A = KubeObject>(u: unknown): Either.Either<DecodedLis
     }
   }
   const cont = u.metadata.continue
-  return Either.right({
+  return Result.succeed({
     items: items as ReadonlyArray<A>,
     resourceVersion: u.metadata.resourceVersion ?? "",
     continue: cont === undefined || cont === "" ? undefined : cont,

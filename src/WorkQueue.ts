@@ -96,7 +96,7 @@ export interface AddOptions {
   /** Higher is handed out first. Defaults to 0; `LowPriority` is -100. */
   readonly priority?: number | undefined
   /** Ready only after this delay (zero or negative: now). */
-  readonly after?: Duration.DurationInput | undefined
+  readonly after?: Duration.Input | undefined
   /** Delay by the rate limiter's `when` for this key (the shorter of the two with `after`). */
   readonly rateLimited?: boolean | undefined
 }
@@ -147,7 +147,7 @@ export interface WorkQueue<K = string> {
   /** `add` for each key, in order, in one step. */
   readonly addAll: (keys: Iterable<K>, options?: AddOptions) => Effect.Effect<void>
   /** `add(key, { after: delay })`. */
-  readonly addAfter: (key: K, delay: Duration.DurationInput) => Effect.Effect<void>
+  readonly addAfter: (key: K, delay: Duration.Input) => Effect.Effect<void>
   /** `add(key, { rateLimited: true, priority })`: after the rate limiter's delay for this key's next failure. */
   readonly addRateLimited: (key: K, options?: { readonly priority?: number | undefined }) => Effect.Effect<void>
   /** Stops counting `key`'s failures in the rate limiter (call it when the key succeeded). */
@@ -246,7 +246,7 @@ export type WorkQueueShutdownError = internal.WorkQueueShutdownError
  * @since 0.2.0
  * @category tags
  */
-export const WorkQueue: Context.Tag<WorkQueue, WorkQueue> = Context.GenericTag<WorkQueue>(
+export const WorkQueue: Context.Service<WorkQueue, WorkQueue> = Context.Service<WorkQueue>(
   "effect-informers/WorkQueue"
 )
 
@@ -265,8 +265,8 @@ export const WorkQueue: Context.Tag<WorkQueue, WorkQueue> = Context.GenericTag<W
  *   yield* queue.add("kube-system/b", { priority: 10 })
  *   const reconcile = (key: string) =>
  *     Effect.log(`reconciling ${key}`).pipe(
- *       Effect.zipRight(queue.forget(key)),
- *       Effect.catchAllCause(() => queue.addRateLimited(key))
+ *       Effect.andThen(queue.forget(key)),
+ *       Effect.catchCause(() => queue.addRateLimited(key))
  *     )
  *   // two workers; each ends when the queue is shut down and empty
  *   yield* Effect.forkScoped(Effect.all([queue.runWorker(reconcile), queue.runWorker(reconcile)], { concurrency: 2 }))
@@ -315,9 +315,9 @@ export const make: {
  * import { Context, Effect, Layer } from "effect"
  * import { WorkQueue } from "effect-informers"
  *
- * class PodQueue extends Context.Tag("app/PodQueue")<PodQueue, WorkQueue.WorkQueue>() {}
+ * class PodQueue extends Context.Service<PodQueue, WorkQueue.WorkQueue>()("app/PodQueue") {}
  *
- * const PodQueueLive = Layer.scoped(PodQueue, WorkQueue.make({ name: "pods" }))
+ * const PodQueueLive = Layer.effect(PodQueue, WorkQueue.make({ name: "pods" }))
  *
  * const enqueue = (key: string) => Effect.flatMap(PodQueue, (queue) => queue.add(key))
  *
@@ -327,4 +327,4 @@ export const make: {
  * @since 0.2.0
  * @category layers
  */
-export const layer = (options: Options<string> = {}): Layer.Layer<WorkQueue> => Layer.scoped(WorkQueue, make(options))
+export const layer = (options: Options<string> = {}): Layer.Layer<WorkQueue> => Layer.effect(WorkQueue, make(options))

@@ -12,9 +12,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
 import { deletionHandlingMetaNamespaceKey } from "../src/Indexer.js"
 import * as InformerFactory from "../src/InformerFactory.js"
@@ -34,17 +33,18 @@ const order = (a: string, b: string): number => Option.getOrElse(compareResource
 // -------------------------------------------------------------------------------------------------
 
 /** The Reflectors log every injected fault as a warning: expected here. */
-const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
+const quiet = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.provideService(self, References.MinimumLogLevel, "Error")
 
 /** Short waits so that a campaign of faults does not push the backoff to client-go's 30 s. */
-const fastBackoff: Schedule.Schedule<unknown, ReflectorError> = Schedule.exponential("50 millis", 2).pipe(
-  Schedule.union(Schedule.spaced("1 second")),
-  Schedule.jittered
-)
+const fastBackoff: Schedule.Schedule<unknown, ReflectorError> = Schedule.min([
+  Schedule.exponential("50 millis", 2),
+  Schedule.spaced("1 second")
+]).pipe(Schedule.jittered)
 
 const keyOf = (obj: DeletedObject<KubeObject>): string => {
   const key = deletionHandlingMetaNamespaceKey(obj)
-  return key._tag === "Right" ? key.right : "<invalid>"
+  return key._tag === "Success" ? key.success : "<invalid>"
 }
 
 const rvOf = (obj: DeletedObject<KubeObject>): string => resourceVersion(unwrapDeleted(obj)) ?? ""
@@ -128,7 +128,7 @@ const noDifferences = (check: Effect.Effect<ReadonlyArray<string>>): Effect.Effe
 // -------------------------------------------------------------------------------------------------
 
 describe("Integration - informers over HTTP against the embedded API server", () => {
-  it.scopedLive(
+  it.live(
     "under churn and every fault class, caches and handlers converge to the server's state",
     () =>
       Effect.gen(function*() {
@@ -162,7 +162,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
 
         // churn: pods through the simulator, deployments patched, created and deleted here
         const churn = yield* ChurnSimulator.make(server, { rate: 150 })
-        const podChurn = yield* Effect.fork(churn.run)
+        const podChurn = yield* Effect.forkChild(churn.run)
         let deploymentSerial = 0
         const deploymentChurn = yield* Effect.gen(function*() {
           const n = deploymentSerial++
@@ -186,7 +186,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
                 .pipe(Effect.ignore)
             }
           }
-        }).pipe(Effect.repeat(Schedule.spaced("50 millis")), Effect.fork)
+        }).pipe(Effect.repeat(Schedule.spaced("50 millis")), Effect.forkChild)
 
         // faults: every class at least once, each awaited until it took effect
         const fired = (tag: ApiServer.FaultTag) => Effect.map(server.stats, (stats) => stats.faults[tag])
@@ -203,7 +203,7 @@ describe("Integration - informers over HTTP against the embedded API server", ()
             const deadline = Date.now() + 15_000
             let lastPoke = Date.now()
             while (!(yield* done)) {
-              if (Date.now() > deadline) return yield* Effect.dieMessage(`fault ${what} never took effect`)
+              if (Date.now() > deadline) return yield* Effect.die(new Error(`fault ${what} never took effect`))
               if (Date.now() - lastPoke >= 500) {
                 lastPoke = Date.now()
                 yield* poke
@@ -234,11 +234,11 @@ describe("Integration - informers over HTTP against the embedded API server", ()
           let watchFaults = 0
           const armWatches = Effect.suspend(() => {
             watchFaults += 3
-            return Effect.zipRight(server.faults.inject({ _tag: "ServerError", count: 3, on: "watch" }), closeWatches)
+            return Effect.andThen(server.faults.inject({ _tag: "ServerError", count: 3, on: "watch" }), closeWatches)
           })
           yield* provoke(
             "error:on=list",
-            Effect.zipRight(
+            Effect.andThen(
               server.faults.inject({ _tag: "ServerError", count: 1, status: 503, on: "list" }),
               armWatches
             ),
@@ -251,11 +251,11 @@ describe("Integration - informers over HTTP against the embedded API server", ()
         {
           const before = yield* fired("ContinueGone")
           const relist = server.faults.inject({ _tag: "WatchGone", count: 2, mode: "http" }).pipe(
-            Effect.zipRight(closeWatches)
+            Effect.andThen(closeWatches)
           )
           yield* provoke(
             "continue-gone",
-            Effect.zipRight(server.faults.inject({ _tag: "ContinueGone", count: 1 }), relist),
+            Effect.andThen(server.faults.inject({ _tag: "ContinueGone", count: 1 }), relist),
             relist,
             Effect.map(fired("ContinueGone"), (now) => now > before)
           )

@@ -4,7 +4,7 @@
  * layers.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option, Stream } from "effect"
 import * as FakeListerWatcher from "../src/FakeListerWatcher.js"
 import * as InformerFactory from "../src/InformerFactory.js"
 import type * as KubeConfig from "../src/KubeConfig.js"
@@ -12,7 +12,7 @@ import type { KubeObject } from "../src/KubeObject.js"
 import * as Informers from "../src/Layer.js"
 import type { ListerWatcherSource } from "../src/ListerWatcher.js"
 import * as Resource from "../src/Resource.js"
-import { namespacedNames as names, pod as fixturePod, widgets } from "./fixtures/index.js"
+import { namespacedNames as names, pod as fixturePod, settle, widgets } from "./fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -22,17 +22,17 @@ import { namespacedNames as names, pod as fixturePod, widgets } from "./fixtures
 const pod = (namespace: string, name: string, labels?: Record<string, string>) =>
   fixturePod(name, { namespace, uid: `${namespace}/${name}`, labels }) as Resource.Pod
 
-class Widgets extends Context.Tag("test/Widgets")<Widgets, Informers.Informed<KubeObject>>() {}
+class Widgets extends Context.Service<Widgets, Informers.Informed<KubeObject>>()("test/Widgets") {}
 
 /** A stand-in for the HTTP client: its release is recorded. */
-class HttpStandIn extends Context.Tag("test/HttpStandIn")<HttpStandIn, { readonly id: string }>() {}
+class HttpStandIn extends Context.Service<HttpStandIn, { readonly id: string }>()("test/HttpStandIn") {}
 
 // -------------------------------------------------------------------------------------------------
 // tests
 // -------------------------------------------------------------------------------------------------
 
 describe("Layer - over fakes", () => {
-  it.scoped("Layer.pods() + Layer.deployments() over FakeListerWatcher.layerFactory(): synced caches, listers, handlers", () =>
+  it.effect("Layer.pods() + Layer.deployments() over FakeListerWatcher.layerFactory(): synced caches, listers, handlers", () =>
     Effect.gen(function*() {
       const app = Layer.mergeAll(Informers.pods(), Informers.deployments()).pipe(
         Layer.provideMerge(FakeListerWatcher.layerFactory())
@@ -84,7 +84,7 @@ describe("Layer - over fakes", () => {
       yield* program.pipe(Effect.provide(app))
     }))
 
-  it.scoped("per-resource options reach the factory", () =>
+  it.effect("per-resource options reach the factory", () =>
     Effect.gen(function*() {
       const app = Informers.pods({ namespace: "prod", labelSelector: "app=web" }).pipe(
         Layer.provideMerge(FakeListerWatcher.layerFactory({ stripManagedFields: true }))
@@ -97,12 +97,12 @@ describe("Layer - over fakes", () => {
         yield* fakes.fakeFor(Resource.pods).add(pod("prod", "web-1", { app: "web" }))
         yield* fakes.fakeFor(Resource.pods).add(pod("prod", "db-1", { app: "db" }))
         yield* fakes.fakeFor(Resource.pods).add(pod("dev", "web-1", { app: "web" }))
-        yield* TestClock.adjust(0)
+        yield* settle
         assert.deepStrictEqual(names(yield* pods.lister.list()), ["prod/web-1"])
       }).pipe(Effect.provide(app))
     }))
 
-  it.scoped("a malformed selector fails the layer with the typed error", () =>
+  it.effect("a malformed selector fails the layer with the typed error", () =>
     Effect.gen(function*() {
       const app = Informers.pods({ labelSelector: "app in (" }).pipe(
         Layer.provideMerge(FakeListerWatcher.layerFactory())
@@ -111,7 +111,7 @@ describe("Layer - over fakes", () => {
       assert.strictEqual(error._tag, "LabelSelectorParseError")
     }))
 
-  it.scoped("Layer.informer(tag, CRD) provides a custom resource's informer and lister", () =>
+  it.effect("Layer.informer(tag, CRD) provides a custom resource's informer and lister", () =>
     Effect.gen(function*() {
       const app = Informers.informer(Widgets, widgets, { namespace: "ns" }).pipe(
         Layer.provideMerge(FakeListerWatcher.layerFactory())
@@ -124,14 +124,14 @@ describe("Layer - over fakes", () => {
         yield* fakes.fakeFor(widgets).add({ metadata: { namespace: "ns", name: "w1" } })
         yield* fakes.fakeFor(widgets).add({ metadata: { namespace: "other", name: "w2" } })
         yield* w.informer.synced
-        yield* TestClock.adjust(0)
+        yield* settle
         assert.deepStrictEqual(names(yield* w.lister.list()), ["ns/w1"])
         const missing = yield* Effect.flip(w.lister.byNamespace("ns").get("w2"))
         assert.strictEqual(missing.message, `widgets.example.com "w2" not found in namespace "ns"`)
       }).pipe(Effect.provide(app))
     }))
 
-  it.scoped("Informers.tag and Informers.layer: one generic way for any resource, the catalog's tags derived from it", () =>
+  it.effect("Informers.tag and Informers.layer: one generic way for any resource, the catalog's tags derived from it", () =>
     Effect.gen(function*() {
       // the built-in tags are the generic ones
       assert.strictEqual(Informers.tag(Resource.pods).key, Informers.Pods.key)
@@ -150,16 +150,16 @@ describe("Layer - over fakes", () => {
         assert.strictEqual(p.resource, Resource.pods)
         yield* fakes.fakeFor(widgets).add({ metadata: { namespace: "ns", name: "w1" } })
         yield* w.informer.synced
-        yield* TestClock.adjust(0)
+        yield* settle
         assert.deepStrictEqual(names(yield* w.lister.list()), ["ns/w1"])
         const pods: ReadonlyArray<Resource.Pod> = yield* p.lister.list()
         assert.deepStrictEqual(pods, [])
       }).pipe(Effect.provide(app))
     }))
 
-  it.scoped("two layers asking for the same informer share it", () =>
+  it.effect("two layers asking for the same informer share it", () =>
     Effect.gen(function*() {
-      class AllPods extends Context.Tag("test/AllPods")<AllPods, Informers.Informed<KubeObject>>() {}
+      class AllPods extends Context.Service<AllPods, Informers.Informed<KubeObject>>()("test/AllPods") {}
       const app = Layer.mergeAll(Informers.pods(), Informers.informer(AllPods, Resource.pods)).pipe(
         Layer.provideMerge(FakeListerWatcher.layerFactory())
       )
@@ -174,10 +174,10 @@ describe("Layer - over fakes", () => {
 })
 
 describe("Layer - shutdown order", () => {
-  it.scoped("informers (and their handlers) stop before the client below the source is released", () =>
+  it.effect("informers (and their handlers) stop before the client below the source is released", () =>
     Effect.gen(function*() {
       const recorded: Array<string> = []
-      const client = Layer.scoped(
+      const client = Layer.effect(
         HttpStandIn,
         Effect.acquireRelease(
           Effect.succeed({ id: "client" }),
@@ -185,7 +185,7 @@ describe("Layer - shutdown order", () => {
         )
       )
       // A ListerWatcherSource that needs the client, like Layer.http().
-      const source = Layer.unwrapEffect(Effect.as(HttpStandIn, FakeListerWatcher.layerSource())).pipe(
+      const source = Layer.unwrap(Effect.as(HttpStandIn, FakeListerWatcher.layerSource())).pipe(
         Layer.provide(client)
       )
       const factory = Informers.factory().pipe(Layer.provideMerge(source))
@@ -200,7 +200,7 @@ describe("Layer - shutdown order", () => {
           name: "blocked",
           onAdd: () =>
             Deferred.succeed(handlerStarted, undefined).pipe(
-              Effect.zipRight(Effect.never),
+              Effect.andThen(Effect.never),
               Effect.onInterrupt(() => Effect.sync(() => recorded.push("handler interrupted")))
             )
         })
@@ -238,7 +238,7 @@ describe("Layer - HTTP", () => {
     assert.isTrue(Layer.isLayer(fromFile))
   })
 
-  it.scopedLive(
+  it.live(
     "fromKubeConfig against an unreachable server: informerFor works, errors are TransportError (RequestFailed)",
     () =>
       Effect.gen(function*() {
@@ -247,7 +247,7 @@ describe("Layer - HTTP", () => {
           const factory = yield* InformerFactory.InformerFactory
           const informer = yield* factory.informerFor(Resource.pods, { namespace: "default" })
           assert.strictEqual(informer.name, "pods in default")
-          const firstError = yield* informer.errors.pipe(Stream.runHead, Effect.fork)
+          const firstError = yield* informer.errors.pipe(Stream.runHead, Effect.forkChild)
           yield* Effect.sleep("20 millis") // let the stream subscribe
           yield* factory.start
           const error = yield* Fiber.join(firstError).pipe(Effect.timeout("5 seconds"))

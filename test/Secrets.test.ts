@@ -2,7 +2,7 @@
 // request's Authorization header (and the decoded basic-auth password, and a URL with credentials) on every
 // failure path of LIST and WATCH, and the informer's logs, errors and error fields must not contain them.
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Layer, Logger, LogLevel, Option, Redacted, Schedule, Stream } from "effect"
+import { Effect, Layer, Logger, Option, Redacted, References, Result, Schedule, Stream } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as HttpListerWatcher from "../src/HttpListerWatcher.js"
@@ -97,7 +97,7 @@ const watchFailures: ReadonlyArray<(echo: string) => ReadonlyArray<string>> = [
 ]
 
 const startEchoServer = Effect.acquireRelease(
-  Effect.async<
+  Effect.callback<
     { readonly url: string; readonly server: Http.Server; readonly counts: { lists: number; watches: number } }
   >(
     (resume) => {
@@ -131,7 +131,7 @@ const startEchoServer = Effect.acquireRelease(
     }
   ),
   ({ server }) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.closeAllConnections()
       server.close(() => resume(Effect.void))
     })
@@ -144,7 +144,7 @@ const runAgainstEcho = (config: Omit<KubeConfig.Options, "server">) =>
     const { counts, url } = yield* startEchoServer
     const lines: Array<string> = []
     const logger = Logger.make((options) => {
-      lines.push(Logger.logfmtLogger.log(options))
+      lines.push(Logger.formatLogFmt.log(options))
     })
     const errors: Array<string> = []
     yield* Effect.gen(function*() {
@@ -171,8 +171,8 @@ const runAgainstEcho = (config: Omit<KubeConfig.Options, "server">) =>
           Layer.provideMerge(KubeConfig.layerFromOptions({ server: url, ...config }))
         )
       ),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-      Effect.provide(Logger.minimumLogLevel(LogLevel.All)),
+      Effect.provide(Logger.layer([logger])),
+      Effect.provideService(References.MinimumLogLevel, "All"),
       Effect.scoped
     )
     assert.isAbove(counts.lists, listFailures.length, "every list failure path was taken")
@@ -189,7 +189,7 @@ const assertClean = (texts: ReadonlyArray<string>) => {
 }
 
 describe("credentials in messages", () => {
-  it.scopedLive(
+  it.live(
     "bearer token: no failure path of LIST or WATCH quotes it in a log or an error",
     () =>
       Effect.gen(function*() {
@@ -202,7 +202,7 @@ describe("credentials in messages", () => {
     30_000
   )
 
-  it.scopedLive(
+  it.live(
     "basic auth: neither the base64 form nor the plain password, on any path",
     () =>
       Effect.gen(function*() {
@@ -281,8 +281,8 @@ describe("a secret cut by a preview", () => {
   it("a malformed watch line whose preview cuts through the token", () => {
     const line = "{" + "x".repeat(190) + long + " garbage"
     const result = Wire.decodeWatchLine(line, scrub)
-    assert.isTrue(Either.isLeft(result))
-    const message = Either.isLeft(result) ? result.left.message : ""
+    assert.isTrue(Result.isFailure(result))
+    const message = Result.isFailure(result) ? result.failure.message : ""
     assert.notInclude(message, long.slice(0, minShown))
     assert.include(message, "<redact") // the preview may cut the marker itself
   })
@@ -290,7 +290,7 @@ describe("a secret cut by a preview", () => {
   it("a malformed LIST body whose preview cuts through the token", () => {
     const decoder = new ListBodyDecoder({ description: "pods", scrub })
     const body = `{"kind":"PodList","items":[{"metadata":{"name":"a"}}, ${"y".repeat(60)}${long} ]}`
-    const failure = decoder.push(Buffer.from(body)) ?? Either.getLeft(decoder.end()).pipe(Option.getOrUndefined)
+    const failure = decoder.push(Buffer.from(body)) ?? Result.getFailure(decoder.end()).pipe(Option.getOrUndefined)
     assert.isDefined(failure)
     assert.notInclude(failure!.message, long.slice(0, minShown))
     assert.notInclude(failure!.message, long.slice(-minShown))
@@ -333,14 +333,14 @@ describe("a secret the server JSON-escaped", () => {
   it("a malformed LIST body whose preview window holds the escaped token", () => {
     const decoder = new ListBodyDecoder({ description: "pods", scrub })
     const body = `{"kind":"PodList","items":[{"metadata":{"name":"a"}}, {"x":"${escaped}" ]}`
-    const failure = decoder.push(Buffer.from(body)) ?? Either.getLeft(decoder.end()).pipe(Option.getOrUndefined)
+    const failure = decoder.push(Buffer.from(body)) ?? Result.getFailure(decoder.end()).pipe(Option.getOrUndefined)
     assert.isDefined(failure)
     assert.notInclude(failure!.message, "Z9y8X7w6")
   })
 
   it("a malformed watch line holding the escaped token", () => {
     const result = Wire.decodeWatchLine(`{"type":"ADDED","object":{"a":"${escaped}"} garbage`, scrub)
-    const message = Either.isLeft(result) ? result.left.message : ""
+    const message = Result.isFailure(result) ? result.failure.message : ""
     assert.include(message, "<redacted>")
     assert.notInclude(message, "Z9y8X7w6")
   })

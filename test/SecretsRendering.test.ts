@@ -3,10 +3,10 @@
 // that are not JSON, and JSON-escaped (`\u002d` inside the token); each error is then rendered with
 // util.inspect (depth Infinity, hidden fields too), JSON.stringify, toString, String, Cause.pretty and each of
 // Effect's loggers, and no rendering may hold a credential.
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientError from "@effect/platform/HttpClientError"
 import { afterEach, assert, describe, it, vi } from "@effect/vitest"
-import { Cause, Effect, Layer, Logger, LogLevel, Redacted, Stream } from "effect"
+import { Cause, Effect, Layer, Logger, Redacted, References, Stream } from "effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
 import * as Util from "node:util"
 import * as ApiError from "../src/ApiError.js"
 import * as Client from "../src/Client.js"
@@ -177,9 +177,11 @@ const renderings = (error: unknown): Array<string> => [
   JSON.stringify(error),
   String(error),
   (error as Error).toString(),
+  // Effect 4's `Cause.pretty` renders an error's `cause` chain (what `renderErrorCause: true` did in Effect 3)
   Cause.pretty(Cause.fail(error)),
-  Cause.pretty(Cause.fail(error), { renderErrorCause: true }),
-  Cause.pretty(Cause.die(error), { renderErrorCause: true }),
+  Cause.pretty(Cause.die(error)),
+  ...Cause.prettyErrors(Cause.fail(error), { includeCauseInStack: true }).map((e) => `${e.stack}`),
+  ...Cause.prettyErrors(Cause.die(error), { includeCauseInStack: true }).map((e) => `${e.stack}`),
   ...((error as { readonly status?: unknown }).status === undefined
     ? []
     : [
@@ -192,14 +194,14 @@ const renderings = (error: unknown): Array<string> => [
 
 /** Effect's loggers, each writing its lines to `lines`. */
 const loggers = (lines: Array<string>): ReadonlyArray<Logger.Logger<unknown, void>> => [
-  Logger.map(Logger.logfmtLogger, (line) => void lines.push(line)),
-  Logger.map(Logger.jsonLogger, (line) => void lines.push(line)),
-  Logger.map(Logger.stringLogger, (line) => void lines.push(line)),
-  Logger.map(Logger.structuredLogger, (entry) => {
+  Logger.map(Logger.formatLogFmt, (line) => void lines.push(line)),
+  Logger.map(Logger.formatJson, (line) => void lines.push(line)),
+  Logger.map(Logger.formatSimple, (line) => void lines.push(line)),
+  Logger.map(Logger.formatStructured, (entry) => {
     lines.push(JSON.stringify(entry), Util.inspect(entry, { depth: Infinity }))
   }),
   // the pretty logger writes to the console (captured below)
-  Logger.prettyLogger({ colors: false }),
+  Logger.consolePretty({ colors: false }),
   Logger.defaultLogger
 ]
 
@@ -223,8 +225,8 @@ const logged = (error: unknown) =>
           Effect.logWarning("failed").pipe(Effect.annotateLogs("error", error)),
           Effect.logError((error as { readonly status?: unknown }).status ?? "no status")
         ]).pipe(
-          Effect.provide(Logger.replace(Logger.defaultLogger, logger)),
-          Effect.provide(Logger.minimumLogLevel(LogLevel.All))
+          Effect.provide(Logger.layer([logger])),
+          Effect.provideService(References.MinimumLogLevel, "All")
         )
       }
     } finally {
@@ -262,7 +264,7 @@ const checkAll = (errors: ReadonlyArray<unknown>) =>
   })
 
 describe("no rendering of an error holds a credential", () => {
-  it.scopedLive("bearer token, echoed in every field, header and escape", () =>
+  it.live("bearer token, echoed in every field, header and escape", () =>
     Effect.gen(function*() {
       const errors = yield* collect({ token: Redacted.make(token) })
       const tags = yield* checkAll(errors)
@@ -285,7 +287,7 @@ describe("no rendering of an error holds a credential", () => {
       assert.deepStrictEqual(status.causes[1], {})
     }), 60_000)
 
-  it.scopedLive(
+  it.live(
     "basic auth, a password holding a quote, echoed in every field, header and escape",
     () =>
       Effect.gen(function*() {
@@ -296,12 +298,14 @@ describe("no rendering of an error holds a credential", () => {
     60_000
   )
 
-  it.scopedLive("a transport failure whose raw cause quotes the token: the cause is a scrubbed copy", () =>
+  it.live("a transport failure whose raw cause quotes the token: the cause is a scrubbed copy", () =>
     Effect.gen(function*() {
       const raw = new Error(`proxy refused ${token} (Bearer ${token})`, { cause: new Error(`inner ${token}`) })
       Object.assign(raw, { code: "ECONNREFUSED", config: { headers: { authorization: `Bearer ${token}` } } })
       const failing = HttpClient.make((request) =>
-        Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", cause: raw }))
+        Effect.fail(
+          new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, cause: raw }) })
+        )
       )
       const client = yield* Effect.provide(
         Client.Client,

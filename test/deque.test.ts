@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { FastCheck } from "effect"
 import { Deque } from "../src/internal/deque.js"
+import * as FastCheck from "./fixtures/arbitrary.js"
 
 type Op = { readonly _tag: "push"; readonly count: number } | { readonly _tag: "shift"; readonly count: number } | {
   readonly _tag: "clear"

@@ -6,11 +6,11 @@
  *   shared helper, below every subsystem;
  * - a public module (`src/Name.ts`) belongs to the highest subsystem among what it imports: the folders of
  *   its machinery (`internal/<s>/`), the public modules it uses (placed the same way), and the wire (Node's
- *   modules and `@effect/platform`, which only the transport may use); the protocol when it imports nothing
+ *   modules, `@effect/platform-node` and `effect/http`, which only the transport may use); the protocol when it imports nothing
  *   of these;
  * - the subsystems are ordered; a run-time import (not `import type`) may reach only the importer's own
  *   subsystem, the ones it may use, and the shared helpers; there is no cycle between subsystems, nor between
- *   modules; the library never imports the test kit, the CLI or `@effect/cli`.
+ *   modules; the library never imports the test kit, the CLI, `effect/cli` or `effect/observability`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Fs from "node:fs"
@@ -41,11 +41,11 @@ const packagesAllowed: Record<Subsystem, ReadonlyArray<string>> = {
   shared: [],
   protocol: ["@kubernetes/client-node"], // model types only (Resource's catalog): checked as type imports
   informer: [],
-  transport: ["@effect/platform", "@effect/platform-node", "@kubernetes/client-node", "node:"],
+  transport: ["effect/http", "@effect/platform-node", "@kubernetes/client-node", "node:"],
   controller: [],
   coordination: [],
   testing: [],
-  entry: ["@effect/platform", "@effect/platform-node", "@kubernetes/client-node", "node:"]
+  entry: ["effect/http", "@effect/platform-node", "@kubernetes/client-node", "node:"]
 }
 
 /** Entry points: they gather every subsystem (Metrics re-exports each subsystem's metrics.ts). */
@@ -114,7 +114,7 @@ const place = (file: string, visiting: Set<string> = new Set()): Subsystem => {
   visiting.add(file)
   const targets = graph.get(file) ?? []
   const candidates = targets.map((t) => folderOf(t) ?? place(t, visiting))
-  if (importsOf(sources.get(file)!).some((spec) => /^(node:|@effect\/platform)/.test(spec))) {
+  if (importsOf(sources.get(file)!).some((spec) => /^(node:|@effect\/platform-node|effect\/http)/.test(spec))) {
     candidates.push("transport")
   }
   const subsystem = candidates.reduce<Subsystem>((a, b) => (rank(b) > rank(a) ? b : a), "protocol")
@@ -156,7 +156,8 @@ describe("layering of the library, by folder", () => {
       const subsystem = placement.get(file)!
       for (const spec of importsOf(sources.get(file)!)) {
         if (spec.startsWith(".")) continue
-        if (spec === "effect" || spec.startsWith("effect/")) continue
+        // effect's modules, but for the wire (effect/http), which is checked like a package
+        if (spec === "effect" || (spec.startsWith("effect/") && !spec.startsWith("effect/http"))) continue
         const allowed = packagesAllowed[subsystem].some((p) =>
           spec === p || spec.startsWith(p.endsWith(":") ? p : `${p}/`)
         )
@@ -200,10 +201,10 @@ describe("layering of the library, by folder", () => {
     assert.deepStrictEqual(cycles, [])
   })
 
-  it("the library imports neither the test kit, the CLI nor @effect/cli", () => {
+  it("the library imports neither the test kit, the CLI, effect/cli nor effect/observability", () => {
     const violations = all.filter((file) =>
       importsOf(sources.get(file)!).some((spec) =>
-        /^(@effect-informers\/|@effect\/cli|effect-informers)|packages\//.test(spec)
+        /^(@effect-informers\/|@effect\/cli|effect\/cli|effect\/observability|effect-informers)|packages\//.test(spec)
       )
     )
     assert.deepStrictEqual(violations, [])

@@ -53,7 +53,7 @@ interface Exited {
 
 /** Runs `file` with tsx, with `env` as its whole environment besides PATH; killed after 60 s. */
 const runTsx = (file: string, env: Record<string, string>) =>
-  Effect.async<Exited>((resume) => {
+  Effect.callback<Exited>((resume) => {
     const child = spawn(process.execPath, ["--import", "tsx", file], {
       cwd: root,
       env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env },
@@ -74,7 +74,7 @@ const runTsx = (file: string, env: Record<string, string>) =>
 const nonEmptyLines = (text: string) => text.split("\n").filter((line) => line.trim() !== "")
 
 describe("README", () => {
-  it.scopedLive(
+  it.live(
     "the application snippet, without a kubeconfig: one line on stderr, exit code 1",
     () =>
       Effect.gen(function*() {
@@ -90,7 +90,7 @@ describe("README", () => {
     90_000
   )
 
-  it.scopedLive(
+  it.live(
     "the application snippet, against the embedded API server: it lists the web pods",
     () =>
       Effect.gen(function*() {

@@ -5,27 +5,21 @@
  * @internal
  */
 import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 
 /**
- * `metric` with fixed tags, cheap to update from a hot path. `Metric.tagged` builds its tag list anew on
- * every update, which defeats the registry's hook cache (a new metric key and a registry lookup per
- * update); here the tag list is built once, so updates hit the cache. Values are shared with
- * `Metric.tagged(metric, k1, v1)` ... applied in the same order.
+ * `metric` with fixed tags (Effect 4's attributes), made once: the attribute set is built here, not per
+ * update, and Effect 4's `withAttributes` merges it with the fiber's attributes once per attribute set, so
+ * updates reuse its series key. Values are shared with `Metric.withAttributes(metric, { k1: v1, ... })`
+ * (the tags in the same order; a later tag of the same key wins).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const withTags = <Type, In, Out>(
-  metric: Metric.Metric<Type, In, Out>,
+export const withTags = <Input, State>(
+  metric: Metric.Metric<Input, State>,
   tags: ReadonlyArray<readonly [string, string]>
-): Metric.Metric<Type, In, Out> => {
-  const labels = tags.map(([key, value]) => MetricLabel.make(key, value))
-  const all = (extra: ReadonlyArray<MetricLabel.MetricLabel>) => extra.length === 0 ? labels : [...labels, ...extra]
-  return Metric.make(
-    metric.keyType,
-    (input, extra) => metric.unsafeUpdate(input, all(extra)),
-    (extra) => metric.unsafeValue(all(extra)),
-    (input, extra) => metric.unsafeModify(input, all(extra))
-  )
+): Metric.Metric<Input, State> => {
+  const attributes: Record<string, string> = {}
+  for (const [key, value] of tags) attributes[key] = value
+  return Metric.withAttributes(metric, attributes)
 }

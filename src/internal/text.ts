@@ -4,9 +4,12 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+
+const flatFormatter = SchemaIssue.makeFormatterStandardSchemaV1()
+const treeFormatter = SchemaIssue.makeFormatterDefault()
 
 /**
  * `text` as one line of at most `max` characters: line breaks, control characters and runs of spaces
@@ -38,21 +41,31 @@ export const oneLine = (text: string, max = 200): string => {
  *
  * @internal
  */
-export const explain = <A, I>(
-  schema: Schema.Schema<A, I>,
+export const explain = <S extends Schema.ConstraintDecoder<unknown>>(
+  schema: S,
   u: unknown
 ): { readonly line: string; readonly tree: string | undefined } => {
   try {
-    const result = Schema.decodeUnknownEither(schema)(u)
-    if (Either.isRight(result)) return { line: "invalid value", tree: undefined }
-    const issues = ParseResult.ArrayFormatter.formatErrorSync(result.left)
+    // every issue (the line shows three, the tree all of them); the rejected values are quoted (`Expected
+    // string, got 3`), as Effect 3's formatters did: every caller scrubs the message and the tree of the
+    // request's credentials
+    const result = Schema.decodeUnknownExit(schema)(u, { errors: "all", reportInput: true })
+    if (Exit.isSuccess(result)) return { line: "invalid value", tree: undefined }
+    const error = Exit.findError(result)
+    if (error._tag === "Failure") return { line: "invalid value", tree: undefined }
+    const issue = error.success.issue
+    const issues = flatFormatter(issue).issues
     const shown = issues.slice(0, 3).map((issue) =>
-      oneLine(issue.path.length === 0 ? issue.message : `${issue.path.map(String).join(".")}: ${issue.message}`)
+      oneLine(
+        issue.path === undefined || issue.path.length === 0
+          ? issue.message
+          : `${issue.path.map((p) => String(typeof p === "object" ? p.key : p)).join(".")}: ${issue.message}`
+      )
     )
     const more = issues.length > 3 ? `; and ${issues.length - 3} more` : ""
     let tree: string | undefined
     try {
-      tree = ParseResult.TreeFormatter.formatErrorSync(result.left)
+      tree = treeFormatter(issue)
     } catch {
       tree = undefined
     }

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Duration } from "effect"
-import { Effect, Option, TestClock } from "effect"
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import * as Consistency from "../../src/Consistency.js"
 import * as KubeObject from "../../src/KubeObject.js"
 import { captureLogs } from "../fixtures/index.js"
@@ -30,7 +31,7 @@ describe("KubeObject.compareResourceVersions (KEP-5504)", () => {
 })
 
 describe("Consistency.makeTracker", () => {
-  const setup = (maxWait?: Duration.DurationInput) =>
+  const setup = (maxWait?: Duration.Input) =>
     Effect.gen(function*() {
       const versions = { configmaps: "5", namespaces: "5" }
       const tracker = yield* Consistency.makeTracker({

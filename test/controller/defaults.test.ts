@@ -6,19 +6,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { Scope } from "effect"
 import {
+  Clock,
   Deferred,
   Effect,
   Exit,
   Fiber,
-  FiberRef,
-  HashSet,
   Logger,
   Metric,
+  References,
   Scope as ScopeModule,
   Stream,
-  SubscriptionRef,
-  TestClock
+  SubscriptionRef
 } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../../src/Controller.js"
 import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
 import { settle } from "../fixtures/index.js"
@@ -27,22 +27,23 @@ import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
 /** Log lines, kept instead of printed (the default logger is replaced for the effect and its forks). */
 const quietLogs = () => {
   const lines: Array<string> = []
-  const logger = Logger.make(({ annotations, logLevel, message }) => {
+  const logger = Logger.make(({ fiber, logLevel, message }) => {
     const parts = Array.isArray(message) ? message : [message]
-    const annotated = Array.from(annotations, ([key, value]) => `${key}=${String(value)}`)
-    lines.push([logLevel.label, ...parts.map(String), ...annotated].join(" "))
+    const annotations = fiber.getRef(References.CurrentLogAnnotations)
+    const annotated = Object.entries(annotations).map(([key, value]) => `${key}=${String(value)}`)
+    lines.push([logLevel.toUpperCase(), ...parts.map(String), ...annotated].join(" "))
   })
   const run = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.locally(self, FiberRef.currentLoggers, HashSet.make(logger))
+    Effect.provideService(self, Logger.CurrentLoggers, new Set([logger]))
   return { lines, run }
 }
 
-const counter = (metric: Metric.Metric.Counter<number>, controller: string, result?: string) =>
+const counter = (metric: Metric.Counter<number>, controller: string, result?: string) =>
   Effect.map(
     Metric.value(
       result === undefined
-        ? Metric.tagged(metric, "controller", controller)
-        : metric.pipe(Metric.tagged("controller", controller), Metric.tagged("result", result))
+        ? Metric.withAttributes(metric, { controller })
+        : metric.pipe(Metric.withAttributes({ controller }), Metric.withAttributes({ result }))
     ),
     (state) => state.count
   )
@@ -53,20 +54,18 @@ const fakeElection = Effect.gen(function*() {
   return {
     lead: (value: boolean) => SubscriptionRef.set(leading, value),
     whileLeading: <A, E, R>(work: Effect.Effect<A, E, R>): Effect.Effect<never, E, Exclude<R, Scope.Scope>> =>
-      leading.changes.pipe(
+      SubscriptionRef.changes(leading).pipe(
         Stream.changes,
-        Stream.flatMap((isLeader) => isLeader ? Stream.fromEffect(Effect.scoped(work)) : Stream.empty, {
-          switch: true
-        }),
+        Stream.switchMap((isLeader) => isLeader ? Stream.fromEffect(Effect.scoped(work)) : Stream.empty),
         Stream.runDrain,
-        Effect.zipRight(Effect.never)
+        Effect.andThen(Effect.never)
       ) as never
   }
 })
 
 describe("Controller: defaults", () => {
   for (const delay of ["0 millis", "-1 second"] as const) {
-    it.scoped(`requeueAfter(${delay}) requeues through the rate limiter (5 ms doubling), not in a hot loop`, () =>
+    it.effect(`requeueAfter(${delay}) requeues through the rate limiter (5 ms doubling), not in a hot loop`, () =>
       Effect.gen(function*() {
         const name = `requeue-after-${delay.replace(/\s/g, "")}`
         const cms = yield* source(configMaps, [obj("a", "again")])
@@ -76,7 +75,7 @@ describe("Controller: defaults", () => {
           for: cms,
           reconcile: () =>
             Effect.gen(function*() {
-              times.push(yield* TestClock.currentTimeMillis)
+              times.push(yield* Clock.currentTimeMillis)
               return times.length <= 4 ? Controller.requeueAfter(delay) : Controller.done
             })
         })
@@ -94,7 +93,7 @@ describe("Controller: defaults", () => {
       }))
   }
 
-  it.scoped("an errorPolicy answering requeueAfter(0) goes through the rate limiter too", () =>
+  it.effect("an errorPolicy answering requeueAfter(0) goes through the rate limiter too", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "failing")])
       const times: Array<number> = []
@@ -104,7 +103,7 @@ describe("Controller: defaults", () => {
         for: cms,
         errorPolicy: () => Controller.requeueAfter(0),
         reconcile: () =>
-          Effect.flatMap(TestClock.currentTimeMillis, (now) => {
+          Effect.flatMap(Clock.currentTimeMillis, (now) => {
             times.push(now)
             return Effect.fail("no")
           })
@@ -117,7 +116,7 @@ describe("Controller: defaults", () => {
       assert.strictEqual(yield* controller.queue.numRequeues("a/failing"), 3)
     }))
 
-  it.scoped(
+  it.effect(
     "the default limiter is client-go's: 10,000 always-failing keys make 10,400 reconciles in 30 s, not 130,000",
     () =>
       Effect.gen(function*() {
@@ -160,7 +159,7 @@ describe("Controller: defaults", () => {
     60_000
   )
 
-  it.scoped("an uninterruptible reconcile does not hold the shutdown: the others are interrupted at shutdownTimeout, it is reported with its key 1 s later and left behind", () =>
+  it.effect("an uninterruptible reconcile does not hold the shutdown: the others are interrupted at shutdownTimeout, it is reported with its key 1 s later and left behind", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "stuck"), obj("ns", "slow")])
       const logs = quietLogs()
@@ -178,22 +177,22 @@ describe("Controller: defaults", () => {
             r.around(request, () =>
               request.name === "stuck"
                 ? Deferred.await(release).pipe(
-                  Effect.zipRight(Effect.sync(() => void events.push("stuck ended"))),
+                  Effect.andThen(Effect.sync(() => void events.push("stuck ended"))),
                   Effect.uninterruptible
                 )
                 : Effect.sleep("1 minute").pipe(
                   Effect.onInterrupt(() => Effect.sync(() => void events.push("slow interrupted")))
                 ))
-        }).pipe(ScopeModule.extend(scope))
+        }).pipe(ScopeModule.provide(scope))
       )
       yield* eventually(() => r.seen.length === 2, "both reconciles")
-      const closing = yield* Effect.fork(logs.run(ScopeModule.close(scope, Exit.void)))
+      const closing = yield* Effect.forkChild(logs.run(ScopeModule.close(scope, Exit.void)))
       yield* settle
       yield* TestClock.adjust("5 seconds")
       yield* eventually(() => events.includes("slow interrupted"), "the interruption at the deadline")
-      assert.isNull(closing.unsafePoll(), "the interruption gets its grace")
+      assert.isUndefined(closing.pollUnsafe(), "the interruption gets its grace")
       yield* TestClock.adjust("999 millis")
-      assert.isNull(closing.unsafePoll())
+      assert.isUndefined(closing.pollUnsafe())
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(closing)
       assert.deepStrictEqual(events, ["slow interrupted"])
@@ -225,8 +224,8 @@ describe("Controller: defaults", () => {
           reconcile: () =>
             Effect.sync(() => {
               started = true
-            }).pipe(Effect.zipRight(Effect.never), Effect.uninterruptible)
-        }).pipe(ScopeModule.extend(scope))
+            }).pipe(Effect.andThen(Effect.never), Effect.uninterruptible)
+        }).pipe(ScopeModule.provide(scope))
       )
       while (!started) yield* Effect.sleep("5 millis")
       const start = Date.now()
@@ -238,7 +237,7 @@ describe("Controller: defaults", () => {
       assert.isTrue(logs.lines.some((line) => line.includes("ns/forever") && line.includes("left behind")))
     })))
 
-  it.scoped("leader election: a term with an uninterruptible reconcile still ends (stepDownTimeout + 1 s); the next term runs, without that key until it ends", () =>
+  it.effect("leader election: a term with an uninterruptible reconcile still ends (stepDownTimeout + 1 s); the next term runs, without that key until it ends", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "stuck")])
       const election = yield* fakeElection

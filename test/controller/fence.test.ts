@@ -10,12 +10,13 @@ import * as Controller from "../../src/Controller.js"
 import * as LeaderElection from "../../src/LeaderElection.js"
 import { withJumpClock } from "../fixtures/clock.js"
 import { settle } from "../fixtures/index.js"
+import { withRandomFixed } from "../fixtures/random.js"
 import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
 
 const timings = { leaseDuration: "5 seconds", renewDeadline: "3 seconds", retryPeriod: "1 second" } as const
 
 describe("Controller: workers fenced by the leader's term", () => {
-  it.scoped("a resumed leader takes no key before it renewed: the key goes back to the queue and is reconciled once, in the next term", () =>
+  it.effect("a resumed leader takes no key before it renewed: the key goes back to the queue and is reconciled once, in the next term", () =>
     withJumpClock((clock) =>
       Effect.gen(function*() {
         const cms = yield* source(configMaps, [obj("ns", "a")])
@@ -57,5 +58,5 @@ describe("Controller: workers fenced by the leader's term", () => {
         assert.deepStrictEqual(yield* election.state, LeaderElection.State.Leading({ term: 2 }))
         assert.isTrue(Option.isSome(yield* election.holder))
       })
-    ).pipe(Effect.withRandomFixed([0])))
+    ).pipe(withRandomFixed([0])))
 })

@@ -3,7 +3,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { Scope } from "effect"
-import { Deferred, Effect, Stream, SubscriptionRef, TestClock } from "effect"
+import { Deferred, Effect, Stream, SubscriptionRef } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../../src/Controller.js"
 import { settle } from "../fixtures/index.js"
 import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
@@ -14,13 +15,11 @@ const fakeElection = Effect.gen(function*() {
   return {
     lead: (value: boolean) => SubscriptionRef.set(leading, value),
     whileLeading: <A, E, R>(work: Effect.Effect<A, E, R>): Effect.Effect<never, E, Exclude<R, Scope.Scope>> =>
-      leading.changes.pipe(
+      SubscriptionRef.changes(leading).pipe(
         Stream.changes,
-        Stream.flatMap((isLeader) => isLeader ? Stream.fromEffect(Effect.scoped(work)) : Stream.empty, {
-          switch: true
-        }),
+        Stream.switchMap((isLeader) => isLeader ? Stream.fromEffect(Effect.scoped(work)) : Stream.empty),
         Stream.runDrain,
-        Effect.zipRight(Effect.never)
+        Effect.andThen(Effect.never)
       ) as never
   }
 })
@@ -30,7 +29,7 @@ const quiet = Effect.gen(function*() {
 })
 
 describe("Controller: leader election", () => {
-  it.scoped("a follower keeps its caches and queue warm and reconciles nothing; a leader reconciles the backlog", () =>
+  it.effect("a follower keeps its caches and queue warm and reconciles nothing; a leader reconciles the backlog", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "a"), obj("ns", "b")])
       const election = yield* fakeElection
@@ -51,7 +50,7 @@ describe("Controller: leader election", () => {
       yield* eventually(() => r.seen.length === 4, "and new events")
     }))
 
-  it.scoped("stepping down: no new keys, the reconcile in progress gets stepDownTimeout then is interrupted; its key waits for the next term", () =>
+  it.effect("stepping down: no new keys, the reconcile in progress gets stepDownTimeout then is interrupted; its key waits for the next term", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "slow")])
       const election = yield* fakeElection

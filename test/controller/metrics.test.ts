@@ -3,42 +3,43 @@
  * panics (defects), terminal errors (the error policy answered `done`), the number of workers.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Metric, TestClock } from "effect"
+import { Effect, Metric } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../../src/Controller.js"
 import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
 import { settle } from "../fixtures/index.js"
 import { configMaps, eventually, obj, source } from "./fixtures.js"
 
-const count = (metric: Metric.Metric.Counter<number>, controller: string, result?: string) =>
+const count = (metric: Metric.Counter<number>, controller: string, result?: string) =>
   Effect.map(
     Metric.value(
       result === undefined
-        ? Metric.tagged(metric, "controller", controller)
-        : metric.pipe(Metric.tagged("controller", controller), Metric.tagged("result", result))
+        ? Metric.withAttributes(metric, { controller })
+        : metric.pipe(Metric.withAttributes({ controller }), Metric.withAttributes({ result }))
     ),
     (state) => state.count
   )
 
-const gauge = (metric: Metric.Metric.Gauge<number>, controller: string) =>
-  Effect.map(Metric.value(Metric.tagged(metric, "controller", controller)), (state) => state.value)
+const gauge = (metric: Metric.Gauge<number>, controller: string) =>
+  Effect.map(Metric.value(Metric.withAttributes(metric, { controller })), (state) => state.value)
 
 /** The series the registry holds for `name` and controller `controller`, as `name{tags}`. */
 const series = (name: string, controller: string) =>
-  Metric.unsafeSnapshot()
-    .filter((pair) =>
-      pair.metricKey.name === name &&
-      pair.metricKey.tags.some((tag) => tag.key === "controller" && tag.value === controller)
-    )
-    .map((pair) => pair.metricKey.tags.map((tag) => `${tag.key}=${tag.value}`).sort().join(","))
-    .sort()
+  Effect.map(Metric.snapshot, (snapshots) =>
+    snapshots
+      .filter((snapshot) => snapshot.id === name && snapshot.attributes?.["controller"] === controller)
+      .map((snapshot) =>
+        Object.entries(snapshot.attributes ?? {}).map(([key, value]) => `${key}=${value}`).sort().join(",")
+      )
+      .sort())
 
 describe("Controller: metrics", () => {
-  it.scoped("every series of a controller exists at 0 before its first reconcile", () =>
+  it.effect("every series of a controller exists at 0 before its first reconcile", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [])
       yield* Controller.make({ name: "metrics-zero", for: cms, concurrency: 3, reconcile: () => Effect.void })
       yield* settle
-      assert.deepStrictEqual(series("effect_informers_reconcile_total", "metrics-zero"), [
+      assert.deepStrictEqual(yield* series("effect_informers_reconcile_total", "metrics-zero"), [
         "controller=metrics-zero,result=error",
         "controller=metrics-zero,result=requeue",
         "controller=metrics-zero,result=requeue_after",
@@ -58,13 +59,13 @@ describe("Controller: metrics", () => {
           "effect_informers_max_concurrent_reconciles"
         ]
       ) {
-        assert.deepStrictEqual(series(name, "metrics-zero"), ["controller=metrics-zero"], name)
+        assert.deepStrictEqual(yield* series(name, "metrics-zero"), ["controller=metrics-zero"], name)
       }
       assert.strictEqual(yield* gauge(ControllerMetrics.maxConcurrentReconciles, "metrics-zero"), 3)
       assert.strictEqual(yield* gauge(ControllerMetrics.activeReconciles, "metrics-zero"), 0)
     }))
 
-  it.scoped("a defect counts as a panic and an error; a failure the policy gives up on, as terminal", () =>
+  it.effect("a defect counts as a panic and an error; a failure the policy gives up on, as terminal", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "dies"), obj("a", "fails"), obj("a", "ok")])
       const seen = new Set<string>()

@@ -2,7 +2,8 @@
  * Controller: read-your-own-writes (a key waits for its caches to catch up with its own last write).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Metric, TestClock } from "effect"
+import { Effect, Metric } from "effect"
+import { TestClock } from "effect/testing"
 import * as Consistency from "../../src/Consistency.js"
 import * as Controller from "../../src/Controller.js"
 import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
@@ -15,7 +16,7 @@ const quiet = Effect.gen(function*() {
 })
 
 describe("Controller: read-your-own-writes", () => {
-  it.scoped("a key is not reconciled again until the cache of what it wrote has caught up", () =>
+  it.effect("a key is not reconciled again until the cache of what it wrote has caught up", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "parent")])
       const children = yield* source(pods)
@@ -40,7 +41,9 @@ describe("Controller: read-your-own-writes", () => {
       // the key is requeued, not reconciled, while the pods cache is behind the write
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("100 millis")
       assert.strictEqual(r.count("ns/parent"), 1)
-      const skips = yield* Metric.value(ControllerMetrics.staleSkips.pipe(Metric.tagged("controller", controller)))
+      const skips = yield* Metric.value(
+        ControllerMetrics.staleSkips.pipe(Metric.withAttributes({ controller }))
+      )
       assert.isAtLeast(skips.count, 1)
       // a bookmark brings the cache to the written version: the key runs
       yield* children.fake.bookmark
@@ -48,7 +51,7 @@ describe("Controller: read-your-own-writes", () => {
       assert.strictEqual(r.count("ns/parent"), 2)
     }))
 
-  it.scoped("other keys are not held back by one key's pending write", () =>
+  it.effect("other keys are not held back by one key's pending write", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "a"), obj("ns", "b")])
       const children = yield* source(pods)
@@ -74,7 +77,7 @@ describe("Controller: read-your-own-writes", () => {
       assert.strictEqual(r.count("ns/a"), 1)
     }))
 
-  it.scoped("the wait is bounded: after maxWait the key is reconciled anyway, with a warning", () =>
+  it.effect("the wait is bounded: after maxWait the key is reconciled anyway, with a warning", () =>
     Effect.gen(function*() {
       const logs = captureLogs()
       const cms = yield* source(configMaps, [obj("ns", "parent")])
@@ -101,7 +104,7 @@ describe("Controller: read-your-own-writes", () => {
       assert.isTrue(logs.lines.some((line) => line.startsWith("WARN") && line.includes("reconciling without waiting")))
     }))
 
-  it.scoped("readYourWrites: false reconciles at once; writes outside the watched resources never hold a key", () =>
+  it.effect("readYourWrites: false reconciles at once; writes outside the watched resources never hold a key", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "p"), obj("ns", "q")])
       const children = yield* source(pods)

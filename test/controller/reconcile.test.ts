@@ -2,7 +2,8 @@
  * Controller: the reconcile loop (per-key serialisation, concurrency, results, failures, priorities).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Metric, TestClock } from "effect"
+import { Clock, Deferred, Effect, Fiber, Metric } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../../src/Controller.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import * as ControllerMetrics from "../../src/internal/controller/metrics.js"
@@ -13,7 +14,7 @@ import type { Obj } from "./fixtures.js"
 import { configMaps, eventually, obj, recorder, source } from "./fixtures.js"
 
 describe("Controller: reconcile", () => {
-  it.scoped("reconciles every object of the initial list after the sources synced, then each change", () =>
+  it.effect("reconciles every object of the initial list after the sources synced, then each change", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "one"), obj("b", "two")])
       const r = recorder()
@@ -31,7 +32,7 @@ describe("Controller: reconcile", () => {
       assert.deepStrictEqual(r.seen.slice(2).sort(), ["a/one", "b/two", "c/three"])
     }))
 
-  it.scoped("the request names namespace and name; a cluster-scoped key has no namespace", () =>
+  it.effect("the request names namespace and name; a cluster-scoped key has no namespace", () =>
     Effect.sync(() => {
       assert.deepStrictEqual(Controller.request("default/web"), {
         key: "default/web",
@@ -43,7 +44,7 @@ describe("Controller: reconcile", () => {
       assert.isUndefined(Controller.requestOf({ metadata: {} }))
     }))
 
-  it.scoped("one reconcile per key at a time: events during a reconcile give exactly one more after it", () =>
+  it.effect("one reconcile per key at a time: events during a reconcile give exactly one more after it", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "one")])
       const r = recorder()
@@ -66,7 +67,7 @@ describe("Controller: reconcile", () => {
       assert.isFalse(r.sameKeyOverlap)
     }))
 
-  it.scoped("concurrency bounds the reconciles of different keys running at once", () =>
+  it.effect("concurrency bounds the reconciles of different keys running at once", () =>
     Effect.gen(function*() {
       const initial = Array.from({ length: 10 }, (_, i) => obj("ns", `o${i}`))
       const cms = yield* source(configMaps, initial)
@@ -85,7 +86,7 @@ describe("Controller: reconcile", () => {
       assert.strictEqual(r.maxConcurrent, 3)
     }))
 
-  it.scoped("requeueAfter reconciles the key again after the delay, through Clock", () =>
+  it.effect("requeueAfter reconciles the key again after the delay, through Clock", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "one")])
       const r = recorder()
@@ -106,7 +107,7 @@ describe("Controller: reconcile", () => {
       yield* eventually(() => r.seen.length === 2, "second, at 10 s")
     }))
 
-  it.scoped("a failure is requeued through the rate limiter (5 ms doubling), logged with its key; success forgets", () =>
+  it.effect("a failure is requeued through the rate limiter (5 ms doubling), logged with its key; success forgets", () =>
     Effect.gen(function*() {
       const logs = captureLogs()
       const cms = yield* source(configMaps, [obj("a", "one")])
@@ -116,7 +117,7 @@ describe("Controller: reconcile", () => {
         for: cms,
         reconcile: () =>
           Effect.gen(function*() {
-            times.push(yield* TestClock.currentTimeMillis)
+            times.push(yield* Clock.currentTimeMillis)
             if (times.length <= 4) return yield* Effect.fail("not yet" as const)
             return Controller.done
           })
@@ -132,7 +133,7 @@ describe("Controller: reconcile", () => {
       assert.strictEqual(yield* controller.queue.numRequeues("a/one"), 0)
     }))
 
-  it.scoped("errorPolicy decides what a failure leads to; a defect is requeued", () =>
+  it.effect("errorPolicy decides what a failure leads to; a defect is requeued", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "terminal"), obj("a", "defect")])
       const r = recorder()
@@ -159,7 +160,7 @@ describe("Controller: reconcile", () => {
       assert.strictEqual(r.count("a/terminal"), 1, "the terminal error is not retried")
     }))
 
-  it.scoped("results are counted by controller and result", () =>
+  it.effect("results are counted by controller and result", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "ok"), obj("a", "err"), obj("a", "later")])
       const seen = new Set<string>()
@@ -181,16 +182,21 @@ describe("Controller: reconcile", () => {
       yield* settle
       const value = (result: string) =>
         Metric.value(
-          ControllerMetrics.reconciles.pipe(Metric.tagged("controller", "metrics"), Metric.tagged("result", result))
+          ControllerMetrics.reconciles.pipe(
+            Metric.withAttributes({ controller: "metrics" }),
+            Metric.withAttributes({ result })
+          )
         )
       assert.strictEqual((yield* value("success")).count, 2)
       assert.strictEqual((yield* value("error")).count, 1)
       assert.strictEqual((yield* value("requeue_after")).count, 1)
-      const errors = yield* Metric.value(ControllerMetrics.reconcileErrors.pipe(Metric.tagged("controller", "metrics")))
+      const errors = yield* Metric.value(
+        ControllerMetrics.reconcileErrors.pipe(Metric.withAttributes({ controller: "metrics" }))
+      )
       assert.strictEqual(errors.count, 1)
     }))
 
-  it.scoped("initial-list keys wait at low priority: a fresh event overtakes the backlog", () =>
+  it.effect("initial-list keys wait at low priority: a fresh event overtakes the backlog", () =>
     Effect.gen(function*() {
       const initial = Array.from({ length: 20 }, (_, i) => obj("ns", `old${String(i).padStart(2, "0")}`))
       const cms = yield* source(configMaps, initial)
@@ -209,7 +215,7 @@ describe("Controller: reconcile", () => {
       assert.strictEqual(r.seen[1], "ns/fresh")
     }))
 
-  it.scoped("within a priority, namespaces take turns: a busy namespace does not starve the others", () =>
+  it.effect("within a priority, namespaces take turns: a busy namespace does not starve the others", () =>
     Effect.gen(function*() {
       const initial = [
         ...Array.from({ length: 10 }, (_, i) => obj("busy", `b${i}`)),
@@ -222,11 +228,11 @@ describe("Controller: reconcile", () => {
       assert.isTrue(r.seen.indexOf("quiet/q0") <= 1, `quiet served early: ${r.seen.join(",")}`)
     }))
 
-  it.scoped("a source that does not sync fails make with CacheSyncTimeout", () =>
+  it.effect("a source that does not sync fails make with CacheSyncTimeout", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make<Obj>({ resource: configMaps })
       const informer = yield* SharedInformer.make(fake, { name: "never-started" })
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Controller.make({
           name: "stuck",
           for: { resource: configMaps, informer },
@@ -243,7 +249,7 @@ describe("Controller: reconcile", () => {
 })
 
 describe("Controller: faults of the reconcile itself", () => {
-  it.scoped("a reconcile that throws while building its Effect is a defect of that round: requeued, the worker lives on", () =>
+  it.effect("a reconcile that throws while building its Effect is a defect of that round: requeued, the worker lives on", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "boom"), obj("a", "x")])
       const r = recorder()
@@ -264,7 +270,7 @@ describe("Controller: faults of the reconcile itself", () => {
       assert.strictEqual(yield* controller.active, 0)
     }))
 
-  it.scoped("an errorPolicy that throws requeues the key", () =>
+  it.effect("an errorPolicy that throws requeues the key", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "p")])
       const r = recorder()
@@ -281,7 +287,7 @@ describe("Controller: faults of the reconcile itself", () => {
       yield* eventually(() => r.count("a/p") === 2, "requeued")
     }))
 
-  it.scoped("a reconcile that ends interrupted by itself is requeued, not dropped", () =>
+  it.effect("a reconcile that ends interrupted by itself is requeued, not dropped", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "i")])
       const r = recorder()
@@ -295,13 +301,13 @@ describe("Controller: faults of the reconcile itself", () => {
       yield* eventually(() => r.count("a/i") === 2, "requeued")
     }))
 
-  it.scoped("a controller that cannot start removes its handlers at once", () =>
+  it.effect("a controller that cannot start removes its handlers at once", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("a", "1")])
       const fake = yield* FakeListerWatcher.make<Obj>({ resource: configMaps })
       const unstarted = yield* SharedInformer.make(fake, { name: "never-started-2" })
       const r = recorder()
-      const attempt = yield* Effect.fork(
+      const attempt = yield* Effect.forkChild(
         Controller.make({
           name: "failing-start",
           for: cms,

@@ -7,10 +7,11 @@ import { Effect, Exit, Scope } from "effect"
 import * as Controller from "../../src/Controller.js"
 import * as LeaderElection from "../../src/LeaderElection.js"
 import { advance, settle, startMember } from "../coordination/sharding/fixtures.js"
+import { withRandomFixed } from "../fixtures/random.js"
 import { configMaps, obj, source } from "./fixtures.js"
 
 describe("Controller: sharding", () => {
-  it.scoped("each key is reconciled by its owner; a member that leaves hands its keys to the other", () =>
+  it.effect("each key is reconciled by its owner; a member that leaves hands its keys to the other", () =>
     Effect.gen(function*() {
       const initial = Array.from({ length: 12 }, (_, i) => obj("ns", `o${i}`))
       const cms = yield* source(configMaps, initial)
@@ -26,7 +27,7 @@ describe("Controller: sharding", () => {
           reconcile: (request) => Effect.sync(() => void seen[who]!.push(request.key))
         })
       const scopeA = yield* Scope.make()
-      yield* controllerOf(a, "a").pipe(Scope.extend(scopeA))
+      yield* controllerOf(a, "a").pipe(Scope.provide(scopeA))
       yield* controllerOf(b, "b")
       // both warm up for a lease duration (15 s), then take their keys
       yield* advance(16_000, 500)
@@ -46,5 +47,5 @@ describe("Controller: sharding", () => {
       for (let i = 0; i < 20; i++) yield* settle
       const later = new Set(seen.b.slice(before))
       for (const key of ownersA) assert.isTrue(later.has(key), `${key} taken over by b`)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

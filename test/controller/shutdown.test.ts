@@ -3,7 +3,8 @@
  * informers, which belong to an outer scope).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, ExecutionStrategy, Exit, Fiber, Scope, TestClock } from "effect"
+import { Effect, Exit, Fiber, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../../src/Controller.js"
 import { settle } from "../fixtures/index.js"
 import type { Obj } from "./fixtures.js"
@@ -14,7 +15,7 @@ const quiet = Effect.gen(function*() {
 })
 
 describe("Controller: shutdown", () => {
-  it.scoped("closing the scope lets the reconcile in progress finish, takes no new work, then removes the handlers", () =>
+  it.effect("closing the scope lets the reconcile in progress finish, takes no new work, then removes the handlers", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "a"), obj("ns", "b")])
       const r = recorder()
@@ -26,14 +27,14 @@ describe("Controller: shutdown", () => {
         reconcile: (request) =>
           r.around(request, () =>
             Effect.sleep("1 second").pipe(
-              Effect.zipRight(Effect.sync(() => void events.push(`finished ${request.key}`))),
+              Effect.andThen(Effect.sync(() => void events.push(`finished ${request.key}`))),
               Effect.onInterrupt(() => Effect.sync(() => events.push(`interrupted ${request.key}`)))
             ))
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       yield* eventually(() => r.seen.length === 1, "the first reconcile")
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       yield* settle
-      assert.isNull(closing.unsafePoll(), "waits for the reconcile in progress")
+      assert.isUndefined(closing.pollUnsafe(), "waits for the reconcile in progress")
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(closing)
       assert.deepStrictEqual(events, [`finished ${r.seen[0]}`])
@@ -45,7 +46,7 @@ describe("Controller: shutdown", () => {
       assert.strictEqual(r.seen.length, 1)
     }))
 
-  it.scoped("a reconcile still running after shutdownTimeout is interrupted", () =>
+  it.effect("a reconcile still running after shutdownTimeout is interrupted", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "slow")])
       const events: Array<string> = []
@@ -58,22 +59,22 @@ describe("Controller: shutdown", () => {
         reconcile: (request) =>
           r.around(request, () =>
             Effect.sleep("1 minute").pipe(Effect.onInterrupt(() => Effect.sync(() => events.push("interrupted")))))
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       yield* eventually(() =>
         r.seen.length === 1, "the reconcile")
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       yield* TestClock.adjust("4999 millis")
-      assert.isNull(closing.unsafePoll())
+      assert.isUndefined(closing.pollUnsafe())
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(closing)
       assert.deepStrictEqual(events, ["interrupted"])
     }))
 
-  it.scoped("the informers stop after the controller: built in a nested scope, the controller is gone first", () =>
+  it.effect("the informers stop after the controller: built in a nested scope, the controller is gone first", () =>
     Effect.gen(function*() {
       const outer = yield* Scope.make()
-      const cms = yield* source(configMaps, [obj("ns", "a")]).pipe(Scope.extend(outer))
-      const inner = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const cms = yield* source(configMaps, [obj("ns", "a")]).pipe(Scope.provide(outer))
+      const inner = yield* Scope.fork(outer, "sequential")
       const seen: Array<string> = []
       // the inner scope's first finalizer runs last: after the controller's own
       yield* Scope.addFinalizer(
@@ -83,13 +84,48 @@ describe("Controller: shutdown", () => {
           (stopped) => Effect.sync(() => seen.push(`informer stopped: ${stopped}`))
         )
       )
-      yield* Controller.make({ name: "nested", for: cms, reconcile: () => Effect.void }).pipe(Scope.extend(inner))
+      yield* Controller.make({ name: "nested", for: cms, reconcile: () => Effect.void }).pipe(Scope.provide(inner))
       yield* settle
       yield* Scope.close(outer, Exit.void)
       assert.deepStrictEqual(seen, ["informer stopped: false"])
       assert.isTrue(yield* cms.informer.isStopped)
     }))
-  it.scoped("reconciles that end as the shutdown begins do not hold it until shutdownTimeout", () =>
+  it.effect("the workers are fibers of the controller's scope: all have ended, after their reconciles, when a finalizer made before the controller runs", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("ns", "a"), obj("ns", "b")])
+      const scope = yield* Scope.make()
+      const events: Array<string> = []
+      const workers = new Set<Fiber.Fiber<unknown, unknown>>()
+      // made before the controller, so run after its finalizers
+      yield* Scope.addFinalizer(
+        scope,
+        Effect.sync(() => {
+          const running = Array.from(workers).filter((fiber) => fiber.pollUnsafe() === undefined).length
+          events.push(`${workers.size} workers, ${running} running`)
+        })
+      )
+      const controller = yield* Controller.make({
+        name: "workers-in-scope",
+        for: cms,
+        concurrency: 2,
+        reconcile: (request) =>
+          Effect.gen(function*() {
+            workers.add(yield* Effect.fiber)
+            yield* Effect.sleep("1 second")
+            events.push(`finished ${request.key}`)
+          })
+      }).pipe(Scope.provide(scope))
+      yield* eventually(() => workers.size === 2, "both workers reconciling")
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
+      yield* settle
+      assert.isUndefined(closing.pollUnsafe(), "waits for the reconciles in progress")
+      assert.isTrue(yield* controller.queue.isShuttingDown, "the queue takes no more work from the start")
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(closing)
+      assert.deepStrictEqual(events, ["finished ns/a", "finished ns/b", "2 workers, 0 running"])
+    }))
+
+  it.effect("reconciles that end as the shutdown begins do not hold it until shutdownTimeout", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, Array.from({ length: 200 }, (_, i) => obj("ns", `o${i}`)))
       const scope = yield* Scope.make()
@@ -100,12 +136,12 @@ describe("Controller: shutdown", () => {
         name: "ends-at-shutdown",
         for: cms,
         concurrency: 4,
-        reconcile: () => Effect.zipRight(Effect.yieldNow(), Effect.sync(() => void reconciled++))
-      }).pipe(Scope.extend(scope))
+        reconcile: () => Effect.andThen(Effect.yieldNow, Effect.sync(() => void reconciled++))
+      }).pipe(Scope.provide(scope))
       yield* eventually(() => reconciled >= 20, "some reconciles")
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       yield* quiet
-      assert.isNotNull(closing.unsafePoll(), "closed without waiting for shutdownTimeout")
+      assert.isDefined(closing.pollUnsafe(), "closed without waiting for shutdownTimeout")
       yield* Fiber.join(closing)
     }))
 })

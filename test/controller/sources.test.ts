@@ -17,7 +17,7 @@ const quiet = Effect.gen(function*() {
 })
 
 describe("Controller: sources", () => {
-  it.scoped("owns: a child's event reconciles its controller owner (of the primary's group and kind, any version)", () =>
+  it.effect("owns: a child's event reconciles its controller owner (of the primary's group and kind, any version)", () =>
     Effect.gen(function*() {
       const deploys = yield* source(deployments, [obj("ns", "web")])
       const children = yield* source(pods)
@@ -43,7 +43,7 @@ describe("Controller: sources", () => {
       yield* eventually(() => r.seen.length === 3, "the owner, for its child's deletion")
     }))
 
-  it.scoped("owns with everyOwner: every matching reference; an update queues the owners of old and new", () =>
+  it.effect("owns with everyOwner: every matching reference; an update queues the owners of old and new", () =>
     Effect.gen(function*() {
       const deploys = yield* source(deployments, [obj("ns", "a"), obj("ns", "b")])
       const children = yield* source(pods, [
@@ -64,7 +64,7 @@ describe("Controller: sources", () => {
       assert.deepStrictEqual(r.seen.slice(before).sort(), ["ns/a", "ns/b"])
     }))
 
-  it.scoped("watches: any resource, mapped to primary keys", () =>
+  it.effect("watches: any resource, mapped to primary keys", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("team-a", "settings"), obj("team-b", "settings")])
       const nss = yield* source(namespaces, [obj(undefined, "team-a"), obj(undefined, "team-b")])
@@ -93,7 +93,7 @@ describe("Controller: sources", () => {
       assert.strictEqual(r.seen.length, before + 1)
     }))
 
-  it.scoped("predicates: generationChanged skips status-only updates of the primary", () =>
+  it.effect("predicates: generationChanged skips status-only updates of the primary", () =>
     Effect.gen(function*() {
       const deploys = yield* source(deployments, [obj("ns", "web", { metadata: { generation: 1 } })])
       const r = recorder()

@@ -3,7 +3,7 @@
  * listers_test.go `TestListAll` at a smaller scale.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Either, Exit, Layer, Option } from "effect"
+import { Context, Effect, Exit, Layer, Option, Result } from "effect"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import * as Indexer from "../../src/Indexer.js"
 import * as InformerFactory from "../../src/InformerFactory.js"
@@ -63,7 +63,7 @@ describe("Lister - over an Indexer", () => {
       assert.deepStrictEqual(names(yield* lister.list()), names(pods))
       assert.deepStrictEqual(names(yield* lister.list("")), names(pods))
       assert.deepStrictEqual(names(yield* lister.list("app=web")), ["dev/web-1", "prod/web-1", "prod/web-2"])
-      const selector = Either.getOrThrow(LabelSelector.parse("app=web,env=prod"))
+      const selector = Result.getOrThrow(LabelSelector.parse("app=web,env=prod"))
       assert.deepStrictEqual(names(yield* lister.list(selector)), ["prod/web-1", "prod/web-2"])
       assert.deepStrictEqual(names(yield* lister.list(LabelSelector.everything)), names(pods))
       assert.deepStrictEqual(yield* lister.list(LabelSelector.nothing), [])
@@ -189,7 +189,7 @@ describe("Lister - over an Indexer", () => {
       assert.deepStrictEqual(yield* lister.list(LabelSelector.nothing), [])
       assert.deepStrictEqual(yield* lister.byNamespace("prod").list(LabelSelector.nothing), [])
       // a null metav1.LabelSelector converts to nothing
-      const fromNull = Either.getOrThrow(LabelSelector.fromLabelSelector(null))
+      const fromNull = Result.getOrThrow(LabelSelector.fromLabelSelector(null))
       assert.deepStrictEqual(yield* lister.list(fromNull), [])
     }))
 
@@ -227,7 +227,7 @@ describe("Lister - over an Indexer", () => {
 // -------------------------------------------------------------------------------------------------
 
 describe("Lister - over a factory informer", () => {
-  it.scoped("lists and gets what the informer cached", () =>
+  it.effect("lists and gets what the informer cached", () =>
     Effect.gen(function*() {
       const context = yield* Layer.build(
         InformerFactory.layer().pipe(Layer.provideMerge(FakeListerWatcher.layerSource()))

@@ -6,7 +6,7 @@
  * informer's (internal/deltaFifo.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option, TestClock } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import * as DeltaFifo from "../../src/DeltaFifo.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import * as Indexer from "../../src/Indexer.js"
@@ -16,7 +16,7 @@ import * as Lister from "../../src/Lister.js"
 import type * as Reflector from "../../src/Reflector.js"
 import * as Resource from "../../src/Resource.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { pod as fixturePod } from "../fixtures/index.js"
+import { pod as fixturePod, settle } from "../fixtures/index.js"
 
 /** The suite's pods: uid `namespace/name`, labels always present. */
 const pod = (namespace: string, name: string, labels: Record<string, string> = {}, rv?: string): KubeObject =>
@@ -58,7 +58,7 @@ const assertReadOnly = (view: object) => {
 }
 
 describe("the informer's cache is read-only", () => {
-  it.scoped("informer.indexer has no write members (types)", () =>
+  it.effect("informer.indexer has no write members (types)", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make()
       const informer = yield* SharedInformer.make(fake, { name: "pods" })
@@ -97,7 +97,7 @@ describe("the informer's cache is read-only", () => {
       assert.isDefined(own)
     }))
 
-  it.scoped("informer.indexer has no write members (run time), and is one object", () =>
+  it.effect("informer.indexer has no write members (run time), and is one object", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make()
       const informer = yield* SharedInformer.make(fake, { name: "pods" })
@@ -111,7 +111,7 @@ describe("the informer's cache is read-only", () => {
       assert.isUndefined((cast as unknown as Record<string, unknown>)["unsafeAdd"])
     }))
 
-  it.scoped("the view follows what the informer's machinery writes (through the fake source)", () =>
+  it.effect("the view follows what the informer's machinery writes (through the fake source)", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make()
       yield* fake.add(pod("prod", "web-1", { app: "web" }))
@@ -120,19 +120,19 @@ describe("the informer's cache is read-only", () => {
         indexers: { byApp: (o) => [o.metadata?.labels?.app ?? ""] }
       })
       yield* informer.start
-      yield* TestClock.adjust(0)
+      yield* settle
       yield* informer.synced
       const view = informer.indexer
       assert.deepStrictEqual(names(yield* view.list), ["prod/web-1"])
       yield* fake.add(pod("prod", "web-2", { app: "web" }))
       yield* fake.add(pod("dev", "db-1", { app: "db" }))
-      yield* TestClock.adjust(0)
+      yield* settle
       assert.deepStrictEqual(names(yield* view.byIndex("byApp", "web")), ["prod/web-1", "prod/web-2"])
       assert.deepStrictEqual(yield* view.indexKeys(Indexer.namespaceIndex, "dev"), ["dev/db-1"])
       assert.strictEqual(yield* view.size, 3)
       assert.strictEqual(view.unsafeSize(), 3)
       const deleted = yield* fake.delete(pod("prod", "web-1"))
-      yield* TestClock.adjust(0)
+      yield* settle
       assert.deepStrictEqual((yield* view.listKeys).slice().sort(), ["dev/db-1", "prod/web-2"])
       assert.isTrue(Option.isNone(yield* view.getByKey("prod/web-1")))
       assert.strictEqual(yield* view.lastResourceVersion, deleted.metadata?.resourceVersion)
@@ -144,7 +144,7 @@ describe("the informer's cache is read-only", () => {
       assertReadOnly(view)
     }))
 
-  it.scoped("listers work on the view: made by hand, and the factory's", () =>
+  it.effect("listers work on the view: made by hand, and the factory's", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make()
       yield* fake.add(pod("prod", "web-1", { app: "web" }))
@@ -152,7 +152,7 @@ describe("the informer's cache is read-only", () => {
       yield* fake.add(pod("dev", "web-1", { app: "web" }))
       const informer = yield* SharedInformer.make(fake, { name: "pods" })
       yield* informer.start
-      yield* TestClock.adjust(0)
+      yield* settle
       yield* informer.synced
       const lister = Lister.make(informer.indexer, Resource.pods)
       assert.deepStrictEqual(names(yield* lister.list("app=web")), ["dev/web-1", "prod/web-1"])
@@ -161,7 +161,7 @@ describe("the informer's cache is read-only", () => {
       const cached = yield* lister.byNamespace("dev").get("web-1")
       assert.strictEqual(cached, informer.indexer.unsafeGetByKey("dev/web-1"), "the cached object itself")
       yield* fake.delete(pod("dev", "web-1"))
-      yield* TestClock.adjust(0)
+      yield* settle
       assert.strictEqual((yield* Effect.flip(lister.byNamespace("dev").get("web-1")))._tag, "NotFoundError")
 
       const context = yield* Layer.build(

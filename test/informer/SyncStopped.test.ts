@@ -9,14 +9,14 @@
  * assertion, not a test timeout.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope, TestClock } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
 import * as InformerFactory from "../../src/InformerFactory.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import type { ReflectorError } from "../../src/Reflector.js"
 import * as Resource from "../../src/Resource.js"
 import * as SharedInformer from "../../src/SharedInformer.js"
-import { pod as fixturePod, settle, statusError } from "../fixtures/index.js"
+import { advance, pod as fixturePod, settle, statusError } from "../fixtures/index.js"
 
 // -------------------------------------------------------------------------------------------------
 // helpers
@@ -40,25 +40,25 @@ const pod = (name: string): KubeObject => fixturePod(name, { namespace: "default
 const ended = <A, E>(fiber: Fiber.Fiber<A, E>, what: string): Effect.Effect<Exit.Exit<A, E>> =>
   Effect.gen(function*() {
     yield* settle
-    const exit = yield* Fiber.poll(fiber)
-    if (Option.isNone(exit)) {
+    const exit = fiber.pollUnsafe()
+    if (exit === undefined) {
       yield* Fiber.interrupt(fiber)
       return assert.fail(`${what} is still waiting`)
     }
-    return exit.value
+    return exit
   })
 
 /** Asserts a wait is still pending. */
 const pending = <A, E>(fiber: Fiber.Fiber<A, E>, what: string): Effect.Effect<void> =>
   Effect.gen(function*() {
     yield* settle
-    assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), `${what} should still be waiting`)
+    assert.isTrue(fiber.pollUnsafe() === undefined, `${what} should still be waiting`)
   })
 
 /** The typed failure of an exit (fails the test on success, interruption or defect). */
 const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   if (Exit.isSuccess(exit)) return assert.fail("expected a failure, got a success")
-  const failure = Cause.failureOption(exit.cause)
+  const failure = Cause.findErrorOption(exit.cause)
   if (Option.isNone(failure)) return assert.fail(`expected a typed failure, got ${Cause.pretty(exit.cause)}`)
   return failure.value
 }
@@ -73,7 +73,7 @@ const informerSetup = (
     const fake = yield* FakeListerWatcher.make<KubeObject>({ initial: options.initial ?? [] })
     if (options.forbidden === true) yield* fake.failNextList(forbidden, forever)
     const informer = yield* SharedInformer.make(fake, { name: "pods", reflector: { watchList: false } }).pipe(
-      Scope.extend(scope)
+      Scope.provide(scope)
     )
     return { fake, informer, stop: Scope.close(scope, Exit.void) }
   })
@@ -82,11 +82,11 @@ const informerSetup = (
 const factorySetup = Effect.gen(function*() {
   const scope = yield* Scope.make()
   yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-  const context = yield* Layer.build(FakeListerWatcher.layerSource()).pipe(Scope.extend(scope))
+  const context = yield* Layer.build(FakeListerWatcher.layerSource()).pipe(Scope.provide(scope))
   const fakes = Context.get(context, FakeListerWatcher.FakeListerWatcherSource)
   const factory = yield* InformerFactory.make({ reflector: { watchList: false } }).pipe(
     Effect.provide(context),
-    Scope.extend(scope)
+    Scope.provide(scope)
   )
   return { factory, fakes, closeScope: Scope.close(scope, Exit.void) }
 })
@@ -107,12 +107,12 @@ const assertInformerStopped = (error: SharedInformer.InformerStoppedError, handl
 // -------------------------------------------------------------------------------------------------
 
 describe("SyncStopped - informer.synced", () => {
-  it.scoped("a pending wait fails with InformerStoppedError when the scope closes (403 forever)", () =>
+  it.effect("a pending wait fails with InformerStoppedError when the scope closes (403 forever)", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ forbidden: true })
       yield* informer.start
-      const waiting = yield* Effect.fork(informer.synced)
-      yield* TestClock.adjust("10 seconds") // several failed lists with backoff
+      const waiting = yield* Effect.forkChild(informer.synced)
+      yield* advance("10 seconds") // several failed lists with backoff
       yield* pending(waiting, "informer.synced")
       assert.isFalse(yield* informer.hasSynced)
       yield* stop
@@ -120,26 +120,26 @@ describe("SyncStopped - informer.synced", () => {
       assert.isFalse(yield* informer.hasSynced)
     }))
 
-  it.scoped("a wait that starts after the stop fails at once", () =>
+  it.effect("a wait that starts after the stop fails at once", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ forbidden: true })
       yield* informer.start
       yield* settle
       yield* stop
-      const waiting = yield* Effect.fork(informer.synced)
+      const waiting = yield* Effect.forkChild(informer.synced)
       assertInformerStopped(failureOf(yield* ended(waiting, "informer.synced after stop")))
     }))
 
-  it.scoped("an informer stopped without ever starting fails its waits too", () =>
+  it.effect("an informer stopped without ever starting fails its waits too", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup()
-      const waiting = yield* Effect.fork(informer.synced)
+      const waiting = yield* Effect.forkChild(informer.synced)
       yield* pending(waiting, "informer.synced")
       yield* stop
       assertInformerStopped(failureOf(yield* ended(waiting, "informer.synced")))
     }))
 
-  it.scoped("a synced informer's synced still succeeds after stop, and hasSynced stays true", () =>
+  it.effect("a synced informer's synced still succeeds after stop, and hasSynced stays true", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ initial: [pod("a")] })
       yield* informer.start
@@ -147,7 +147,7 @@ describe("SyncStopped - informer.synced", () => {
       yield* stop
       assert.isTrue(yield* informer.isStopped)
       assert.isTrue(yield* informer.hasSynced)
-      const waiting = yield* Effect.fork(informer.synced)
+      const waiting = yield* Effect.forkChild(informer.synced)
       assert.isTrue(Exit.isSuccess(yield* ended(waiting, "informer.synced after stop")))
     }))
 })
@@ -157,52 +157,52 @@ describe("SyncStopped - informer.synced", () => {
 // -------------------------------------------------------------------------------------------------
 
 describe("SyncStopped - registration.synced", () => {
-  it.scoped("a pending wait fails with InformerStoppedError naming the informer and handler (403 forever)", () =>
+  it.effect("a pending wait fails with InformerStoppedError naming the informer and handler (403 forever)", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ forbidden: true })
       const registration = yield* informer.addEventHandler<never, never>({ name: "reconciler" })
       yield* informer.start
-      const waiting = yield* Effect.fork(registration.synced)
-      yield* TestClock.adjust("10 seconds")
+      const waiting = yield* Effect.forkChild(registration.synced)
+      yield* advance("10 seconds")
       yield* pending(waiting, "registration.synced")
       yield* stop
       assertInformerStopped(failureOf(yield* ended(waiting, "registration.synced")), "reconciler")
       assert.isFalse(yield* registration.hasSynced)
     }))
 
-  it.scoped("the informer synced but the handler had not returned from its initial adds: the wait fails", () =>
+  it.effect("the informer synced but the handler had not returned from its initial adds: the wait fails", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ initial: [pod("a")] })
       const entered = yield* Deferred.make<void>()
       const registration = yield* informer.addEventHandler({
         name: "stuck",
-        onAdd: () => Effect.zipRight(Deferred.succeed(entered, undefined), Effect.never)
+        onAdd: () => Effect.andThen(Deferred.succeed(entered, undefined), Effect.never)
       })
       yield* informer.start
       yield* informer.synced
       yield* Deferred.await(entered)
-      const waiting = yield* Effect.fork(registration.synced)
+      const waiting = yield* Effect.forkChild(registration.synced)
       yield* pending(waiting, "registration.synced")
       yield* stop
       assertInformerStopped(failureOf(yield* ended(waiting, "registration.synced")), "stuck")
       assert.isFalse(yield* registration.hasSynced)
     }))
 
-  it.scoped("a wait that starts after the stop fails at once, also after a removal following the stop", () =>
+  it.effect("a wait that starts after the stop fails at once, also after a removal following the stop", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ forbidden: true })
       const registration = yield* informer.addEventHandler<never, never>({ name: "late" })
       yield* informer.start
       yield* settle
       yield* stop
-      const waiting = yield* Effect.fork(registration.synced)
+      const waiting = yield* Effect.forkChild(registration.synced)
       assertInformerStopped(failureOf(yield* ended(waiting, "registration.synced after stop")), "late")
       yield* registration.remove
-      const again = yield* Effect.fork(registration.synced)
+      const again = yield* Effect.forkChild(registration.synced)
       assertInformerStopped(failureOf(yield* ended(again, "registration.synced after stop and removal")), "late")
     }))
 
-  it.scoped("a synced registration's synced still succeeds after stop", () =>
+  it.effect("a synced registration's synced still succeeds after stop", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* informerSetup({ initial: [pod("a")] })
       const registration = yield* informer.addEventHandler({ name: "quick", onAdd: () => Effect.void })
@@ -210,19 +210,19 @@ describe("SyncStopped - registration.synced", () => {
       yield* registration.synced
       yield* stop
       assert.isTrue(yield* registration.hasSynced)
-      const waiting = yield* Effect.fork(registration.synced)
+      const waiting = yield* Effect.forkChild(registration.synced)
       assert.isTrue(Exit.isSuccess(yield* ended(waiting, "registration.synced after stop")))
     }))
 
-  it.scoped("removal before sync still interrupts the waiters (the informer did not stop)", () =>
+  it.effect("removal before sync still interrupts the waiters (the informer did not stop)", () =>
     Effect.gen(function*() {
       const { informer } = yield* informerSetup({ forbidden: true })
       const registration = yield* informer.addEventHandler<never, never>({ name: "removed" })
       yield* informer.start
-      const waiting = yield* Effect.fork(registration.synced)
+      const waiting = yield* Effect.forkChild(registration.synced)
       yield* pending(waiting, "registration.synced")
       yield* registration.remove
-      assert.isTrue(Exit.isInterrupted(yield* ended(waiting, "registration.synced after removal")))
+      assert.isTrue(Exit.hasInterrupts(yield* ended(waiting, "registration.synced after removal")))
     }))
 })
 
@@ -246,15 +246,15 @@ const assertStoppedSyncError = (error: InformerFactory.CacheSyncError): void => 
 
 describe("SyncStopped - factory.waitForCacheSync", () => {
   for (const how of ["shutdown", "scope close"] as const) {
-    it.scoped(`without a timeout: fails with CacheSyncError "Stopped" naming the unsynced informer (${how})`, () =>
+    it.effect(`without a timeout: fails with CacheSyncError "Stopped" naming the unsynced informer (${how})`, () =>
       Effect.gen(function*() {
         const { closeScope, factory, fakes } = yield* factorySetup
         yield* fakes.fakeFor(Resource.pods).failNextList(forbidden, forever)
         yield* factory.informerFor(Resource.pods, { namespace: "default" })
         yield* factory.informerFor(Resource.nodes)
         yield* factory.start
-        const waiting = yield* Effect.fork(factory.waitForCacheSync())
-        yield* TestClock.adjust("1 minute")
+        const waiting = yield* Effect.forkChild(factory.waitForCacheSync())
+        yield* advance("1 minute")
         yield* pending(waiting, "waitForCacheSync()")
         yield* how === "shutdown" ? factory.shutdown : closeScope
         const error = failureOf(yield* ended(waiting, "waitForCacheSync()"))
@@ -263,7 +263,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       }))
   }
 
-  it.scoped("names every informer that never synced", () =>
+  it.effect("names every informer that never synced", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* factorySetup
       yield* fakes.fakeFor(Resource.pods).failNextList(forbidden, forever)
@@ -272,7 +272,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       yield* factory.informerFor(Resource.deployments)
       yield* factory.informerFor(Resource.nodes)
       yield* factory.start
-      const waiting = yield* Effect.fork(factory.waitForCacheSync())
+      const waiting = yield* Effect.forkChild(factory.waitForCacheSync())
       yield* pending(waiting, "waitForCacheSync()")
       yield* factory.shutdown
       const error = failureOf(yield* ended(waiting, "waitForCacheSync()"))
@@ -286,15 +286,15 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       )
     }))
 
-  it.scoped("with a timeout: an informer stopping unsynced ends the wait early, as \"Stopped\"", () =>
+  it.effect("with a timeout: an informer stopping unsynced ends the wait early, as \"Stopped\"", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* factorySetup
       yield* fakes.fakeFor(Resource.pods).failNextList(forbidden, forever)
       yield* factory.informerFor(Resource.pods, { namespace: "default" })
       yield* factory.informerFor(Resource.nodes)
       yield* factory.start
-      const waiting = yield* Effect.fork(factory.waitForCacheSync({ timeout: "1 hour" }))
-      yield* TestClock.adjust("1 minute")
+      const waiting = yield* Effect.forkChild(factory.waitForCacheSync({ timeout: "1 hour" }))
+      yield* advance("1 minute")
       yield* pending(waiting, "waitForCacheSync({ timeout })")
       yield* factory.shutdown
       const error = failureOf(yield* ended(waiting, "waitForCacheSync({ timeout })"))
@@ -302,7 +302,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       assert.isTrue(Duration.equals(error.timeout, Duration.hours(1)))
     }))
 
-  it.scoped("a wait that starts after the shutdown fails at once", () =>
+  it.effect("a wait that starts after the shutdown fails at once", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* factorySetup
       yield* fakes.fakeFor(Resource.pods).failNextList(forbidden, forever)
@@ -311,11 +311,11 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       yield* factory.start
       yield* settle
       yield* factory.shutdown
-      const waiting = yield* Effect.fork(factory.waitForCacheSync())
+      const waiting = yield* Effect.forkChild(factory.waitForCacheSync())
       assertStoppedSyncError(failureOf(yield* ended(waiting, "waitForCacheSync() after shutdown")))
     }))
 
-  it.scoped("synced informers: waitForCacheSync() still succeeds after the shutdown", () =>
+  it.effect("synced informers: waitForCacheSync() still succeeds after the shutdown", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* factorySetup
       yield* fakes.fakeFor(Resource.pods).add({ metadata: { namespace: "default", name: "web", uid: "web" } })
@@ -323,7 +323,7 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       yield* factory.start
       yield* factory.waitForCacheSync()
       yield* factory.shutdown
-      const waiting = yield* Effect.fork(factory.waitForCacheSync())
+      const waiting = yield* Effect.forkChild(factory.waitForCacheSync())
       const exit = yield* ended(waiting, "waitForCacheSync() after shutdown")
       assert.isTrue(Exit.isSuccess(exit))
       if (Exit.isSuccess(exit)) {
@@ -331,14 +331,14 @@ describe("SyncStopped - factory.waitForCacheSync", () => {
       }
     }))
 
-  it.scoped("the timeout case is reason \"Timeout\"", () =>
+  it.effect("the timeout case is reason \"Timeout\"", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* factorySetup
       yield* fakes.fakeFor(Resource.pods).failNextList(forbidden, forever)
       yield* factory.informerFor(Resource.pods, { namespace: "default" })
       yield* factory.start
-      const waiting = yield* Effect.fork(factory.waitForCacheSync({ timeout: "10 seconds" }))
-      yield* TestClock.adjust("10 seconds")
+      const waiting = yield* Effect.forkChild(factory.waitForCacheSync({ timeout: "10 seconds" }))
+      yield* advance("10 seconds")
       const error = failureOf(yield* ended(waiting, "waitForCacheSync({ timeout })"))
       assert.strictEqual(error.reason, "Timeout")
       assert.include(error.message, "not synced after 10s")

@@ -17,7 +17,7 @@ const add = (name: string): N => ({ _tag: "Add", object: { metadata: { name } },
 
 /** The tag of the error an exit failed with; undefined for a success, an interruption or a defect. */
 const failedWith = (exit: Exit.Exit<unknown, { readonly _tag: string }>): string | undefined =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause))?._tag : undefined
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause))?._tag : undefined
 
 const buffers = [
   ["unbounded", () => unbounded<N>()],
@@ -29,9 +29,9 @@ describe("close semantics: a wait after close ends with the closed error in all 
     it.effect(`${kind} handler buffer: the waiting taker and later takes fail with BufferClosedError`, () =>
       Effect.gen(function*() {
         const buffer = yield* make()
-        const waiting = yield* Effect.fork(buffer.take(10))
-        yield* Effect.yieldNow()
-        assert.isNull(waiting.unsafePoll())
+        const waiting = yield* Effect.forkChild(buffer.take(10))
+        yield* Effect.yieldNow
+        assert.isUndefined(waiting.pollUnsafe())
         yield* buffer.shutdown
         assert.deepStrictEqual(yield* Fiber.await(waiting), Exit.fail(new BufferClosedError()))
         buffer.offer(add("late"))
@@ -54,9 +54,9 @@ describe("close semantics: a wait after close ends with the closed error in all 
       Effect.gen(function*() {
         const fifo = DeltaFifo.unsafeMake<KubeObject>({ mode })
         const popped = (p: DeltaFifo.Popped<KubeObject>) => Effect.succeed(p.deltas.length)
-        const waiting = yield* Effect.fork(fifo.pop(popped))
-        yield* Effect.yieldNow()
-        assert.isNull(waiting.unsafePoll())
+        const waiting = yield* Effect.forkChild(fifo.pop(popped))
+        yield* Effect.yieldNow
+        assert.isUndefined(waiting.pollUnsafe())
         yield* fifo.close
         assert.strictEqual(failedWith(yield* Fiber.await(waiting)), "FifoClosedError")
 

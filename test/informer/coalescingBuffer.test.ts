@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck } from "effect"
+import { Arbitrary, Effect, Fiber } from "effect"
 import { coalescing } from "../../src/internal/informer/coalescingBuffer.js"
 import type { KubeObject } from "../../src/KubeObject.js"
 import { DeletedFinalStateUnknown } from "../../src/KubeObject.js"
 import type { Notification } from "../../src/SharedInformer.js"
+import { boolean, constantFrom, integer } from "../fixtures/arbitrary.js"
 
 type N = Notification<KubeObject>
 const obj = (name: string, rv: number): KubeObject => ({ metadata: { name, resourceVersion: String(rv) } })
@@ -22,69 +23,69 @@ const replay = (notifications: Iterable<N>, into = new Map<string, string>()) =>
 }
 
 /** Random event histories as a server would produce them: per key add / update / delete in a valid order. */
-const history = FastCheck.array(
-  FastCheck.record({
-    key: FastCheck.constantFrom("a", "b", "c", "d"),
-    op: FastCheck.nat(9),
-    initial: FastCheck.boolean()
-  }),
-  { maxLength: 80 }
-).map((steps) => {
-  const live = new Map<string, KubeObject>()
-  const out: Array<N> = []
-  let rv = 0
-  for (const { initial, key, op } of steps) {
-    const current = live.get(key)
-    rv++
-    if (current === undefined) {
-      const created = obj(key, rv)
-      live.set(key, created)
-      out.push({ _tag: "Add", object: created, isInInitialList: initial })
-    } else if (op < 7) {
-      const next = obj(key, rv)
-      live.set(key, next)
-      out.push({ _tag: "Update", oldObject: current, newObject: next })
-    } else {
-      live.delete(key)
-      out.push({
-        _tag: "Delete",
-        object: op === 9 ? new DeletedFinalStateUnknown({ key, obj: current }) : current
-      })
+const history = Arbitrary.map(
+  Arbitrary.array(
+    Arbitrary.all({ key: constantFrom("a", "b", "c", "d"), op: integer({ min: 0, max: 9 }), initial: boolean() }),
+    {
+      maxLength: 80
     }
+  ),
+  (steps) => {
+    const live = new Map<string, KubeObject>()
+    const out: Array<N> = []
+    let rv = 0
+    for (const { initial, key, op } of steps) {
+      const current = live.get(key)
+      rv++
+      if (current === undefined) {
+        const created = obj(key, rv)
+        live.set(key, created)
+        out.push({ _tag: "Add", object: created, isInInitialList: initial })
+      } else if (op < 7) {
+        const next = obj(key, rv)
+        live.set(key, next)
+        out.push({ _tag: "Update", oldObject: current, newObject: next })
+      } else {
+        live.delete(key)
+        out.push({
+          _tag: "Delete",
+          object: op === 9 ? new DeletedFinalStateUnknown({ key, obj: current }) : current
+        })
+      }
+    }
+    return out
   }
-  return out
-})
+)
 
 describe("coalescing handler buffer", () => {
-  it.effect("replaying what a stalled handler finally receives gives the state of the full history", () =>
-    Effect.sync(() =>
-      FastCheck.assert(
-        FastCheck.property(history, FastCheck.integer({ min: 1, max: 20 }), (events, cut) => {
-          let droppedInitial = 0
-          const buffer = Effect.runSync(coalescing<KubeObject, N>(() => droppedInitial++))
-          // A handler that handled the first `cut` events, then stalled while the rest arrived.
-          const handled = events.slice(0, cut)
-          for (const n of events.slice(cut)) buffer.offer(n)
-          // bounded: at most a delete plus the latest add/update per key
-          assert.isAtMost(buffer.size(), 2 * 4)
-          const delivered = buffer.size() === 0 ? [] : Effect.runSync(buffer.take(1000))
-          assert.strictEqual(buffer.size(), 0)
-          assert.deepStrictEqual(replay([...handled, ...delivered]), replay(events))
-          // deletes are delivered as deletes: a key whose last event is a delete gets a delete last
-          for (const key of ["a", "b", "c", "d"]) {
-            const last = events.slice(cut).filter((n) => name(n) === key).at(-1)
-            const lastOut = delivered.filter((n) => name(n) === key).at(-1)
-            if (last?._tag === "Delete") assert.strictEqual(lastOut?._tag, "Delete", `key ${key}`)
-          }
-          // initial adds: those delivered plus those dropped for a delete equal those offered
-          const offered = events.slice(cut).filter((n) => n._tag === "Add" && n.isInInitialList).length
-          const deliveredInitial = delivered.filter((n) => n._tag === "Add" && n.isInInitialList).length
-          assert.strictEqual(deliveredInitial + droppedInitial, offered)
-          return true
-        }),
-        { numRuns: 500 }
-      )
-    ))
+  it.prop(
+    "replaying what a stalled handler finally receives gives the state of the full history",
+    [history, integer({ min: 1, max: 20 })],
+    ([events, cut]) => {
+      let droppedInitial = 0
+      const buffer = Effect.runSync(coalescing<KubeObject, N>(() => droppedInitial++))
+      // A handler that handled the first `cut` events, then stalled while the rest arrived.
+      const handled = events.slice(0, cut)
+      for (const n of events.slice(cut)) buffer.offer(n)
+      // bounded: at most a delete plus the latest add/update per key
+      assert.isAtMost(buffer.size(), 2 * 4)
+      const delivered = buffer.size() === 0 ? [] : Effect.runSync(buffer.take(1000))
+      assert.strictEqual(buffer.size(), 0)
+      assert.deepStrictEqual(replay([...handled, ...delivered]), replay(events))
+      // deletes are delivered as deletes: a key whose last event is a delete gets a delete last
+      for (const key of ["a", "b", "c", "d"]) {
+        const last = events.slice(cut).filter((n) => name(n) === key).at(-1)
+        const lastOut = delivered.filter((n) => name(n) === key).at(-1)
+        if (last?._tag === "Delete") assert.strictEqual(lastOut?._tag, "Delete", `key ${key}`)
+      }
+      // initial adds: those delivered plus those dropped for a delete equal those offered
+      const offered = events.slice(cut).filter((n) => n._tag === "Add" && n.isInInitialList).length
+      const deliveredInitial = delivered.filter((n) => n._tag === "Add" && n.isInInitialList).length
+      assert.strictEqual(deliveredInitial + droppedInitial, offered)
+    },
+    // size: arrays up to their maxLength, as fast-check generated them when maxLength was given
+    { arbitrary: { runs: 500, size: 80 } }
+  )
 
   it.effect("an update keeps the state the handler last saw as oldObject; add stays add", () =>
     Effect.gen(function*() {
@@ -125,10 +126,10 @@ describe("coalescing handler buffer", () => {
   it.effect("take waits for a notification", () =>
     Effect.gen(function*() {
       const buffer = yield* coalescing<KubeObject, N>(() => {})
-      const fiber = yield* Effect.fork(buffer.take(5))
-      yield* Effect.yieldNow()
+      const fiber = yield* Effect.forkChild(buffer.take(5))
+      yield* Effect.yieldNow
       buffer.offer({ _tag: "Add", object: obj("a", 1), isInInitialList: false })
-      const [taken] = yield* Effect.map(fiber.await, (exit) => exit._tag === "Success" ? exit.value : [])
+      const [taken] = yield* Effect.map(Fiber.await(fiber), (exit) => exit._tag === "Success" ? exit.value : [])
       assert.strictEqual(taken?._tag, "Add")
     }))
 })

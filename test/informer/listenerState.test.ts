@@ -5,7 +5,7 @@
  * `attach`, `batchStarted`, `batchEnded` and `remove`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
+import { Clock, Effect, Exit, Fiber } from "effect"
 import * as L from "../../src/internal/informer/listener.js"
 import { Processor } from "../../src/internal/informer/processor.js"
 import { SyncTracker } from "../../src/internal/informer/syncTracker.js"
@@ -61,7 +61,7 @@ describe("listener state", () => {
 
   it.effect("the processor writes the state: attach, batches, remove (which interrupts the fiber)", () =>
     Effect.gen(function*() {
-      const clock = yield* Effect.clock
+      const clock = yield* Clock.clockWith(Effect.succeed)
       const tracker = new SyncTracker<InformerStoppedError>((handler) =>
         new InformerStoppedError({ informer: "pods", operation: "synced", handler })
       )
@@ -70,7 +70,7 @@ describe("listener state", () => {
       const buffer = yield* L.makeBuffer<KubeObject>("unbounded", sync)
       const listener = new L.Listener<KubeObject>(processor.id(), "h", "pods", sync, buffer, 1024)
       const tags: Array<string> = [listener.state._tag]
-      const handlerFiber = yield* Effect.fork(Effect.never)
+      const handlerFiber = yield* Effect.forkChild(Effect.never)
       processor.attach(listener, handlerFiber)
       tags.push(listener.state._tag)
       processor.join(listener, 0, false)
@@ -84,7 +84,7 @@ describe("listener state", () => {
       processor.batchEnded(listener)
       tags.push(listener.state._tag)
       assert.deepStrictEqual(tags, ["Created", "Idle", "Busy", "Idle", "Removed", "Removed"])
-      assert.isTrue(Exit.isInterrupted(yield* Fiber.await(handlerFiber)))
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(handlerFiber)))
       assert.strictEqual(listener.backlog(), 0)
     }))
 })

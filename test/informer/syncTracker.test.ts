@@ -5,24 +5,32 @@
  * those calls, and a DeltaFifo counting its initial population in it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Data, Effect, Exit, FastCheck, Fiber, Option, Runtime } from "effect"
+import type { Fiber } from "effect"
+import { Arbitrary, Cause, Data, Effect, Exit, Option } from "effect"
 import * as Fifo from "../../src/internal/informer/deltaFifo.js"
 import { QueueTracker, SyncTracker } from "../../src/internal/informer/syncTracker.js"
 import type { KubeObject } from "../../src/KubeObject.js"
+import { boolean, integer, oneof } from "../fixtures/arbitrary.js"
 import { pod as fixturePod } from "../fixtures/index.js"
 
 class Stopped extends Data.TaggedError("Stopped")<{ readonly handler: string | undefined }> {}
 
 const make = () => new SyncTracker<Stopped>((handler) => new Stopped({ handler }))
 
-/** The exit of a wait if it has ended (after letting every fiber run), `undefined` while it waits. */
-const exitOf = <A, E>(fiber: Fiber.RuntimeFiber<A, E>): Effect.Effect<Exit.Exit<A, E> | undefined> =>
-  Effect.map(Effect.zipRight(Effect.yieldNow(), Fiber.poll(fiber)), Option.getOrUndefined)
+/**
+ * The exit of a wait if it has ended (after letting every fiber run), `undefined` while it waits. A few
+ * scheduler rounds: a resumed waiter yields once before it ends (`syncTracker.ts`, `awaitSignal`).
+ */
+const exitOf = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<Exit.Exit<A, E> | undefined> =>
+  Effect.andThen(
+    Effect.andThen(Effect.andThen(Effect.yieldNow, Effect.yieldNow), Effect.yieldNow),
+    Effect.sync(() => fiber.pollUnsafe())
+  )
 
 const failure = <A, E>(exit: Exit.Exit<A, E> | undefined): E => {
   assert.isDefined(exit)
   assert.isTrue(Exit.isFailure(exit!), "expected a failure")
-  const error = Cause.failureOption((exit as Exit.Failure<A, E>).cause)
+  const error = Cause.findErrorOption((exit as Exit.Failure<A, E>).cause)
   assert.isTrue(Option.isSome(error), "expected a typed failure")
   return (error as Option.Some<E>).value
 }
@@ -30,10 +38,13 @@ const failure = <A, E>(exit: Exit.Exit<A, E> | undefined): E => {
 /** The exit of a wait that has ended already, or `undefined` (the wait is then interrupted). */
 const decided = <A, E>(wait: Effect.Effect<A, E>): Exit.Exit<A, E> | undefined => {
   const exit = Effect.runSyncExit(wait)
-  if (Exit.isFailure(exit) && Cause.isDieType(exit.cause) && Runtime.isAsyncFiberException(exit.cause.defect)) {
-    const fiber = exit.cause.defect.fiber
-    fiber.unsafeInterruptAsFork(fiber.id())
-    return undefined
+  if (Exit.isFailure(exit)) {
+    for (const reason of exit.cause.reasons) {
+      if (Cause.isDieReason(reason) && Cause.isAsyncFiberError(reason.defect)) {
+        reason.defect.fiber.interruptUnsafe()
+        return undefined
+      }
+    }
   }
   return exit
 }
@@ -70,7 +81,7 @@ describe("syncTracker: the informer", () => {
   it.effect("an empty first list syncs at the replace, with no batch", () =>
     Effect.gen(function*() {
       const tracker = make()
-      const waiting = yield* Effect.fork(tracker.synced)
+      const waiting = yield* Effect.forkChild(tracker.synced)
       assert.isUndefined(yield* exitOf(waiting))
       tracker.queue.replaced(0)
       assert.isTrue(tracker.hasSynced())
@@ -112,7 +123,7 @@ describe("syncTracker: the informer", () => {
     Effect.gen(function*() {
       const tracker = make()
       tracker.queue.replaced(1)
-      const waiting = yield* Effect.fork(tracker.synced)
+      const waiting = yield* Effect.forkChild(tracker.synced)
       tracker.stop()
       assert.deepStrictEqual(failure(yield* exitOf(waiting)), new Stopped({ handler: undefined }))
       assert.deepStrictEqual(failure(yield* Effect.exit(tracker.synced)), new Stopped({ handler: undefined }))
@@ -142,7 +153,7 @@ describe("syncTracker: registrations", () => {
       registration.started()
       registration.started()
       tracker.join(registration)
-      const waiting = yield* Effect.fork(registration.synced)
+      const waiting = yield* Effect.forkChild(registration.synced)
       registration.finished()
       registration.finished()
       assert.isFalse(registration.hasSynced(), "the informer has not synced")
@@ -177,7 +188,7 @@ describe("syncTracker: registrations", () => {
       const pending = tracker.registration("pending")
       pending.started()
       tracker.join(pending)
-      const waiting = yield* Effect.fork(pending.synced)
+      const waiting = yield* Effect.forkChild(pending.synced)
       tracker.stop()
       assert.deepStrictEqual(failure(yield* exitOf(waiting)), new Stopped({ handler: "pending" }))
       assert.deepStrictEqual(failure(yield* Effect.exit(pending.synced)), new Stopped({ handler: "pending" }))
@@ -202,10 +213,10 @@ describe("syncTracker: registrations", () => {
       const tracker = make()
       const removed = tracker.registration("removed")
       tracker.join(removed)
-      const waiting = yield* Effect.fork(removed.synced)
+      const waiting = yield* Effect.forkChild(removed.synced)
       tracker.leave(removed)
       const exit = yield* exitOf(waiting)
-      assert.isTrue(exit !== undefined && Exit.isInterrupted(exit))
+      assert.isTrue(exit !== undefined && Exit.hasInterrupts(exit))
       tracker.queue.replaced(0)
       assert.isFalse(removed.hasSynced())
 
@@ -229,102 +240,104 @@ type Op =
   | { readonly op: "leave"; readonly registration: number }
   | { readonly op: "stop" }
 
-const ops: FastCheck.Arbitrary<ReadonlyArray<Op>> = FastCheck.array(
-  FastCheck.oneof(
-    FastCheck.constant<Op>({ op: "touched" }),
-    FastCheck.nat(4).map((queued): Op => ({ op: "replaced", queued })),
-    FastCheck.record({ count: FastCheck.integer({ min: 1, max: 3 }), before: FastCheck.boolean() }).map((r): Op => ({
-      op: "take",
-      ...r
-    })),
-    FastCheck.nat(3).map((adds): Op => ({ op: "join", adds })),
-    FastCheck.nat(4).map((registration): Op => ({ op: "finish", registration })),
-    FastCheck.nat(4).map((registration): Op => ({ op: "leave", registration })),
-    FastCheck.constant<Op>({ op: "stop" })
+const ops: Arbitrary.Arbitrary<ReadonlyArray<Op>> = Arbitrary.array(
+  oneof<Op>(
+    Arbitrary.Constant<Op>({ op: "touched" }),
+    Arbitrary.map(integer({ min: 0, max: 4 }), (queued): Op => ({ op: "replaced", queued })),
+    Arbitrary.map(
+      Arbitrary.all({ count: integer({ min: 1, max: 3 }), before: boolean() }),
+      (r): Op => ({ op: "take", ...r })
+    ),
+    Arbitrary.map(integer({ min: 0, max: 3 }), (adds): Op => ({ op: "join", adds })),
+    Arbitrary.map(integer({ min: 0, max: 4 }), (registration): Op => ({ op: "finish", registration })),
+    Arbitrary.map(integer({ min: 0, max: 4 }), (registration): Op => ({ op: "leave", registration })),
+    Arbitrary.Constant<Op>({ op: "stop" })
   ),
   { maxLength: 40 }
 )
 
 describe("syncTracker: property", () => {
-  it("synced never reverts; a registration syncs only after the informer; nothing syncs after the stop; waits agree", () =>
-    FastCheck.assert(
-      FastCheck.property(ops, (sequence) => {
-        const tracker = make()
-        const registrations: Array<{ tracker: ReturnType<typeof tracker.registration>; unfinished: number }> = []
-        let stopped = false
-        let informerWas = false
-        const regWas = new Map<number, boolean>()
-        for (const step of sequence) {
-          switch (step.op) {
-            case "touched":
-              tracker.queue.touched()
-              break
-            case "replaced":
-              tracker.queue.replaced(step.queued)
-              break
-            case "take":
-              // as the FIFO and the controller do: count before (coalescing) or after (in-order) the batch
-              tracker.batchTaken()
-              if (step.before) tracker.queue.popped(step.count)
-              assert.strictEqual(tracker.hasSynced(), informerWas, "a taken batch decides nothing")
-              if (!step.before) tracker.queue.popped(step.count)
-              tracker.batchDone()
-              break
-            case "join": {
-              const registration = tracker.registration(`h${registrations.length}`)
-              for (let i = 0; i < step.adds; i++) registration.started()
-              if (!stopped) tracker.join(registration)
-              registrations.push({ tracker: registration, unfinished: step.adds })
-              break
-            }
-            case "finish": {
-              const r = registrations[step.registration]
-              if (r !== undefined && r.unfinished > 0) {
-                r.unfinished--
-                r.tracker.finished()
-              }
-              break
-            }
-            case "leave": {
-              const r = registrations[step.registration]
-              if (r !== undefined) tracker.leave(r.tracker)
-              break
-            }
-            case "stop":
-              tracker.stop()
-              stopped = true
-              break
+  it.prop(
+    "synced never reverts; a registration syncs only after the informer; nothing syncs after the stop; waits agree",
+    [ops],
+    ([sequence]) => {
+      const tracker = make()
+      const registrations: Array<{ tracker: ReturnType<typeof tracker.registration>; unfinished: number }> = []
+      let stopped = false
+      let informerWas = false
+      const regWas = new Map<number, boolean>()
+      for (const step of sequence) {
+        switch (step.op) {
+          case "touched":
+            tracker.queue.touched()
+            break
+          case "replaced":
+            tracker.queue.replaced(step.queued)
+            break
+          case "take":
+            // as the FIFO and the controller do: count before (coalescing) or after (in-order) the batch
+            tracker.batchTaken()
+            if (step.before) tracker.queue.popped(step.count)
+            assert.strictEqual(tracker.hasSynced(), informerWas, "a taken batch decides nothing")
+            if (!step.before) tracker.queue.popped(step.count)
+            tracker.batchDone()
+            break
+          case "join": {
+            const registration = tracker.registration(`h${registrations.length}`)
+            for (let i = 0; i < step.adds; i++) registration.started()
+            if (!stopped) tracker.join(registration)
+            registrations.push({ tracker: registration, unfinished: step.adds })
+            break
           }
-          // never reverts, and never turns after the stop
-          if (informerWas) assert.isTrue(tracker.hasSynced())
-          if (stopped && !informerWas) assert.isFalse(tracker.hasSynced())
-          informerWas = tracker.hasSynced()
-          registrations.forEach((r, i) => {
-            const now = r.tracker.hasSynced()
-            const was = regWas.get(i) ?? false
-            if (was) assert.isTrue(now)
-            if (stopped && !was) assert.isFalse(now)
-            if (now) {
-              assert.isTrue(tracker.hasSynced(), "a registration syncs only after the informer")
-              assert.strictEqual(r.unfinished, 0, "a registration syncs only once its initial adds finished")
+          case "finish": {
+            const r = registrations[step.registration]
+            if (r !== undefined && r.unfinished > 0) {
+              r.unfinished--
+              r.tracker.finished()
             }
-            regWas.set(i, now)
-          })
+            break
+          }
+          case "leave": {
+            const r = registrations[step.registration]
+            if (r !== undefined) tracker.leave(r.tracker)
+            break
+          }
+          case "stop":
+            tracker.stop()
+            stopped = true
+            break
         }
-        // every wait agrees with hasSynced: success iff synced; decided iff synced, stopped or removed
-        const informerExit = decided(tracker.synced)
-        if (tracker.hasSynced()) assert.isTrue(informerExit !== undefined && Exit.isSuccess(informerExit))
-        else if (stopped) assert.isTrue(informerExit !== undefined && Exit.isFailure(informerExit))
-        else assert.isUndefined(informerExit, "a pending wait still waits")
-        for (const r of registrations) {
-          const exit = decided(r.tracker.synced)
-          if (r.tracker.hasSynced()) assert.isTrue(exit !== undefined && Exit.isSuccess(exit))
-          else if (r.tracker.state === "failed") assert.isTrue(exit !== undefined && Exit.isFailure(exit))
-          else assert.isUndefined(exit, "a pending wait still waits")
-        }
-      }),
-      { numRuns: 300 }
-    ))
+        // never reverts, and never turns after the stop
+        if (informerWas) assert.isTrue(tracker.hasSynced())
+        if (stopped && !informerWas) assert.isFalse(tracker.hasSynced())
+        informerWas = tracker.hasSynced()
+        registrations.forEach((r, i) => {
+          const now = r.tracker.hasSynced()
+          const was = regWas.get(i) ?? false
+          if (was) assert.isTrue(now)
+          if (stopped && !was) assert.isFalse(now)
+          if (now) {
+            assert.isTrue(tracker.hasSynced(), "a registration syncs only after the informer")
+            assert.strictEqual(r.unfinished, 0, "a registration syncs only once its initial adds finished")
+          }
+          regWas.set(i, now)
+        })
+      }
+      // every wait agrees with hasSynced: success iff synced; decided iff synced, stopped or removed
+      const informerExit = decided(tracker.synced)
+      if (tracker.hasSynced()) assert.isTrue(informerExit !== undefined && Exit.isSuccess(informerExit))
+      else if (stopped) assert.isTrue(informerExit !== undefined && Exit.isFailure(informerExit))
+      else assert.isUndefined(informerExit, "a pending wait still waits")
+      for (const r of registrations) {
+        const exit = decided(r.tracker.synced)
+        if (r.tracker.hasSynced()) assert.isTrue(exit !== undefined && Exit.isSuccess(exit))
+        else if (r.tracker.state === "failed") assert.isTrue(exit !== undefined && Exit.isFailure(exit))
+        else assert.isUndefined(exit, "a pending wait still waits")
+      }
+    },
+    // size: arrays up to their maxLength, as fast-check generated them when maxLength was given
+    { arbitrary: { runs: 300, size: 40 } }
+  )
 })
 
 describe("syncTracker: a DeltaFifo counting in it", () => {

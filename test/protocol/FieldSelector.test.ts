@@ -1,21 +1,22 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Equal, FastCheck, Hash, Option } from "effect"
+import { Effect, Equal, Hash, Option, Result } from "effect"
 import * as FieldSelector from "../../src/FieldSelector.js"
+import * as FastCheck from "../fixtures/arbitrary.js"
 
 const parseOk = (input: string): FieldSelector.FieldSelector => {
   const result = FieldSelector.parse(input)
-  if (Either.isLeft(result)) assert.fail(`expected ${JSON.stringify(input)} to parse: ${result.left.message}`)
-  return result.right
+  if (Result.isFailure(result)) assert.fail(`expected ${JSON.stringify(input)} to parse: ${result.failure.message}`)
+  return result.success
 }
 
 const parseErr = (input: string): FieldSelector.FieldSelectorParseError => {
   const result = FieldSelector.parse(input)
-  if (Either.isRight(result)) {
-    assert.fail(`expected ${JSON.stringify(input)} to fail, got ${FieldSelector.format(result.right)}`)
+  if (Result.isSuccess(result)) {
+    assert.fail(`expected ${JSON.stringify(input)} to fail, got ${FieldSelector.format(result.success)}`)
   }
-  assert.strictEqual(result.left._tag, "FieldSelectorParseError")
-  assert.strictEqual(result.left.input, input)
-  return result.left
+  assert.strictEqual(result.failure._tag, "FieldSelectorParseError")
+  assert.strictEqual(result.failure.input, input)
+  return result.failure
 }
 
 const pod = {
@@ -116,12 +117,12 @@ describe("FieldSelector", () => {
       FastCheck.assert(
         FastCheck.property(inputs, (input) => {
           const result = FieldSelector.parse(input)
-          if (Either.isLeft(result)) {
-            return result.left._tag === "FieldSelectorParseError" && result.left.input === input &&
-              result.left.message.length > 0
+          if (Result.isFailure(result)) {
+            return result.failure._tag === "FieldSelectorParseError" && result.failure.input === input &&
+              result.failure.message.length > 0
           }
-          const again = FieldSelector.parse(FieldSelector.format(result.right))
-          return Either.isRight(again) && Equal.equals(again.right, result.right)
+          const again = FieldSelector.parse(FieldSelector.format(result.success))
+          return Result.isSuccess(again) && Equal.equals(again.success, result.success)
         }),
         { numRuns: 500 }
       )
@@ -225,8 +226,9 @@ describe("FieldSelector", () => {
           const selector = FieldSelector.fromRequirements(requirements)
           const printed = FieldSelector.format(selector)
           const parsed = FieldSelector.parse(printed)
-          return Either.isRight(parsed) && Equal.equals(parsed.right, selector) &&
-            Hash.hash(parsed.right) === Hash.hash(selector) && parsed.right.requirements.length === requirements.length
+          return Result.isSuccess(parsed) && Equal.equals(parsed.success, selector) &&
+            Hash.hash(parsed.success) === Hash.hash(selector) &&
+            parsed.success.requirements.length === requirements.length
         }),
         { numRuns: 300 }
       )
@@ -237,25 +239,25 @@ describe("FieldSelector", () => {
     it("accepts supported fields", () => {
       const selector = parseOk("metadata.name=x,metadata.namespace!=y")
       assert.isTrue(Equal.equals(
-        Either.getOrThrow(FieldSelector.validateFields(selector, FieldSelector.defaultFields)),
+        Result.getOrThrow(FieldSelector.validateFields(selector, FieldSelector.defaultFields)),
         selector
       ))
-      assert.isTrue(Either.isRight(FieldSelector.validateFields(FieldSelector.everything, [])))
+      assert.isTrue(Result.isSuccess(FieldSelector.validateFields(FieldSelector.everything, [])))
     })
 
     it("rejects unsupported fields like the API server", () => {
       const selector = parseOk("metadata.name=x,spec.nodeName=n1")
       const result = FieldSelector.validateFields(selector, FieldSelector.defaultFields)
-      if (Either.isRight(result)) assert.fail("expected an error")
-      assert.strictEqual(result.left._tag, "FieldSelectorParseError")
-      assert.strictEqual(result.left.message, "field label not supported: spec.nodeName")
-      assert.strictEqual(result.left.field, "spec.nodeName")
-      assert.strictEqual(result.left.input, "metadata.name=x,spec.nodeName=n1")
+      if (Result.isSuccess(result)) assert.fail("expected an error")
+      assert.strictEqual(result.failure._tag, "FieldSelectorParseError")
+      assert.strictEqual(result.failure.message, "field label not supported: spec.nodeName")
+      assert.strictEqual(result.failure.field, "spec.nodeName")
+      assert.strictEqual(result.failure.input, "metadata.name=x,spec.nodeName=n1")
       assert.isTrue(
-        Either.isRight(FieldSelector.validateFields(selector, [...FieldSelector.defaultFields, "spec.nodeName"]))
+        Result.isSuccess(FieldSelector.validateFields(selector, [...FieldSelector.defaultFields, "spec.nodeName"]))
       )
       const spaced = FieldSelector.validateFields(parseOk("metadata.name = x"), FieldSelector.defaultFields)
-      assert.isTrue(Either.isLeft(spaced) && spaced.left.message === "field label not supported: metadata.name ")
+      assert.isTrue(Result.isFailure(spaced) && spaced.failure.message === "field label not supported: metadata.name ")
     })
   })
 

@@ -1,21 +1,22 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Either, Equal, FastCheck, Hash, Option } from "effect"
+import { Effect, Equal, Hash, Option, Result } from "effect"
 import * as LabelSelector from "../../src/LabelSelector.js"
+import * as FastCheck from "../fixtures/arbitrary.js"
 
 const parseOk = (input: string): LabelSelector.LabelSelector => {
   const result = LabelSelector.parse(input)
-  if (Either.isLeft(result)) assert.fail(`expected ${JSON.stringify(input)} to parse: ${result.left.message}`)
-  return result.right
+  if (Result.isFailure(result)) assert.fail(`expected ${JSON.stringify(input)} to parse: ${result.failure.message}`)
+  return result.success
 }
 
 const parseErr = (input: string): LabelSelector.LabelSelectorParseError => {
   const result = LabelSelector.parse(input)
-  if (Either.isRight(result)) {
-    assert.fail(`expected ${JSON.stringify(input)} to fail, got ${LabelSelector.format(result.right)}`)
+  if (Result.isSuccess(result)) {
+    assert.fail(`expected ${JSON.stringify(input)} to fail, got ${LabelSelector.format(result.success)}`)
   }
-  assert.strictEqual(result.left._tag, "LabelSelectorParseError")
-  assert.strictEqual(result.left.input, input)
-  return result.left
+  assert.strictEqual(result.failure._tag, "LabelSelectorParseError")
+  assert.strictEqual(result.failure.input, input)
+  return result.failure
 }
 
 const matches = (input: string, labels: LabelSelector.Labels): boolean => LabelSelector.matches(parseOk(input), labels)
@@ -206,13 +207,13 @@ describe("LabelSelector", () => {
       FastCheck.assert(
         FastCheck.property(inputs, (input) => {
           const result = LabelSelector.parse(input)
-          if (Either.isLeft(result)) {
-            return result.left._tag === "LabelSelectorParseError" && result.left.input === input &&
-              result.left.message.length > 0
+          if (Result.isFailure(result)) {
+            return result.failure._tag === "LabelSelectorParseError" && result.failure.input === input &&
+              result.failure.message.length > 0
           }
           // whatever parses round-trips through its canonical form
-          const again = LabelSelector.parse(LabelSelector.format(result.right))
-          return Either.isRight(again) && Equal.equals(again.right, result.right)
+          const again = LabelSelector.parse(LabelSelector.format(result.success))
+          return Result.isSuccess(again) && Equal.equals(again.success, result.success)
         }),
         { numRuns: 500 }
       )
@@ -351,7 +352,7 @@ describe("LabelSelector", () => {
     )
     const dnsLabel = FastCheck.oneof(chars(lowerAlphanumeric), word(lowerAlphanumeric, lowerAlphanumeric + "-", 10))
     const prefix = FastCheck.array(dnsLabel, { minLength: 1, maxLength: 4 }).map((labels) => labels.join("."))
-    const key = FastCheck.tuple(FastCheck.option(prefix, { nil: undefined }), name).map(([p, n]) =>
+    const key = FastCheck.tuple(FastCheck.option(prefix, { nil: undefined, freq: 3 }), name).map(([p, n]) =>
       p === undefined ? n : `${p}/${n}`
     )
     const value = FastCheck.oneof(FastCheck.constant(""), name)
@@ -377,11 +378,12 @@ describe("LabelSelector", () => {
       FastCheck.assert(
         FastCheck.property(FastCheck.array(requirement, { maxLength: 6 }), (requirements) => {
           const selector = LabelSelector.fromRequirements(requirements)
-          if (Either.isLeft(selector)) return false
-          const printed = LabelSelector.format(selector.right)
+          if (Result.isFailure(selector)) return false
+          const printed = LabelSelector.format(selector.success)
           const parsed = LabelSelector.parse(printed)
-          return Either.isRight(parsed) && Equal.equals(parsed.right, selector.right) &&
-            Hash.hash(parsed.right) === Hash.hash(selector.right) && LabelSelector.format(parsed.right) === printed
+          return Result.isSuccess(parsed) && Equal.equals(parsed.success, selector.success) &&
+            Hash.hash(parsed.success) === Hash.hash(selector.success) &&
+            LabelSelector.format(parsed.success) === printed
         }),
         { numRuns: 300 }
       )
@@ -426,7 +428,7 @@ describe("LabelSelector", () => {
       }
       FastCheck.assert(
         FastCheck.property(FastCheck.array(smallRequirement, { maxLength: 4 }), labels, (requirements, l) => {
-          const selector = Either.getOrThrow(LabelSelector.fromRequirements(requirements))
+          const selector = Result.getOrThrow(LabelSelector.fromRequirements(requirements))
           const parsed = parseOk(LabelSelector.format(selector))
           const expected = requirements.every((r) => reference(r, l))
           return LabelSelector.matches(selector, l) === expected && LabelSelector.matches(parsed, l) === expected
@@ -438,12 +440,12 @@ describe("LabelSelector", () => {
 
   describe("constructors", () => {
     it("fromRequirements validates and normalises", () => {
-      const selector = Either.getOrThrow(LabelSelector.fromRequirements([
+      const selector = Result.getOrThrow(LabelSelector.fromRequirements([
         { key: "b", operator: "NotIn", values: ["y", "x", "y"] },
         { key: "a", operator: "Exists", values: [] }
       ]))
       assert.strictEqual(LabelSelector.format(selector), "a,b notin (x,y)")
-      assert.isTrue(Equal.equals(Either.getOrThrow(LabelSelector.fromRequirements([])), LabelSelector.everything))
+      assert.isTrue(Equal.equals(Result.getOrThrow(LabelSelector.fromRequirements([])), LabelSelector.everything))
 
       const bad: ReadonlyArray<readonly [LabelSelector.Requirement, string]> = [
         [{ key: "a", operator: "In", values: [] }, "values set can't be empty"],
@@ -456,27 +458,27 @@ describe("LabelSelector", () => {
       ]
       for (const [r, message] of bad) {
         const result = LabelSelector.fromRequirements([r])
-        assert.isTrue(Either.isLeft(result), message)
-        if (Either.isLeft(result)) {
-          assert.strictEqual(result.left._tag, "LabelSelectorParseError")
-          assert.include(result.left.message, message)
+        assert.isTrue(Result.isFailure(result), message)
+        if (Result.isFailure(result)) {
+          assert.strictEqual(result.failure._tag, "LabelSelectorParseError")
+          assert.include(result.failure.message, message)
         }
       }
     })
 
     it("fromMatchLabels selects exactly the given labels", () => {
-      const selector = Either.getOrThrow(LabelSelector.fromMatchLabels({ tier: "web", app: "shop" }))
+      const selector = Result.getOrThrow(LabelSelector.fromMatchLabels({ tier: "web", app: "shop" }))
       assert.strictEqual(LabelSelector.format(selector), "app=shop,tier=web")
       assert.isTrue(LabelSelector.matches(selector, { app: "shop", tier: "web", other: "x" }))
       assert.isFalse(LabelSelector.matches(selector, { app: "shop" }))
-      assert.isTrue(LabelSelector.isEverything(Either.getOrThrow(LabelSelector.fromMatchLabels({}))))
-      assert.isTrue(LabelSelector.isEverything(Either.getOrThrow(LabelSelector.fromMatchLabels(undefined))))
+      assert.isTrue(LabelSelector.isEverything(Result.getOrThrow(LabelSelector.fromMatchLabels({}))))
+      assert.isTrue(LabelSelector.isEverything(Result.getOrThrow(LabelSelector.fromMatchLabels(undefined))))
       const bad = LabelSelector.fromMatchLabels({ app: "not valid" })
-      assert.isTrue(Either.isLeft(bad) && bad.left.message.includes("Invalid value: \"not valid\""))
+      assert.isTrue(Result.isFailure(bad) && bad.failure.message.includes("Invalid value: \"not valid\""))
     })
 
     it("fromLabelSelector converts metav1.LabelSelector", () => {
-      const selector = Either.getOrThrow(LabelSelector.fromLabelSelector({
+      const selector = Result.getOrThrow(LabelSelector.fromLabelSelector({
         matchLabels: { app: "web" },
         matchExpressions: [
           { key: "tier", operator: "NotIn", values: ["db", "cache"] },
@@ -489,10 +491,10 @@ describe("LabelSelector", () => {
       assert.isTrue(LabelSelector.matches(selector, { app: "web", env: "prod", zone: "a" }))
       assert.isFalse(LabelSelector.matches(selector, { app: "web", env: "prod", zone: "a", tier: "db" }))
 
-      assert.isTrue(LabelSelector.isNothing(Either.getOrThrow(LabelSelector.fromLabelSelector(undefined))))
-      assert.isTrue(LabelSelector.isNothing(Either.getOrThrow(LabelSelector.fromLabelSelector(null))))
-      assert.isTrue(LabelSelector.isEverything(Either.getOrThrow(LabelSelector.fromLabelSelector({}))))
-      assert.isTrue(LabelSelector.isEverything(Either.getOrThrow(LabelSelector.fromLabelSelector({
+      assert.isTrue(LabelSelector.isNothing(Result.getOrThrow(LabelSelector.fromLabelSelector(undefined))))
+      assert.isTrue(LabelSelector.isNothing(Result.getOrThrow(LabelSelector.fromLabelSelector(null))))
+      assert.isTrue(LabelSelector.isEverything(Result.getOrThrow(LabelSelector.fromLabelSelector({}))))
+      assert.isTrue(LabelSelector.isEverything(Result.getOrThrow(LabelSelector.fromLabelSelector({
         matchLabels: {},
         matchExpressions: []
       }))))
@@ -514,10 +516,10 @@ describe("LabelSelector", () => {
       ]
       for (const [input, message] of cases) {
         const result = LabelSelector.fromLabelSelector(input)
-        assert.isTrue(Either.isLeft(result), message)
-        if (Either.isLeft(result)) {
-          assert.strictEqual(result.left._tag, "LabelSelectorParseError")
-          assert.include(result.left.message, message)
+        assert.isTrue(Result.isFailure(result), message)
+        if (Result.isFailure(result)) {
+          assert.strictEqual(result.failure._tag, "LabelSelectorParseError")
+          assert.include(result.failure.message, message)
         }
       }
     })

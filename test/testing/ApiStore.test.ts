@@ -7,10 +7,9 @@
  */
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as ApiStore from "../../src/ApiStore.js"
 import * as FakeListerWatcher from "../../src/FakeListerWatcher.js"
@@ -79,10 +78,10 @@ const events = (
   lw.watch(options).pipe(
     Stream.take(n),
     Stream.runCollect,
-    Effect.either,
-    Effect.map(Either.match({
-      onLeft: (error) => `${error._tag} ${error.reason}`,
-      onRight: (chunk) => Chunk.toReadonlyArray(chunk).map(describeEvent)
+    Effect.result,
+    Effect.map(Result.match({
+      onFailure: (error) => `${error._tag} ${error.reason}`,
+      onSuccess: (collected) => collected.map(describeEvent)
     }))
   )
 
@@ -100,10 +99,10 @@ const page = (
   } | string
 > =>
   lw.list(options).pipe(
-    Effect.either,
-    Effect.map(Either.match({
-      onLeft: (error) => `${error._tag} ${error.reason}`,
-      onRight: (p) => ({
+    Effect.result,
+    Effect.map(Result.match({
+      onFailure: (error) => `${error._tag} ${error.reason}`,
+      onSuccess: (p) => ({
         names: p.items.map((o) => o.metadata?.name).join(","),
         rv: p.resourceVersion,
         more: p.continue !== undefined,
@@ -176,7 +175,7 @@ const scenario = (cluster: Cluster) =>
   })
 
 describe("ApiStore: the fake and the embedded API server agree", () => {
-  it.scopedLive("one scenario, identical results", () =>
+  it.live("one scenario, identical results", () =>
     Effect.gen(function*() {
       const fake = yield* scenario(yield* fakeCluster)
       const server = yield* scenario(yield* serverCluster)
@@ -218,9 +217,9 @@ describe("ApiStore: the fake and the embedded API server agree", () => {
     store.commit(pods, "ADDED", entry("a", "web"), undefined)
     store.commit(pods, "ADDED", entry("b", "web"), undefined, undefined, true)
     const at1 = ApiStore.list(store, pods, undefined, { resourceVersion: "1", resourceVersionMatch: "Exact" })
-    assert.isTrue(Either.isRight(at1) && at1.right.page.items.map((e) => e.name).join() === "a")
+    assert.isTrue(Result.isSuccess(at1) && at1.success.page.items.map((e) => e.name).join() === "a")
     const now = ApiStore.list(store, pods, undefined, {})
-    assert.isTrue(Either.isRight(now) && now.right.page.items.map((e) => e.name).join() === "a,b")
+    assert.isTrue(Result.isSuccess(now) && now.success.page.items.map((e) => e.name).join() === "a,b")
     assert.deepStrictEqual(store.eventsAfter(pods, 0).map((e) => e.entry.name), ["a"])
   })
 })

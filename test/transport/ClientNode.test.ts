@@ -48,7 +48,7 @@ const pod = (name: string) => ChurnSimulator.makePod({ name, namespace: "ns-1", 
 // -------------------------------------------------------------------------------------------------
 
 describe("ClientNode - @kubernetes/client-node's informer against the embedded API server", () => {
-  it.scopedLive(
+  it.live(
     "syncs, follows add/update/delete across a closed watch, and stops cleanly",
     () =>
       Effect.gen(function*() {

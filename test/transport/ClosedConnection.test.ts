@@ -28,7 +28,7 @@ const podList = (rv: string) =>
 /** A node:http server answering every request with `body()`, its server-side sockets exposed. */
 const serve = (body: (request: Http.IncomingMessage) => string) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly url: string; readonly sockets: Set<Socket> }>((resume) => {
+    Effect.callback<{ readonly server: Http.Server; readonly url: string; readonly sockets: Set<Socket> }>((resume) => {
       const sockets = new Set<Socket>()
       const server = Http.createServer((request, response) => {
         response.setHeader("content-type", "application/json")
@@ -46,7 +46,7 @@ const serve = (body: (request: Http.IncomingMessage) => string) =>
         })))
     }),
     ({ server, sockets }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })
@@ -58,10 +58,10 @@ const closeAll = (sockets: Set<Socket>) => {
 }
 
 describe("connections closed while idle", () => {
-  it.scopedLive("the embedded API server keeps idle connections 90 s, as kube-apiserver", () =>
+  it.live("the embedded API server keeps idle connections 90 s, as kube-apiserver", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make()
-      const keepAlive = yield* Effect.async<string | undefined>((resume) => {
+      const keepAlive = yield* Effect.callback<string | undefined>((resume) => {
         const request = Http.get(`${server.url}/api/v1/namespaces/default/pods`, (response) => {
           response.resume()
           const value = response.headers["keep-alive"]
@@ -72,7 +72,7 @@ describe("connections closed while idle", () => {
       assert.strictEqual(keepAlive, "timeout=90")
     }))
 
-  it.scopedLive("a LIST sent on a connection the server has just closed is sent again on a new one", () =>
+  it.live("a LIST sent on a connection the server has just closed is sent again on a new one", () =>
     Effect.gen(function*() {
       let requests = 0
       let connections = 0
@@ -97,7 +97,7 @@ describe("connections closed while idle", () => {
       }).pipe(Effect.provide(live(url)))
     }))
 
-  it.scopedLive("a WATCH opened on a connection the server has just closed is opened again on a new one", () =>
+  it.live("a WATCH opened on a connection the server has just closed is opened again on a new one", () =>
     Effect.gen(function*() {
       let connections = 0
       const { server, sockets, url } = yield* serve((request) =>
@@ -125,7 +125,7 @@ describe("connections closed while idle", () => {
       }).pipe(Effect.provide(live(url)))
     }))
 
-  it.scopedLive("a server that resets every connection still fails the LIST with TransportError", () =>
+  it.live("a server that resets every connection still fails the LIST with TransportError", () =>
     Effect.gen(function*() {
       let requests = 0
       const { server, url } = yield* serve(() => podList("1"))

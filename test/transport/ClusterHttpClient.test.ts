@@ -2,9 +2,9 @@
  * ClusterHttpClient: the cluster's `HttpClient` (one keep-alive agent pool), and its first names in
  * HttpListerWatcher.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
@@ -14,7 +14,7 @@ import * as KubeConfig from "../../src/KubeConfig.js"
 
 /** A node:http server answering `{}`, counting the connections it accepted. */
 const serve = Effect.acquireRelease(
-  Effect.async<{ readonly server: Http.Server; readonly url: string; readonly connections: () => number }>(
+  Effect.callback<{ readonly server: Http.Server; readonly url: string; readonly connections: () => number }>(
     (resume) => {
       let connections = 0
       const sockets = new Set<Socket>()
@@ -39,7 +39,7 @@ const serve = Effect.acquireRelease(
     }
   ),
   ({ server }) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       server.close(() => resume(Effect.void))
       server.closeAllConnections()
     })
@@ -52,7 +52,7 @@ describe("ClusterHttpClient", () => {
     assert.strictEqual(HttpListerWatcher.makeHttpClient, ClusterHttpClient.make)
   })
 
-  it.scoped("sends requests to the KubeConfig's server and reuses the idle connection", () =>
+  it.effect("sends requests to the KubeConfig's server and reuses the idle connection", () =>
     Effect.gen(function*() {
       const { connections, url } = yield* serve
       const statuses = yield* Effect.gen(function*() {

@@ -28,7 +28,7 @@ interface Script {
 
 const startServer = (script: Script) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly requests: Array<Request>; readonly server: Http.Server }>(
+    Effect.callback<{ readonly url: string; readonly requests: Array<Request>; readonly server: Http.Server }>(
       (resume) => {
         const requests: Array<Request> = []
         let lists = 0
@@ -55,7 +55,7 @@ const startServer = (script: Script) =>
       }
     ),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -103,7 +103,7 @@ const names = (informer: SharedInformer.SharedInformer.Service<KubeObject>) =>
   Effect.map(informer.indexer.list, (objects) => objects.map((o) => o.metadata?.name).sort())
 
 describe("hostile input over HTTP", () => {
-  it.scopedLive(
+  it.live(
     "a line over the size limit is a DecodeError (TooLarge), followed by a relist: nothing lost",
     () =>
       Effect.gen(function*() {
@@ -136,7 +136,7 @@ describe("hostile input over HTTP", () => {
     30_000
   )
 
-  it.scopedLive(
+  it.live(
     "deeply nested JSON is parsed without crashing the process, and the informer goes on",
     () =>
       Effect.gen(function*() {
@@ -161,7 +161,7 @@ describe("hostile input over HTTP", () => {
     30_000
   )
 
-  it.scopedLive(
+  it.live(
     "an object of the wrong kind is skipped with a warning; the watch goes on",
     () =>
       Effect.gen(function*() {
@@ -188,7 +188,7 @@ describe("hostile input over HTTP", () => {
     30_000
   )
 
-  it.scopedLive("an event without metadata is a DecodeError (Malformed), then a relist", () =>
+  it.live("an event without metadata is a DecodeError (Malformed), then a relist", () =>
     Effect.gen(function*() {
       const { requests, url } = yield* startServer({
         list: (n) => n === 0 ? listOf(1, []) : listOf(5, [pod("b", 5)]),
@@ -215,7 +215,7 @@ describe("hostile input over HTTP", () => {
       })
     }), 30_000)
 
-  it.scopedLive(
+  it.live(
     "a list without metadata is a DecodeError (Malformed); the list is retried and the informer syncs",
     () =>
       Effect.gen(function*() {
@@ -241,7 +241,7 @@ describe("hostile input over HTTP", () => {
 })
 
 describe("inactivity watchdog", () => {
-  it.scopedLive(
+  it.live(
     "a watch that receives no bytes is restarted from the last resourceVersion, without a relist",
     () =>
       Effect.gen(function*() {

@@ -114,7 +114,7 @@ const assertNoSecrets = (u: unknown) => {
 }
 
 const withEnv = (env: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
 describe("KubeConfig from a kubeconfig file", () => {
   it.effect("current context: server, CA data, bearer token, namespace", () =>
@@ -351,18 +351,16 @@ describe("KubeConfig from options", () => {
   })
 })
 
-describe("expiring credentials", () => {
-  it.live("an exec plugin is re-run through client-node, so a rotated token is picked up", () =>
-    Effect.gen(function*() {
-      const tokenFile = write("first-token", "token")
-      const script = [
-        "const fs = require('fs')",
-        `const token = fs.readFileSync(${JSON.stringify(tokenFile)}, 'utf8')`,
-        "if (token === 'fail') { console.error('plugin: login required'); process.exit(1) }",
-        "console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential',",
-        "  status: { token } }))"
-      ].join("\n")
-      const path = write(`
+/** A kubeconfig whose user's token comes from an exec plugin reading `tokenFile` (`expiry`: its expirationTimestamp). */
+const execKubeconfig = (tokenFile: string, expiry: string | undefined) => {
+  const script = [
+    "const fs = require('fs')",
+    `const token = fs.readFileSync(${JSON.stringify(tokenFile)}, 'utf8')`,
+    "if (token === 'fail') { console.error('plugin: login required'); process.exit(1) }",
+    "console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential',",
+    `  status: { token${expiry === undefined ? "" : `, expirationTimestamp: ${JSON.stringify(expiry)}`} } }))`
+  ].join("\n")
+  return write(`
 current-context: c
 clusters: [{ name: k, cluster: { server: "https://k.example" } }]
 users:
@@ -374,6 +372,16 @@ users:
       args: ["-e", ${JSON.stringify(script)}]
 contexts: [{ name: c, context: { cluster: k, user: u } }]
 `)
+}
+
+describe("expiring credentials", () => {
+  // client-node 2 caches an ExecCredential until its expirationTimestamp (client-go's rule; 1.x, whose
+  // `Date.parse(undefined)` is NaN, re-ran a plugin whose credential had none at every request): a credential
+  // that has expired is fetched again, so a rotated token is picked up
+  it.live("an exec plugin is re-run through client-node, so a rotated token is picked up", () =>
+    Effect.gen(function*() {
+      const tokenFile = write("first-token", "token")
+      const path = execKubeconfig(tokenFile, "2000-01-01T00:00:00Z")
       const config = yield* KubeConfig.fromFile(path)
       assert.deepStrictEqual(config.auth, { kind: "exec", dynamic: true, allowInsecureTokenOverHttp: false })
       assert.deepStrictEqual(yield* headersOf(config), { authorization: "Bearer first-token" })
@@ -384,6 +392,19 @@ contexts: [{ name: c, context: { cluster: k, user: u } }]
       assert.strictEqual(error.reason, "AuthProviderFailed")
       assert.include(error.message, "plugin: login required")
       assertNoSecrets(config)
+    }))
+
+  it.live("an exec credential without expirationTimestamp is kept by client-node until it expires (client-go)", () =>
+    Effect.gen(function*() {
+      const tokenFile = write("first-token", "token")
+      const later = new Date(Date.now() + 3_600_000).toISOString()
+      for (const expiry of [undefined, later]) {
+        Fs.writeFileSync(tokenFile, "first-token")
+        const config = yield* KubeConfig.fromFile(execKubeconfig(tokenFile, expiry))
+        assert.deepStrictEqual(yield* headersOf(config), { authorization: "Bearer first-token" })
+        Fs.writeFileSync(tokenFile, "second-token")
+        assert.deepStrictEqual(yield* headersOf(config), { authorization: "Bearer first-token" }, String(expiry))
+      }
     }))
 
   it.effect("in cluster: service host and port, CA, token file, namespace", () =>

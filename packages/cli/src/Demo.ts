@@ -22,7 +22,6 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -43,11 +42,11 @@ export interface Options {
   /** Changes per second. Defaults to 200. */
   readonly churn?: number | undefined
   /** How long churn and faults run. Defaults to 20 seconds. */
-  readonly duration?: Duration.DurationInput | undefined
+  readonly duration?: Duration.Input | undefined
   /** Defaults to `"mild"`. */
   readonly faults?: Chaos.FaultLevel | undefined
   /** How long the informers may take to converge once churn stops. Defaults to 60 seconds. */
-  readonly settleTimeout?: Duration.DurationInput | undefined
+  readonly settleTimeout?: Duration.Input | undefined
   /** Called about four times a second while the demo runs. */
   readonly onProgress?: ((progress: Progress) => Effect.Effect<void>) | undefined
   /**
@@ -300,7 +299,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     // Churn and faults run in a scope of their own, closed when the run ends.
     phase.current = "churning"
     const outer = yield* Effect.scope
-    const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+    const chaos = yield* Scope.fork(outer, "sequential")
     // the churn's writes, each remembered by the resourceVersion it wrote, for the lag
     const wrote = <A>(write: Effect.Effect<A, StatusError>): Effect.Effect<A, StatusError> =>
       Effect.tap(write, () =>
@@ -331,7 +330,7 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
     const check = Effect.forEach(watched, (w) =>
       Effect.zipWith(w.informer.indexer.list, server.objects.snapshot(w.resource), (cached, objects) =>
         Chaos.compare(w.name, cached, objects)))
-    const settleTimeout = Duration.decode(options.settleTimeout ?? "60 seconds").pipe(
+    const settleTimeout = Duration.fromInputUnsafe(options.settleTimeout ?? "60 seconds").pipe(
       (timeout) =>
         interrupted ? Duration.min(timeout, Duration.seconds(10)) : timeout
     )
@@ -343,8 +342,8 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
           ? Effect.succeed(results)
           : Effect.fail(results)
       ),
-      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(settleTimeout))),
-      Effect.catchAll((results) => Effect.succeed(results))
+      Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo({ duration: settleTimeout }))),
+      Effect.catch((results) => Effect.succeed(results))
     )
     const settled = yield* Clock.currentTimeMillis
     yield* progress("settling")

@@ -3,21 +3,17 @@
  * election...) served over HTTP in the Prometheus text format, for `effect-informers replicate
  * --metrics-port`.
  *
- * `@effect/opentelemetry`'s `Metrics` bridges Effect's metric registry into an OpenTelemetry `MetricReader`;
- * the reader is `@opentelemetry/exporter-prometheus`'s `PrometheusExporter`, which renders the text format.
- * The HTTP server is ours (the exporter's own treats port 0 as its default 9464 and reports a port in use
- * only to OpenTelemetry's diagnostics): it binds `host:port` (port 0: any free one) in the current scope, a
- * bind that fails is a `MetricsServerError`, and closing the scope closes the server and its connections,
- * so the port is free again.
+ * Effect's `PrometheusMetrics` (`effect/observability`) renders the process's metric registry in the text
+ * format, after a `target_info` series naming the service. The HTTP server is a plain `node:http` one, so
+ * that the command loads no HTTP framework to serve one path: it binds `host:port` (port 0: any free one)
+ * in the current scope, a bind that fails is a `MetricsServerError`, and closing the scope closes the server
+ * and its connections, so the port is free again.
  *
  * @since 0.2.0
  */
-import * as OtelMetrics from "@effect/opentelemetry/Metrics"
-import * as OtelResource from "@effect/opentelemetry/Resource"
-import { PrometheusExporter } from "@opentelemetry/exporter-prometheus"
-import type { MetricReader } from "@opentelemetry/sdk-metrics"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 import type * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -109,10 +105,19 @@ const reasonOf = (code: unknown): MetricsServerError["reason"] => {
   }
 }
 
+/** A label value as the text format writes it: backslash, double quote and line feed escaped. */
+const labelValue = (value: string): string => value.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+
+/** The `target_info` series: the service, as OpenTelemetry's resource named it before. */
+const targetInfo = (serviceName: string): string =>
+  "# HELP target_info Target metadata\n# TYPE target_info gauge\n" +
+  `target_info{service_name="${labelValue(serviceName)}",telemetry_sdk_name="effect",` +
+  `telemetry_sdk_language="nodejs"} 1\n`
+
 /**
  * Serves the process's Effect metrics at `http://host:port/metrics` in the Prometheus text format (counters
- * with `_total`, histograms as `_bucket`/`_sum`/`_count`, the tags as labels, plus `target_info`), until the
- * scope closes; any other path answers 404.
+ * named as they are, e.g. `..._total`; histograms as `_bucket`/`_sum`/`_count`; the attributes as labels;
+ * plus `target_info`), until the scope closes; any other path answers 404.
  *
  * @since 0.2.0
  * @category constructors
@@ -125,15 +130,9 @@ export const serve = (options: ServeOptions): Effect.Effect<MetricsServer, Metri
       return yield* new MetricsServerError({ reason: "InvalidPort", host, port })
     }
 
-    // the reader: renders what it collects; its own server is never started (ours below serves it)
-    const exporter = new PrometheusExporter({ preventServerStart: true, withoutScopeInfo: true })
-    // Effect's registry as the reader's producer; the scope shuts the reader down
-    const producer = yield* OtelMetrics.makeProducer.pipe(
-      Effect.provide(OtelResource.layer({ serviceName: options.serviceName ?? "effect-informers" }))
-    )
-    // (the exporter pins its own copy of @opentelemetry/sdk-metrics, a patch apart from the one
-    // @effect/opentelemetry sees: the same MetricReader at run time, two declarations to the type checker)
-    yield* OtelMetrics.registerProducer(producer, () => exporter as unknown as MetricReader)
+    // the metric registry is the one of this context (the process's, unless a test gave its own)
+    const context = yield* Effect.context<never>()
+    const info = targetInfo(options.serviceName ?? "effect-informers")
 
     const server = Http.createServer((req, res) => {
       // the path by hand: `new URL` throws on request targets such as `//[`, and a throw here would end the process
@@ -145,10 +144,19 @@ export const serve = (options: ServeOptions): Effect.Effect<MetricsServer, Metri
         res.end("not found\n")
         return
       }
-      exporter.getMetricsRequestHandler(req, res)
+      let body: string
+      try {
+        body = info + PrometheusMetrics.formatUnsafe(context)
+      } catch {
+        res.writeHead(500, { "content-type": "text/plain" })
+        res.end("cannot render the metrics\n")
+        return
+      }
+      res.writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" })
+      res.end(req.method === "HEAD" ? undefined : body)
     })
     const bound = yield* Effect.acquireRelease(
-      Effect.async<number, MetricsServerError>((resume) => {
+      Effect.callback<number, MetricsServerError>((resume) => {
         const failed = (cause: unknown) =>
           resume(
             Effect.fail(
@@ -174,7 +182,7 @@ export const serve = (options: ServeOptions): Effect.Effect<MetricsServer, Metri
         }
       }),
       () =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           server.closeAllConnections()
           server.close(() => resume(Effect.void))
         })

@@ -288,9 +288,9 @@ export const leaseName = "effect-informers-replicate"
 export interface CoordinationOptions {
   readonly identity: string
   readonly namespace?: string | undefined
-  readonly leaseDuration?: Duration.DurationInput | undefined
-  readonly renewDeadline?: Duration.DurationInput | undefined
-  readonly retryPeriod?: Duration.DurationInput | undefined
+  readonly leaseDuration?: Duration.Input | undefined
+  readonly renewDeadline?: Duration.Input | undefined
+  readonly retryPeriod?: Duration.Input | undefined
 }
 
 const timings = (options: CoordinationOptions) => ({

@@ -20,6 +20,7 @@ import type { ReflectorError } from "effect-informers/Reflector"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Latch from "effect/Latch"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 
@@ -53,7 +54,7 @@ export interface Options {
   /** A buffer this long (in UTF-16 code units) is written at once. Defaults to 64 KiB. */
   readonly maxBytes?: number | undefined
   /** The longest a line waits in the buffer while the destination takes what it is given. Defaults to 20 ms. */
-  readonly maxDelay?: Duration.DurationInput | undefined
+  readonly maxDelay?: Duration.Input | undefined
 }
 
 /**
@@ -87,16 +88,16 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
   Effect.gen(function*() {
     const destination = options.destination
     const maxBytes = Math.max(1, options.maxBytes ?? 64 * 1024)
-    const maxDelay = Duration.decode(options.maxDelay ?? Duration.millis(20))
+    const maxDelay = Duration.fromInputUnsafe(options.maxDelay ?? Duration.millis(20))
 
     // --- state: the buffer, whether the timer runs, whether the destination is full or gone ---
     let buffer = ""
     /** The timer is running for the lines in `buffer` (or some of them, already written since). */
     let armed = false
     /** Wakes the timer fiber when a line waits in an empty buffer. */
-    const wake = Effect.unsafeMakeLatch(false)
+    const wake = Latch.makeUnsafe(false)
     /** Closed while the destination holds more than `maxBytes`, until its `drain`. */
-    const writable = Effect.unsafeMakeLatch(true)
+    const writable = Latch.makeUnsafe(true)
     let blocked = false
     /** The destination closed or failed: nothing more can be written. */
     let closed = false
@@ -122,13 +123,13 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
       // `false` sets the stream's need for `drain`, so one follows once it is empty
       if (!accepted && destination.writableLength > maxBytes) {
         blocked = true
-        writable.unsafeClose()
+        writable.closeUnsafe()
       }
     }
     const onDrain = () => {
       if (!blocked) return
       blocked = false
-      writable.unsafeOpen()
+      writable.openUnsafe()
       // what waited while the destination was full goes out now, not at the next timer or full buffer
       writeOut()
     }
@@ -136,7 +137,7 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
       closed = true
       buffer = ""
       blocked = false
-      writable.unsafeOpen()
+      writable.openUnsafe()
       notifyIdle()
     }
     destination.on("drain", onDrain)
@@ -145,9 +146,9 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
 
     // --- the timer: `maxDelay` after the first line waiting, the buffer is written ---
     yield* wake.await.pipe(
-      Effect.zipRight(wake.close),
-      Effect.zipRight(Effect.sleep(maxDelay)),
-      Effect.zipRight(Effect.sync(() => {
+      Effect.andThen(wake.close),
+      Effect.andThen(Effect.sleep(maxDelay)),
+      Effect.andThen(Effect.sync(() => {
         armed = false
         if (!blocked) writeOut()
       })),
@@ -159,24 +160,24 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
     /** A full buffer: written at once, or after the destination's `drain`. */
     const writeFull: Effect.Effect<void> = Effect.suspend(() => {
       if (buffer.length < maxBytes) return Effect.void
-      if (blocked) return Effect.zipRight(writable.await, writeFull)
+      if (blocked) return Effect.andThen(writable.await, writeFull)
       writeOut()
       return Effect.void
     })
 
     const flush: Effect.Effect<void> = Effect.suspend(() => {
       if (closed) return Effect.void
-      if (blocked) return Effect.zipRight(writable.await, flush)
+      if (blocked) return Effect.andThen(writable.await, flush)
       writeOut()
       if (written === issued || closed) return Effect.void
-      return Effect.async<void>((resume) => {
+      return Effect.callback<void>((resume) => {
         const resumed = () => resume(Effect.void)
         idle.push(resumed)
         return Effect.sync(() => {
           const i = idle.indexOf(resumed)
           if (i !== -1) idle.splice(i, 1)
         })
-      }).pipe(Effect.zipRight(flush))
+      }).pipe(Effect.andThen(flush))
     })
 
     yield* Effect.addFinalizer(() =>
@@ -195,7 +196,7 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
         if (buffer.length >= maxBytes) return writeFull
         if (!armed) {
           armed = true
-          wake.unsafeOpen()
+          wake.openUnsafe()
         }
         return Effect.void
       })

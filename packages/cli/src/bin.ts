@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -25,14 +25,14 @@ let signalled = false
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => signalled = true)
 
 Cli.run(process.argv).pipe(
-  Effect.provide(NodeContext.layer),
+  Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
     disableErrorReporting: true,
     // After a signal: the exit code the command set (the demo's 130 after Ctrl-C), where the default teardown
     // exits 0 whatever the command set. Otherwise a command that only set `process.exitCode` ends naturally,
     // once its output is written (runMain calls `process.exit` for a code other than 0).
     teardown: (exit, onExit) => {
-      if (Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)) return onExit(1)
+      if (Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)) return onExit(1)
       const code = typeof process.exitCode === "number" ? process.exitCode : Number(process.exitCode ?? 0) || 0
       onExit(signalled ? code : 0)
     }

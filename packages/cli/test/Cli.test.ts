@@ -72,7 +72,7 @@ const start = (
     if (options.discardStdout === true) child.stdout!.destroy()
     else child.stdout!.on("data", (chunk: string) => stdout += chunk)
     child.stderr!.on("data", (chunk: string) => stderr += chunk)
-    child.on("close", (code, signal) => Deferred.unsafeDone(done, Effect.succeed({ code, signal, stdout, stderr })))
+    child.on("close", (code, signal) => Deferred.doneUnsafe(done, Effect.succeed({ code, signal, stdout, stderr })))
     return {
       child,
       stdout: () => stdout,
@@ -83,17 +83,21 @@ const start = (
   })
 
 /** Runs the CLI to completion (at most `timeout`). */
-const run = (args: ReadonlyArray<string>, timeout: Duration.DurationInput = "60 seconds") =>
+const run = (args: ReadonlyArray<string>, timeout: Duration.Input = "60 seconds") =>
   Effect.scoped(Effect.flatMap(start(args), (cli) => awaitExit(cli, args, timeout)))
 
-const awaitExit = (cli: Running, args: ReadonlyArray<string>, timeout: Duration.DurationInput) =>
+const awaitExit = (cli: Running, args: ReadonlyArray<string>, timeout: Duration.Input) =>
   cli.exited.pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: timeout,
-      onTimeout: () =>
-        new Error(
-          `effect-informers ${args.join(" ")} still running after ${Duration.format(Duration.decode(timeout))}\n` +
-            `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`
+      orElse: () =>
+        Effect.fail(
+          new Error(
+            `effect-informers ${args.join(" ")} still running after ${
+              Duration.format(Duration.fromInputUnsafe(timeout))
+            }\n` +
+              `stdout: ${cli.stdout()}\nstderr: ${cli.stderr()}`
+          )
         )
     }),
     Effect.orDie
@@ -149,7 +153,7 @@ const depthOf = (obj: any): { readonly depth: number; readonly leaf: unknown } =
  */
 const scriptedServer = (items: ReadonlyArray<string>): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<http.Server>((resume) => {
+    Effect.callback<http.Server>((resume) => {
       const server = http.createServer((req, res) => {
         const url = new URL(req.url ?? "/", "http://localhost")
         if (url.pathname !== "/api/v1/pods") {
@@ -178,7 +182,7 @@ const scriptedServer = (items: ReadonlyArray<string>): Effect.Effect<string, nev
       server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
     }),
     (server) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })
@@ -397,7 +401,7 @@ describe("Cli - effect-informers as a child process", () => {
     90_000
   )
 
-  it.scopedLive(
+  it.live(
     "serve, then watch it: JSON output, events with a pod created meanwhile, Ctrl-C",
     () =>
       Effect.gen(function*() {
@@ -536,7 +540,7 @@ describe("Cli - effect-informers as a child process", () => {
     150_000
   )
 
-  it.scopedLive(
+  it.live(
     "watch of a 6,000-deep object: -o json prints it, events print it, no stack trace",
     () =>
       Effect.gen(function*() {
@@ -584,7 +588,7 @@ describe("Cli - effect-informers as a child process", () => {
       }),
     90_000
   )
-  it.scopedLive(
+  it.live(
     "serve --audit-log FILE: one JSON line per kubectl write, the file complete once serve has stopped",
     () =>
       Effect.gen(function*() {
@@ -598,7 +602,7 @@ describe("Cli - effect-informers as a child process", () => {
         const manifest = path.join(dir, "cm.yaml")
         fs.writeFileSync(manifest, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: audited\ndata:\n  a: b\n")
         const kubectl = (...args: Array<string>) =>
-          Effect.async<string, Error>((resume) => {
+          Effect.callback<string, Error>((resume) => {
             const child = execFile(
               process.env.KUBECTL ?? "kubectl",
               ["--server", url, "--cache-dir", path.join(dir, "cache"), "-n", "default", ...args],

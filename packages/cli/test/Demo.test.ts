@@ -4,18 +4,17 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Demo from "../src/Demo.js"
 
 /** The Reflectors log every injected fault as a warning: expected here. */
-const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
+const quiet = Effect.provideService(References.MinimumLogLevel, "Error")
 
 describe("Demo", () => {
   for (
     const [faults, duration] of [["none", "1 second"], ["mild", "3 seconds"], ["chaos", "4 seconds"]] as const
   ) {
-    it.scopedLive(`Demo.run with faults "${faults}" ends consistent`, () =>
+    it.live(`Demo.run with faults "${faults}" ends consistent`, () =>
       Effect.gen(function*() {
         const progress: Array<Demo.Progress> = []
         const summary = yield* Demo.run({
@@ -58,7 +57,7 @@ describe("Demo", () => {
       }).pipe(quiet), 60_000)
   }
 
-  it.scopedLive("Demo.run with stop: the churn ends early, the summary says interrupted", () =>
+  it.live("Demo.run with stop: the churn ends early, the summary says interrupted", () =>
     Effect.gen(function*() {
       const started = Date.now()
       const summary = yield* Demo.run({

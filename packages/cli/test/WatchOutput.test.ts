@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as WatchOutput from "../src/WatchOutput.js"
 
 /**
@@ -76,7 +76,7 @@ const destination = () => {
 }
 
 describe("WatchOutput - LineWriter", () => {
-  it.scoped("writes the lines of 20 ms as one chunk, in order, 20 ms after the first one", () =>
+  it.effect("writes the lines of 20 ms as one chunk, in order, 20 ms after the first one", () =>
     Effect.gen(function*() {
       const d = destination()
       const out = yield* WatchOutput.make({ destination: d.destination })
@@ -100,7 +100,7 @@ describe("WatchOutput - LineWriter", () => {
       assert.lengthOf(d.chunks, 2)
     }))
 
-  it.scoped("writes a full buffer at once, without waiting for the timer", () =>
+  it.effect("writes a full buffer at once, without waiting for the timer", () =>
     Effect.gen(function*() {
       const d = destination()
       const out = yield* WatchOutput.make({ destination: d.destination, maxBytes: 12 })
@@ -114,22 +114,22 @@ describe("WatchOutput - LineWriter", () => {
       assert.deepStrictEqual(d.lines, ["1234", "5678", "9", "x"])
     }))
 
-  it.scoped("a destination that does not take its chunks holds the writer back: bounded, then all of it, in order", () =>
+  it.effect("a destination that does not take its chunks holds the writer back: bounded, then all of it, in order", () =>
     Effect.gen(function*() {
       const d = destination()
       d.setFull(true)
       const out = yield* WatchOutput.make({ destination: d.destination, maxBytes: 100 })
       const lines = Array.from({ length: 1000 }, (_, i) => `line ${String(i).padStart(4, "0")} ${"x".repeat(20)}`)
-      const writer = yield* Effect.forEach(lines, (line) => out.line(line), { discard: true }).pipe(Effect.fork)
+      const writer = yield* Effect.forEach(lines, (line) => out.line(line), { discard: true }).pipe(Effect.forkChild)
       yield* TestClock.adjust("1 second")
       // the writer is stuck: at most two buffers written, and one more waiting
-      assert.isNull(writer.unsafePoll())
+      assert.isUndefined(writer.pollUnsafe())
       const held = d.chunks.join("").length
       assert.isAtMost(held, 3 * 130)
       assert.isAtLeast(held, 100)
       // the reader takes its time: the writer goes on as far as the destination lets it, each time
       let rounds = 0
-      while (writer.unsafePoll() === null) {
+      while (writer.pollUnsafe() === undefined) {
         const before = d.chunks.join("").length
         d.take()
         yield* TestClock.adjust("20 millis")
@@ -150,14 +150,14 @@ describe("WatchOutput - LineWriter", () => {
       const d = destination()
       d.setFull(true)
       const scope = yield* Scope.make()
-      const out = yield* WatchOutput.make({ destination: d.destination }).pipe(Scope.extend(scope))
+      const out = yield* WatchOutput.make({ destination: d.destination }).pipe(Scope.provide(scope))
       yield* out.line("one")
       yield* out.line("two")
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       yield* TestClock.adjust(Duration.zero)
       assert.deepStrictEqual(d.lines, ["one", "two"])
       // written, not yet taken: the close waits
-      assert.isNull(closing.unsafePoll())
+      assert.isUndefined(closing.pollUnsafe())
       d.take()
       yield* Fiber.join(closing)
       assert.strictEqual(d.listenerCount(), 0)
@@ -168,12 +168,12 @@ describe("WatchOutput - LineWriter", () => {
       const d = destination()
       d.setFull(true)
       const scope = yield* Scope.make()
-      const out = yield* WatchOutput.make({ destination: d.destination, maxBytes: 10 }).pipe(Scope.extend(scope))
+      const out = yield* WatchOutput.make({ destination: d.destination, maxBytes: 10 }).pipe(Scope.provide(scope))
       const writer = yield* Effect.forEach(["aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "dddddddddd"], out.line, {
         discard: true
-      }).pipe(Effect.fork)
+      }).pipe(Effect.forkChild)
       yield* TestClock.adjust(Duration.zero)
-      assert.isNull(writer.unsafePoll())
+      assert.isUndefined(writer.pollUnsafe())
       d.close()
       yield* Fiber.join(writer)
       const written = d.chunks.length

@@ -78,7 +78,7 @@ const exec = (
     readonly onStdout?: (stdout: string, kill: (signal: NodeJS.Signals) => void) => void
   } = {}
 ) =>
-  Effect.async<Exited>((resume) => {
+  Effect.callback<Exited>((resume) => {
     const child = spawn(command, args, { cwd: root, env: options.env ?? plainEnv(), stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     let stderr = ""
@@ -216,7 +216,7 @@ describe("effect-informers (the built binary)", () => {
   )
 
   it.live(
-    "a bad value: @effect/cli's error on stderr, without ANSI escapes, exit code 1",
+    "a bad value: effect/cli's error on stderr, without ANSI escapes, exit code 1",
     () =>
       Effect.gen(function*() {
         const result = yield* cli(["demo", "--pods", "many"])
@@ -228,14 +228,14 @@ describe("effect-informers (the built binary)", () => {
     60_000
   )
 
-  it.scopedLive("serve on a port in use: the reason in one line, exit code 1", () =>
+  it.live("serve on a port in use: the reason in one line, exit code 1", () =>
     Effect.gen(function*() {
       const holder = yield* Effect.acquireRelease(
-        Effect.async<net.Server>((resume) => {
+        Effect.callback<net.Server>((resume) => {
           const server = net.createServer()
           server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
         }),
-        (server) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+        (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
       )
       const port = (holder.address() as net.AddressInfo).port
       const [inUse, notAPort] = yield* Effect.all([
@@ -278,9 +278,13 @@ describe("effect-informers (the built binary)", () => {
           ],
           {
             timeout: 120_000,
-            // Ctrl-C after 8 progress lines of churn
+            // Ctrl-C after 8 progress lines of churn, once an informer was seen watching (under chaos both can
+            // be backing off for the first seconds: the faults start with the churn)
             onStdout: (stdout, kill) => {
-              if (!sent && (stdout.match(/"phase":"churning"/g) ?? []).length >= 8) {
+              if (
+                !sent && (stdout.match(/"phase":"churning"/g) ?? []).length >= 8 &&
+                /"phase":"churning".*"state":"watching"/.test(stdout)
+              ) {
                 sent = true
                 kill("SIGINT")
               }

@@ -50,7 +50,7 @@ const scrape = (url: string) =>
 
 /** Whether `port` on 127.0.0.1 can be bound right now (then it is let go at once). */
 const bindable = (port: number) =>
-  Effect.async<boolean>((resume) => {
+  Effect.callback<boolean>((resume) => {
     const probe = Net.createServer()
     probe.once("error", () => resume(Effect.succeed(false)))
     probe.listen(port, "127.0.0.1", () => probe.close(() => resume(Effect.succeed(true))))
@@ -58,7 +58,7 @@ const bindable = (port: number) =>
 
 /** A port held by another server for the test's scope. */
 const occupied = Effect.acquireRelease(
-  Effect.async<Net.Server & { readonly port: number }>((resume) => {
+  Effect.callback<Net.Server & { readonly port: number }>((resume) => {
     const holder = Net.createServer()
     holder.listen(
       0,
@@ -66,7 +66,7 @@ const occupied = Effect.acquireRelease(
       () => resume(Effect.succeed(Object.assign(holder, { port: (holder.address() as Net.AddressInfo).port })))
     )
   }),
-  (holder) => Effect.async<void>((resume) => void holder.close(() => resume(Effect.void)))
+  (holder) => Effect.callback<void>((resume) => void holder.close(() => resume(Effect.void)))
 )
 
 describe("Metrics.serve", () => {
@@ -76,7 +76,7 @@ describe("Metrics.serve", () => {
         description: "a test counter",
         incremental: true
       })
-      yield* Metric.incrementBy(Metric.tagged(counter, "case", "serve"), 3)
+      yield* Metric.update(Metric.withAttributes(counter, { case: "serve" }), 3)
       const server = yield* Metrics.serve({ port: 0 })
       assert.strictEqual(server.host, "127.0.0.1")
       assert.isAbove(server.port, 0)
@@ -90,7 +90,7 @@ describe("Metrics.serve", () => {
       assert.strictEqual(sample(parse(text), "target_info", { service_name: "effect-informers" }), 1)
       assert.strictEqual((yield* scrape(server.url.replace("/metrics", "/other"))).status, 404)
       // a request target that `new URL` cannot read (`//[`) is a 404 too, not the end of the process
-      const raw = yield* Effect.async<string>((resume) => {
+      const raw = yield* Effect.callback<string>((resume) => {
         const socket = Net.connect(server.port, "127.0.0.1", () => socket.end("GET //[ HTTP/1.1\r\nHost: x\r\n\r\n"))
         let answer = ""
         socket.setEncoding("utf8")
@@ -110,7 +110,7 @@ describe("Metrics.serve", () => {
       assert.strictEqual(inUse.message, `cannot serve the metrics on 127.0.0.1:${holder.port}: the address is in use`)
 
       const scope = yield* Scope.make()
-      const server = yield* Scope.extend(Metrics.serve({ port: 0 }), scope)
+      const server = yield* Scope.provide(scope)(Metrics.serve({ port: 0 }))
       assert.isFalse(yield* bindable(server.port))
       // a scrape keeps its connection alive: closing must not wait for it
       assert.strictEqual((yield* scrape(server.url)).status, 200)

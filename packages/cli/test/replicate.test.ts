@@ -91,10 +91,11 @@ const converged = (server: ApiServer.ApiServer.Service, within = 20_000) =>
   })
 
 const logs: Array<string> = []
-const captured = Logger.replace(
-  Logger.defaultLogger,
-  Logger.make(({ logLevel, message }) => void logs.push(`${logLevel.label} ${String(message)}`))
-)
+const captured = Logger.layer([
+  Logger.make(({ logLevel, message }) =>
+    void logs.push(`${logLevel.toUpperCase()} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+  )
+])
 
 /** The replicator in process, against `server`, in the current scope. */
 const replicator = (server: ApiServer.ApiServer.Service): Effect.Effect<void, unknown, Scope.Scope> =>
@@ -207,7 +208,7 @@ const kubeconfigFor = (dir: string, url: string): string => {
 
 /** kubectl with the test's kubeconfig; a failure is returned (faults may fail a command), not thrown. */
 const runKubectl = (dir: string, args: ReadonlyArray<string>, input?: string) =>
-  Effect.async<{ readonly ok: boolean; readonly out: string }>((resume) => {
+  Effect.callback<{ readonly ok: boolean; readonly out: string }>((resume) => {
     const child = execFile(
       kubectl,
       ["--kubeconfig", path.join(dir, "kubeconfig"), "--cache-dir", path.join(dir, "cache"), ...args],

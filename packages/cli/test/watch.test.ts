@@ -130,7 +130,7 @@ const start = (
       if (firstStderrAt === 0) firstStderrAt = Date.now()
       stderr += chunk
     })
-    child.on("close", (code, signal) => Deferred.unsafeDone(done, Effect.succeed({ code, signal, at: Date.now() })))
+    child.on("close", (code, signal) => Deferred.doneUnsafe(done, Effect.succeed({ code, signal, at: Date.now() })))
     return {
       child,
       args,
@@ -151,9 +151,12 @@ const describeCli = (cli: Cli) =>
   }\nstderr: ${cli.stderr()}`
 
 /** Waits for the process to exit (at most `timeout`). */
-const awaitExit = (cli: Cli, timeout: Duration.DurationInput = "90 seconds") =>
+const awaitExit = (cli: Cli, timeout: Duration.Input = "90 seconds") =>
   cli.exited.pipe(
-    Effect.timeoutFail({ duration: timeout, onTimeout: () => new Error(`still running: ${describeCli(cli)}`) }),
+    Effect.timeoutOrElse({
+      duration: timeout,
+      orElse: () => Effect.fail(new Error(`still running: ${describeCli(cli)}`))
+    }),
     Effect.orDie
   )
 
@@ -190,7 +193,7 @@ const withServer = ApiServer.make({ garbageCollection: false, watchBufferBytes: 
 // -------------------------------------------------------------------------------------------------
 
 describe("watch --output events: the lines", () => {
-  it.scopedLive(
+  it.live(
     "EXISTING for every pod, then each change in order; a change on an idle stream is printed promptly",
     () =>
       Effect.gen(function*() {
@@ -279,7 +282,7 @@ describe("watch --output events: the lines", () => {
     180_000
   )
 
-  it.scopedLive(
+  it.live(
     "a pipe read slowly loses nothing: a burst of 20,000 changes, every line in order",
     () =>
       Effect.gen(function*() {
@@ -292,7 +295,7 @@ describe("watch --output events: the lines", () => {
         // the watch is open once the server counts it
         const deadline = Date.now() + 90_000
         while ((yield* server.stats).watchesOpen === 0) {
-          if (Date.now() > deadline) return yield* Effect.dieMessage(`no watch opened\n${describeCli(cli)}`)
+          if (Date.now() > deadline) return yield* Effect.die(new Error(`no watch opened\n${describeCli(cli)}`))
           yield* Effect.sleep("20 millis")
         }
         const burst = yield* server.bench.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
@@ -337,7 +340,7 @@ describe("watch --output events: the lines", () => {
 })
 
 describe("watch --output events: the exit", () => {
-  it.scopedLive(
+  it.live(
     "Ctrl-C while the pipe is full: what the writer holds gets out, in order, with no gap and no partial line",
     () =>
       Effect.gen(function*() {
@@ -347,7 +350,7 @@ describe("watch --output events: the exit", () => {
         const cli = yield* start(["watch", "pods", "--server", server.url], { slowReader: 5, fifo: true })
         const deadline = Date.now() + 90_000
         while ((yield* server.stats).watchesOpen === 0) {
-          if (Date.now() > deadline) return yield* Effect.dieMessage(`no watch opened\n${describeCli(cli)}`)
+          if (Date.now() > deadline) return yield* Effect.die(new Error(`no watch opened\n${describeCli(cli)}`))
           yield* Effect.sleep("20 millis")
         }
         const burst = yield* server.bench.modifyMany(Resource.pods, { count: 20_000 }).pipe(Effect.orDie)
@@ -381,7 +384,7 @@ describe("watch --output events: the exit", () => {
 })
 
 describe("watch: exit codes and --duration", () => {
-  it.scopedLive(
+  it.live(
     "synced: exit 0 at --duration; unsynced (404, 403, 500, unreachable): warnings and one error line naming the reason and code, exit 1, on time",
     () =>
       Effect.gen(function*() {

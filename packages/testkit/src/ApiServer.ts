@@ -43,8 +43,6 @@
  * @since 0.1.0
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as HttpServer from "@effect/platform/HttpServer"
-import type { ServeError } from "@effect/platform/HttpServerError"
 import type { StatusError } from "effect-informers/ApiError"
 import { fromStatus } from "effect-informers/ApiError"
 import type { KubeObject } from "effect-informers/KubeObject"
@@ -57,12 +55,12 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
+import { ServeError } from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type { Socket } from "node:net"
 import type { AuditEvent as InternalAuditEvent, AuditSink } from "./internal/apiServerAudit.js"
@@ -94,7 +92,7 @@ import type { JsonObject } from "./internal/json.js"
 // faults
 // -------------------------------------------------------------------------------------------------
 
-const FaultTarget = Schema.Literal("any", "list", "watch")
+const FaultTarget = Schema.Literals(["any", "list", "watch"])
 
 /**
  * A fault to inject, as a serialisable value (see `parseFault` for the string form).
@@ -120,12 +118,12 @@ const FaultTarget = Schema.Literal("any", "list", "watch")
  * @since 0.1.0
  * @category faults
  */
-export const Fault = Schema.Union(
+export const Fault = Schema.Union([
   Schema.TaggedStruct("DropWatches", {}),
   Schema.TaggedStruct("CloseWatches", {}),
   Schema.TaggedStruct("WatchGone", {
     count: Schema.optional(Schema.Int),
-    mode: Schema.optional(Schema.Literal("event", "http"))
+    mode: Schema.optional(Schema.Literals(["event", "http"]))
   }),
   Schema.TaggedStruct("ContinueGone", {
     count: Schema.optional(Schema.Int)
@@ -154,7 +152,7 @@ export const Fault = Schema.Union(
   Schema.TaggedStruct("Restart", {
     rejectMillis: Schema.optional(Schema.Int)
   })
-)
+])
 
 /**
  * @since 0.1.0
@@ -253,7 +251,7 @@ const faultParams: { readonly [tag in FaultTag]: { readonly [param: string]: str
   Restart: { "reject-ms": "rejectMillis" }
 }
 
-const decodeFault = Schema.decodeUnknownEither(Fault)
+const decodeFault = Schema.decodeUnknownResult(Fault)
 
 /**
  * Parses the string form of a fault: `NAME[:PARAM=VALUE[,PARAM=VALUE...]]`.
@@ -272,23 +270,23 @@ const decodeFault = Schema.decodeUnknownEither(Fault)
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { ApiServer } from "@effect-informers/testkit"
  *
  * const fault = ApiServer.parseFault("error:count=3,status=503,on=list")
- * console.log(Either.getOrThrow(fault)) // { _tag: "ServerError", count: 3, status: 503, on: "list" }
+ * console.log(Result.getOrThrow(fault)) // { _tag: "ServerError", count: 3, status: 503, on: "list" }
  * ```
  *
  * @since 0.1.0
  * @category faults
  */
-export const parseFault = (input: string): Either.Either<Fault, FaultParseError> => {
+export const parseFault = (input: string): Result.Result<Fault, FaultParseError> => {
   const text = input.trim()
   const colon = text.indexOf(":")
   const name = (colon < 0 ? text : text.slice(0, colon)).trim().toLowerCase()
   const tag = faultNames[name]
   if (tag === undefined) {
-    return Either.left(
+    return Result.fail(
       new FaultParseError({
         input,
         message: `unknown fault "${name}"; known faults: ${Object.values(canonicalNames).join(", ")}`
@@ -305,7 +303,7 @@ export const parseFault = (input: string): Either.Either<Fault, FaultParseError>
     const field = faultParams[tag][key]
     if (field === undefined) {
       const known = Object.keys(faultParams[tag])
-      return Either.left(
+      return Result.fail(
         new FaultParseError({
           input,
           message: `fault "${canonicalNames[tag]}" has no parameter "${key}"${
@@ -316,11 +314,11 @@ export const parseFault = (input: string): Either.Either<Fault, FaultParseError>
     }
     if (field === "mode" || field === "on") fault[field] = value
     else if (/^\d+$/.test(value)) fault[field] = Number(value)
-    else {return Either.left(
+    else {return Result.fail(
         new FaultParseError({ input, message: `${key} must be a non-negative integer: "${value}"` })
       )}
   }
-  return Either.mapLeft(
+  return Result.mapError(
     decodeFault(fault),
     (error) => new FaultParseError({ input, message: `invalid fault "${input}": ${error.message}` })
   )
@@ -399,7 +397,7 @@ export interface Options {
   /** Events kept for watch resumption, Exact lists and continuation pages. Defaults to 10,000. */
   readonly historySize?: number | undefined
   /** Period of BOOKMARK events for watches with `allowWatchBookmarks`. Defaults to 10 seconds. */
-  readonly bookmarkInterval?: Duration.DurationInput | undefined
+  readonly bookmarkInterval?: Duration.Input | undefined
   /** Upper bound (and default) of a watch's `timeoutSeconds`. Defaults to 1800. */
   readonly maxTimeoutSeconds?: number | undefined
   /** A watcher this many bytes behind is disconnected. Defaults to 256 MiB. */
@@ -413,7 +411,7 @@ export interface Options {
    *
    * @since 0.1.0
    */
-  readonly keepAliveTimeout?: Duration.DurationInput | undefined
+  readonly keepAliveTimeout?: Duration.Input | undefined
   /**
    * The largest request body, in bytes (create, update, patch, delete options), as kube-apiserver's
    * `MaxRequestBodyBytes`: a larger one gets `413 RequestEntityTooLarge` ("Request entity too large: limit
@@ -479,7 +477,7 @@ export interface GarbageCollectionOptions {
    * never existed, removes the `foregroundDeletion` or `orphan` finalizer of an owner, empties a
    * Terminating namespace). Defaults to 100 milliseconds.
    */
-  readonly delay?: Duration.DurationInput | undefined
+  readonly delay?: Duration.Input | undefined
 }
 
 /**
@@ -743,7 +741,7 @@ export declare namespace ApiServer {
  * @since 0.1.0
  * @category tags
  */
-export class ApiServer extends Context.Tag("effect-informers/ApiServer")<ApiServer, ApiServer.Service>() {}
+export class ApiServer extends Context.Service<ApiServer, ApiServer.Service>()("effect-informers/ApiServer") {}
 
 // -------------------------------------------------------------------------------------------------
 // constructors
@@ -759,8 +757,8 @@ const findByTypeMeta = (
 ): Resource.Resource | undefined =>
   resources.find((r) => Resource.apiVersion(r) === object.apiVersion && r.kind === object.kind)
 
-const toEffect = <A>(result: Either.Either<Entry, Status>): Effect.Effect<A, StatusError> =>
-  Either.isRight(result) ? Effect.succeed(result.right.obj as A) : Effect.fail(fromStatus(result.left))
+const toEffect = <A>(result: Result.Result<Entry, Status>): Effect.Effect<A, StatusError> =>
+  Result.isSuccess(result) ? Effect.succeed(result.success.obj as A) : Effect.fail(fromStatus(result.failure))
 
 /**
  * Starts the server; it stops when the scope closes (open watches are ended and every connection is
@@ -811,16 +809,16 @@ export const make = (
         )
       )
       : options.auditLog
-    const clock = yield* Effect.clock
+    const clock = yield* Clock.Clock
     if (options.garbageCollection !== false) {
       const controllers = new Controllers(
         store,
-        Duration.toMillis(Duration.decode(options.garbageCollection?.delay ?? Duration.millis(100))),
-        () => clock.unsafeCurrentTimeMillis(),
-        () => writeContext(clock.unsafeCurrentTimeMillis()),
+        Duration.toMillis(Duration.fromInputUnsafe(options.garbageCollection?.delay ?? Duration.millis(100))),
+        () => clock.currentTimeMillisUnsafe(),
+        () => writeContext(clock.currentTimeMillisUnsafe()),
         audit === undefined ? undefined : (write) =>
           audit({
-            time: new Date(clock.unsafeCurrentTimeMillis()).toISOString(),
+            time: new Date(clock.currentTimeMillisUnsafe()).toISOString(),
             verb: write.verb,
             group: write.store.resource.group,
             version: write.store.resource.version,
@@ -843,7 +841,7 @@ export const make = (
       watchers: new Set(),
       faults,
       stats: { requests: 0, byVerb: {}, watchesOpen: 0, watchesTotal: 0 },
-      bookmarkInterval: Duration.decode(options.bookmarkInterval ?? Duration.seconds(10)),
+      bookmarkInterval: Duration.fromInputUnsafe(options.bookmarkInterval ?? Duration.seconds(10)),
       maxTimeoutSeconds: options.maxTimeoutSeconds ?? 1800,
       watchBufferBytes: options.watchBufferBytes ?? 256 * 1024 * 1024,
       maxRequestBodyBytes: Math.max(0, options.maxRequestBodyBytes ?? defaultMaxRequestBodyBytes),
@@ -879,22 +877,39 @@ export const make = (
       for (const socket of sockets) socket.destroy()
       sockets.clear()
     }
-    const server = yield* NodeHttpServer.make(() => nodeServer, { port: options.port ?? 0, host })
-    const port = server.address._tag === "TcpAddress" ? server.address.port : 0
-    const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`
-    yield* Effect.addFinalizer(() => Effect.sync(dropConnections))
-    yield* HttpServer.serveEffect(makeApp(state, () => authority)).pipe(
-      Effect.provideService(HttpServer.HttpServer, server)
-    )
-
-    const listen = Effect.async<void, Error>((resume) => {
-      const onError = (error: Error) => resume(Effect.fail(error))
-      nodeServer.once("error", onError)
-      nodeServer.listen(port, host, () => {
-        nodeServer.off("error", onError)
-        resume(Effect.void)
+    const listen = (port: number) =>
+      Effect.callback<void, Error>((resume) => {
+        const onError = (error: Error) => resume(Effect.fail(error))
+        nodeServer.once("error", onError)
+        nodeServer.listen(port, host, () => {
+          nodeServer.off("error", onError)
+          resume(Effect.void)
+        })
       })
-    })
+    // closed last, once every connection is gone
+    yield* Effect.addFinalizer(() =>
+      Effect.callback<void>((resume) => {
+        if (!nodeServer.listening) return resume(Effect.void)
+        nodeServer.close(() => resume(Effect.void))
+      })
+    )
+    yield* listen(options.port ?? 0).pipe(Effect.mapError((cause) => new ServeError({ cause })))
+    const address = nodeServer.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    const authority = `${host.includes(":") ? `[${host}]` : host}:${port}`
+    // Each request runs in a fiber of this scope, with this fiber's services (clock, random, logger...): it
+    // is interrupted when its client goes away (the response closes before it ends) or when the server stops.
+    const requests = yield* Scope.fork(scope, "parallel")
+    const handler = yield* NodeHttpServer.makeHandler(makeApp(state, () => authority), { scope: requests })
+    nodeServer.on("request", handler)
+    // on shutdown: no new request, open watches ended, every connection closed; then the request fibers
+    // still running are interrupted, and the server closed
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        nodeServer.off("request", handler)
+        dropConnections()
+      })
+    )
 
     const restart = (rejectMillis: number) =>
       Effect.gen(function*() {
@@ -905,12 +920,12 @@ export const make = (
         }
         // stop listening now (new connections are refused), listen again later on the same port
         const closed = yield* Deferred.make<void>()
-        nodeServer.close(() => Deferred.unsafeDone(closed, Exit.void))
+        nodeServer.close(() => Deferred.doneUnsafe(closed, Effect.void))
         dropConnections()
         yield* Deferred.await(closed).pipe(
-          Effect.zipRight(Effect.sleep(Duration.millis(rejectMillis))),
-          Effect.zipRight(Effect.retry(listen, Schedule.spaced(Duration.millis(100)))),
-          Effect.catchAllCause((cause) => Effect.logWarning("ApiServer: could not listen again after restart", cause)),
+          Effect.andThen(Effect.sleep(Duration.millis(rejectMillis))),
+          Effect.andThen(Effect.retry(listen(port), Schedule.spaced(Duration.millis(100)))),
+          Effect.catchCause((cause) => Effect.logWarning("ApiServer: could not listen again after restart", cause)),
           Effect.interruptible,
           Effect.forkIn(scope)
         )
@@ -995,7 +1010,7 @@ export const make = (
 
     const write = <A>(
       resource: Resource.Resource<A>,
-      f: (rs: NonNullable<ReturnType<Store["storeOf"]>>, now: number) => Either.Either<Entry, Status>
+      f: (rs: NonNullable<ReturnType<Store["storeOf"]>>, now: number) => Result.Result<Entry, Status>
     ) =>
       Effect.flatMap(
         storeOf(resource),
@@ -1043,9 +1058,9 @@ export const make = (
             if (written >= total) return Effect.void
             const slow = congested()
             const wait = slow === undefined
-              ? Effect.yieldNow()
-              : Effect.async<void>((resume) => slow.whenDrained(() => resume(Effect.void)))
-            return Effect.zipRight(wait, step)
+              ? Effect.yieldNow
+              : Effect.callback<void>((resume) => slow.whenDrained(() => resume(Effect.void)))
+            return Effect.andThen(wait, step)
           })
           return Effect.map(step, (): ModifyManyResult => ({
             events: published,
@@ -1097,14 +1112,14 @@ export const make = (
       get: (resource, ref) =>
         write(resource, (rs) => {
           const entry = rs.entries.get(objectKey(namespaceOf(rs, ref), ref.name))
-          return entry === undefined ? Either.left(notFound(rs, ref.name)) : Either.right(entry)
+          return entry === undefined ? Result.fail(notFound(rs, ref.name)) : Result.succeed(entry)
         }),
       list: <A>(resource: Resource.Resource<A>, listOptions: ListOptions = {}) =>
         Effect.flatMap(storeOf(resource), (rs) =>
           Effect.suspend(() => {
             const outcome = listObjects(state, rs, listOptions.namespace, listOptions)
-            if (Either.isLeft(outcome)) return Effect.fail(fromStatus(outcome.left))
-            const { continueToken, page } = outcome.right
+            if (Result.isFailure(outcome)) return Effect.fail(fromStatus(outcome.failure))
+            const { continueToken, page } = outcome.success
             return Effect.succeed<ListPage<A>>({
               items: page.items.map((entry) => entry.obj as A),
               resourceVersion: String(page.rv),
@@ -1138,7 +1153,7 @@ export const make = (
             let stored = 0
             for (const object of objects) {
               const result = store.load(rs, object)
-              if (Either.isLeft(result)) return Effect.fail(fromStatus(result.left))
+              if (Result.isFailure(result)) return Effect.fail(fromStatus(result.failure))
               stored++
             }
             return Effect.succeed(stored)
@@ -1183,4 +1198,4 @@ export const make = (
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<ApiServer, ServeError | StatusError | AuditLogError> =>
-  Layer.scoped(ApiServer, make(options))
+  Layer.effect(ApiServer, make(options))

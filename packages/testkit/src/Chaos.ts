@@ -29,17 +29,15 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as EffectResult from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as Supervisor from "effect/Supervisor"
 import * as ApiServer from "./ApiServer.js"
 import * as ChurnSimulator from "./ChurnSimulator.js"
 
@@ -100,12 +98,12 @@ export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLe
   const faults = level === "mild" ? mildFaults : chaosFaults
   const [min, max] = level === "mild" ? [1000, 3000] : [200, 600]
   return Effect.gen(function*() {
-    yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(min, max)))
-    if (level === "chaos" && (yield* Random.nextIntBetween(0, 12)) === 0) {
+    yield* Effect.sleep(Duration.millis(yield* Random.nextIntBetween(min, max, { halfOpen: true })))
+    if (level === "chaos" && (yield* Random.nextIntBetween(0, 12, { halfOpen: true })) === 0) {
       yield* server.faults.compact
       return
     }
-    yield* server.faults.inject(faults[yield* Random.nextIntBetween(0, faults.length)])
+    yield* server.faults.inject(faults[yield* Random.nextIntBetween(0, faults.length, { halfOpen: true })])
   }).pipe(
     Effect.forever,
     // when injection stops, so does the outage: faults armed but not yet taken are disarmed
@@ -132,7 +130,7 @@ export interface InformerResult {
   readonly differences: ReadonlyArray<string>
 }
 
-const keyOf = (obj: unknown): string => Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<invalid>")
+const keyOf = (obj: unknown): string => EffectResult.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<invalid>")
 
 /**
  * Compares a cache with the server's objects by key and resourceVersion.
@@ -189,9 +187,9 @@ const relistCauses = Object.keys(
  * @category consistency
  */
 export const relistCount = (informer: string): Effect.Effect<number> =>
-  Effect.reduce(relistCauses, 0, (total, cause) =>
+  Effect.reduce(relistCauses, () => 0, (total, cause) =>
     Effect.map(
-      Metric.value(Metric.tagged(Metric.tagged(Metrics.relists, "informer", informer), "cause", cause)),
+      Metric.value(Metric.withAttributes(Metrics.relists, { informer, cause })),
       (state) => total + state.count
     ))
 
@@ -206,7 +204,7 @@ export const relistCount = (informer: string): Effect.Effect<number> =>
 export interface Options {
   readonly seed: number
   /** How long churn and faults run. Defaults to 30 seconds. */
-  readonly duration?: Duration.DurationInput | undefined
+  readonly duration?: Duration.Input | undefined
   /** Defaults to 1,000. */
   readonly pods?: number | undefined
   /** Defaults to 10. */
@@ -214,13 +212,13 @@ export interface Options {
   /** Changes per second. Defaults to 200. */
   readonly churn?: number | undefined
   /** How long the informers may take to converge afterwards. Defaults to 120 seconds. */
-  readonly settleTimeout?: Duration.DurationInput | undefined
+  readonly settleTimeout?: Duration.Input | undefined
   /** Reflector backoff; defaults to the Reflector's (800 ms .. 30 s). */
   readonly backoff?: InformerFactory.Options["reflector"] extends infer R
     ? R extends { readonly backoff?: infer B } ? B : never
     : never
   /** Inactivity watchdog of each watch. Defaults to 3 seconds (the server sends a bookmark every second). */
-  readonly watchInactivityTimeout?: Duration.DurationInput | undefined
+  readonly watchInactivityTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -256,7 +254,7 @@ class Recorder {
   events = 0
 
   private key(obj: unknown): string {
-    return Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<invalid>")
+    return EffectResult.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<invalid>")
   }
 
   private observe(obj: KubeObject | undefined, key: string): void {
@@ -306,6 +304,20 @@ class Recorder {
   }
 }
 
+/**
+ * Counts the fibers started with it in their context (and so every fiber they fork, which inherit it) and
+ * not yet ended: provided as `Metric.FiberRuntimeMetrics`, whose hooks the runtime calls for each fiber.
+ */
+class FiberTracker implements Metric.FiberRuntimeMetricsService {
+  running = 0
+  recordFiberStart(): void {
+    this.running++
+  }
+  recordFiberEnd(): void {
+    this.running--
+  }
+}
+
 const heapMiB = (): number => Math.round(process.memoryUsage().heapUsed / 1048576)
 
 const collectGarbage = (): void => {
@@ -334,7 +346,7 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
     const result = yield* Effect.gen(function*() {
       const server = yield* ApiServer.make({ bookmarkInterval: "1 second" }).pipe(
         Effect.mapError((cause) => new ChaosError({ message: `server: ${cause.message}`, cause })),
-        Scope.extend(outer)
+        Scope.provide(outer)
       )
       yield* ChurnSimulator.seed(server, {
         pods: options.pods ?? 1000,
@@ -342,16 +354,18 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
         deployments: Math.max(1, Math.floor((options.pods ?? 1000) / 10))
       }).pipe(Effect.mapError((cause) => new ChaosError({ message: `seed: ${cause.message}`, cause })))
 
-      // The informers live in a scope of their own, under a supervisor that sees every fiber they fork.
-      const supervisor = yield* Supervisor.track
+      // The informers live in a scope of their own; every fiber they fork is counted (`FiberTracker`).
+      const tracker = new FiberTracker()
+      const supervised = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.provideService(effect, Metric.FiberRuntimeMetrics, tracker)
       const informersScope = yield* Scope.make()
       const stack = Informers.fromKubeConfig(Informers.kubeConfigFromOptions({ server: server.url }), {
         http: { watchInactivityTimeout: options.watchInactivityTimeout ?? "3 seconds" },
         factory: options.backoff === undefined ? {} : { reflector: { backoff: options.backoff } }
       })
       const context = yield* Layer.build(stack).pipe(
-        Scope.extend(informersScope),
-        Effect.supervised(supervisor),
+        Scope.provide(informersScope),
+        supervised,
         Effect.mapError((cause) => new ChaosError({ message: cause.message, cause }))
       )
       const factory = Context.get(context, InformerFactory.InformerFactory)
@@ -381,32 +395,35 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
         }
         yield* factory.start
         yield* factory.waitForCacheSync({ timeout: "60 seconds" }).pipe(Effect.orDie)
-      }).pipe(Effect.supervised(supervisor))
+      }).pipe(supervised)
       collectGarbage()
       const syncedHeap = heapMiB()
       let peakHeap = syncedHeap
 
       // The relist counters are process-wide (metrics): this seed's relists are the difference.
-      const relistTotal = Effect.reduce(informers, 0, (total, informer) =>
-        Effect.map(relistCount(informer.name), (count) =>
-          total + count))
+      const relistTotal = Effect.reduce(
+        informers,
+        () => 0,
+        (total, informer) => Effect.map(relistCount(informer.name), (count) => total + count)
+      )
       const relistsBefore = yield* relistTotal
 
       // Churn, faults and a late handler, all driven by the seed.
-      const chaos = yield* Scope.fork(outer, ExecutionStrategy.sequential)
+      const chaos = yield* Scope.fork(outer, "sequential")
       const churn = yield* ChurnSimulator.make(server, { rate: options.churn ?? 200 })
       let compactions = 0
       const counting: ApiServer.ApiServer.Service = {
         ...server,
         faults: {
           ...server.faults,
-          compact: Effect.tap(server.faults.compact, () => {
-            compactions++
-          })
+          compact: Effect.tap(server.faults.compact, () =>
+            Effect.sync(() => {
+              compactions++
+            }))
         }
       }
       const seeded = <A, E>(effect: Effect.Effect<A, E>, salt: number) =>
-        Effect.withRandom(effect, Random.make(`${options.seed}:${salt}`))
+        Random.withSeed(effect, `${options.seed}:${salt}`)
       yield* Effect.forkIn(seeded(churn.run, 1), chaos)
       yield* Effect.forkIn(seeded(injectFaults(counting, "chaos"), 2), chaos)
       yield* Effect.forkIn(
@@ -415,7 +432,7 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
         }).pipe(Effect.repeat(Schedule.spaced("100 millis"))),
         chaos
       )
-      const duration = Duration.decode(options.duration ?? "30 seconds")
+      const duration = Duration.fromInputUnsafe(options.duration ?? "30 seconds")
       yield* Effect.sleep(Duration.times(duration, 1 / 3))
       yield* Effect.gen(function*() {
         for (let i = 0; i < informers.length; i++) {
@@ -423,14 +440,13 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
             yield* informers[i].addEventHandler({ name: "late", ...late[i].handler }).pipe(Effect.orDie)
           )
         }
-      }).pipe(Effect.supervised(supervisor))
+      }).pipe(supervised)
       yield* Effect.sleep(Duration.times(duration, 2 / 3))
       yield* Scope.close(chaos, Exit.void)
 
       // Settle: caches equal the server, and every handler has caught up.
       const ended = yield* Clock.currentTimeMillis
-      const snapshot = Effect.forEach(resources, (resource) =>
-        server.objects.snapshot(resource))
+      const snapshot = Effect.forEach(resources, (resource) => server.objects.snapshot(resource))
       const converged = Effect.gen(function*() {
         const objects = yield* snapshot
         for (let i = 0; i < resources.length; i++) {
@@ -441,10 +457,10 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
         for (const registration of registrations) if ((yield* registration.backlog) > 0) return false
         return true
       })
-      const settleTimeout = Duration.decode(options.settleTimeout ?? "120 seconds")
+      const settleTimeout = Duration.fromInputUnsafe(options.settleTimeout ?? "120 seconds")
       const settled = yield* converged.pipe(
         Effect.flatMap((ok) => ok ? Effect.succeed(true) : Effect.fail(false)),
-        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo(settleTimeout))),
+        Effect.retry(Schedule.spaced("200 millis").pipe(Schedule.upTo({ duration: settleTimeout }))),
         Effect.orElseSucceed(() => false)
       )
       const settleSeconds = ((yield* Clock.currentTimeMillis) - ended) / 1000
@@ -473,10 +489,10 @@ export const run = (options: Options): Effect.Effect<Result, ChaosError> =>
       const relists = (yield* relistTotal) - relistsBefore
 
       // Stop the informers: nothing they forked may outlive their scope.
-      const fibersRunning = (yield* supervisor.value).filter((fiber) => fiber.unsafePoll() === null).length
+      const fibersRunning = tracker.running
       yield* Scope.close(informersScope, Exit.void)
-      const alive = (yield* supervisor.value).filter((fiber) => fiber.unsafePoll() === null)
-      if (alive.length > 0) problems.push(`${alive.length} fibers still running after the informers stopped`)
+      const alive = tracker.running
+      if (alive > 0) problems.push(`${alive} fibers still running after the informers stopped`)
 
       collectGarbage()
       const endHeap = heapMiB()

@@ -731,7 +731,7 @@ export interface ChurnOptions {
   /** Namespaces to create pods in and to pick pods from. Defaults to those of the existing pods. */
   readonly namespaces?: ReadonlyArray<string> | undefined
   /** How often the loop wakes up to catch up with `rate`. Defaults to 10 ms. */
-  readonly tick?: Duration.DurationInput | undefined
+  readonly tick?: Duration.Input | undefined
 }
 
 /**
@@ -829,7 +829,7 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
     // the nodes the created pods will run on (nothing is written when `seed` made them)
     const started = yield* Clock.currentTimeMillis
     yield* Effect.forEach(nodeNames, (name) => ensureNode(server, { name, now: started }), { discard: true }).pipe(
-      Effect.catchAll((error) => Effect.logWarning(`ChurnSimulator: the nodes could not be created: ${error.message}`))
+      Effect.catch((error) => Effect.logWarning(`ChurnSimulator: the nodes could not be created: ${error.message}`))
     )
     const existing = yield* server.objects.snapshot(Resource.pods)
     const wanted = options.namespaces === undefined ? undefined : new Set(options.namespaces)
@@ -874,12 +874,12 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
       })
 
     const create = Effect.gen(function*() {
-      const namespace = namespaces[yield* Random.nextIntBetween(0, namespaces.length)]
-      const app = `app-${yield* Random.nextIntBetween(0, 10)}`
+      const namespace = namespaces[yield* Random.nextIntBetween(0, namespaces.length, { halfOpen: true })]
+      const app = `app-${yield* Random.nextIntBetween(0, 10, { halfOpen: true })}`
       const now = yield* Clock.currentTimeMillis
       const name = podName(app, serial++)
       yield* ensureReplicaSet(server, { namespace, app, now }).pipe(
-        Effect.zipRight(server.objects.create(Resource.pods, makePod({ name, namespace, app, now }))),
+        Effect.andThen(server.objects.create(Resource.pods, makePod({ name, namespace, app, now }))),
         Effect.matchEffect({
           onFailure: failed(undefined),
           onSuccess: () =>
@@ -891,11 +891,13 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
       )
     })
 
-    const pick = Effect.suspend(() => Effect.map(Random.nextIntBetween(0, live.length), (i) => live[i]))
+    const pick = Effect.suspend(() =>
+      Effect.map(Random.nextIntBetween(0, live.length, { halfOpen: true }), (i) => live[i])
+    )
 
     const update = Effect.gen(function*() {
       const ref = yield* pick
-      const kind = yield* Random.nextIntBetween(0, 20)
+      const kind = yield* Random.nextIntBetween(0, 20, { halfOpen: true })
       const now = yield* Clock.currentTimeMillis
       yield* server.objects.get(Resource.pods, ref).pipe(
         Effect.map((pod) =>
@@ -921,13 +923,17 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
     })
 
     const one = Effect.flatMap(
-      Random.nextIntBetween(0, total),
+      Random.nextIntBetween(0, total, { halfOpen: true }),
       (r) => live.length === 0 || r < wCreate ? create : r < wCreate + wUpdate ? update : del
     )
 
-    const step = (n: number): Effect.Effect<void> => n <= 0 ? Effect.void : Effect.repeatN(one, n - 1)
+    const step = (n: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        let i = 0
+        return Effect.whileLoop({ while: () => i++ < n, body: () => one, step: () => {} })
+      })
 
-    const tick = Duration.decode(options.tick ?? Duration.millis(10))
+    const tick = Duration.fromInputUnsafe(options.tick ?? Duration.millis(10))
     const rate = Math.max(0, options.rate)
     const run: Effect.Effect<never> = Effect.gen(function*() {
       const start = yield* Clock.currentTimeMillis

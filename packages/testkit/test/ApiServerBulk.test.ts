@@ -36,7 +36,7 @@ interface Watch {
 /** Opens a watch and collects its lines, until the scope closes. */
 const openWatch = (url: string) =>
   Effect.acquireRelease(
-    Effect.async<Watch>((resume) => {
+    Effect.callback<Watch>((resume) => {
       const lines: Array<string> = []
       let rest = ""
       const request = Http.get(url, (response) => {
@@ -57,7 +57,7 @@ const openWatch = (url: string) =>
 const parse = (lines: ReadonlyArray<string>) => lines.map((line) => JSON.parse(line) as { type: string; object: Obj })
 
 describe("ApiServer bulk fast paths", () => {
-  it.scopedLive("load stores objects as given (uid, creationTimestamp) with new resourceVersions", () =>
+  it.live("load stores objects as given (uid, creationTimestamp) with new resourceVersions", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
       const stored = yield* server.bench.load(pods, [pod("a"), pod("b")])
@@ -74,7 +74,7 @@ describe("ApiServer bulk fast paths", () => {
       assert.strictEqual(refused.code, 400)
     }))
 
-  it.scopedLive("modifyMany writes MODIFIED events round-robin in key order, unchanged but for the version", () =>
+  it.live("modifyMany writes MODIFIED events round-robin in key order, unchanged but for the version", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
       yield* server.bench.load(pods, [pod("b"), pod("a"), pod("c")])
@@ -102,7 +102,7 @@ describe("ApiServer bulk fast paths", () => {
       assert.deepStrictEqual(list.items.map((p) => p.metadata.resourceVersion), ["10", "8", "9"])
     }))
 
-  it.scopedLive("a prepared burst stays consistent when other writes come first", () =>
+  it.live("a prepared burst stays consistent when other writes come first", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
       yield* server.bench.load(pods, [pod("a"), pod("b")])
@@ -124,7 +124,7 @@ describe("ApiServer bulk fast paths", () => {
       assert.strictEqual(none.code, 400)
     }))
 
-  it.scopedLive("a burst is paced by a slow watcher instead of buffering it all", () =>
+  it.live("a burst is paced by a slow watcher instead of buffering it all", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make({ watchBufferBytes: 64 * 1024 }).pipe(Effect.orDie)
       yield* server.bench.load(pods, Array.from({ length: 10 }, (_, i) => pod(`p-${i}`)))

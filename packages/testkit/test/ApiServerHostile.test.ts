@@ -1,8 +1,8 @@
-import * as HttpApp from "@effect/platform/HttpApp"
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpEffect from "effect/http/HttpEffect"
 import * as Http from "node:http"
 import * as ApiServer from "../src/ApiServer.js"
 import type { ServerState } from "../src/internal/apiServerHttp.js"
@@ -83,7 +83,7 @@ const raw = (
   body: string | Buffer | undefined,
   contentType = "application/json"
 ): Effect.Effect<RawReply> =>
-  Effect.async<RawReply, Error>((resume) => {
+  Effect.callback<RawReply, Error>((resume) => {
     const request = Http.request(url, {
       method,
       agent: false,
@@ -109,7 +109,7 @@ const streamed = (
   declaredLength?: number,
   agent: Http.Agent | false = false
 ): Effect.Effect<RawReply & { readonly sent: number }> =>
-  Effect.async<RawReply & { readonly sent: number }, Error>((resume) => {
+  Effect.callback<RawReply & { readonly sent: number }, Error>((resume) => {
     let answered = false
     let sent = 0
     const headers: Record<string, string | number> = { "content-type": "application/json" }
@@ -231,7 +231,7 @@ const openWatch = (url: string) =>
 // -------------------------------------------------------------------------------------------------
 
 describe("ApiServer request body limit", () => {
-  it.scopedLive("answers a 4 MiB create with 413 RequestEntityTooLarge and stores nothing", () =>
+  it.live("answers a 4 MiB create with 413 RequestEntityTooLarge and stores nothing", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const rv = yield* server.resourceVersion
@@ -243,7 +243,7 @@ describe("ApiServer request body limit", () => {
       yield* assertServing(server)
     }))
 
-  it.scopedLive("accepts a body just under the limit", () =>
+  it.live("accepts a body just under the limit", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const body = configMapOfSize("almost", 3 * MiB - 1024)
@@ -257,7 +257,7 @@ describe("ApiServer request body limit", () => {
       )
     }))
 
-  it.scopedLive("accepts a body of exactly the limit", () =>
+  it.live("accepts a body of exactly the limit", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const reply = yield* raw(configMapsUrl(server), "POST", configMapOfSize("exact", 3 * MiB))
@@ -266,7 +266,7 @@ describe("ApiServer request body limit", () => {
       assertTooLarge(over)
     }))
 
-  it.scopedLive("honours a configured limit", () =>
+  it.live("honours a configured limit", () =>
     Effect.gen(function*() {
       const server = yield* start({ maxRequestBodyBytes: 1024 })
       const small = yield* raw(configMapsUrl(server), "POST", configMapOfSize("small", 1024))
@@ -276,7 +276,7 @@ describe("ApiServer request body limit", () => {
       assert.strictEqual((big.json as StatusBody).message, "Request entity too large: limit is 1024")
     }))
 
-  it.scopedLive("stops reading a streamed body without Content-Length at the limit, and keeps serving", () =>
+  it.live("stops reading a streamed body without Content-Length at the limit, and keeps serving", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const head =
@@ -297,7 +297,7 @@ describe("ApiServer request body limit", () => {
       }
     }))
 
-  it.scopedLive("answers a Content-Length over the limit before the body is sent", () =>
+  it.live("answers a Content-Length over the limit before the body is sent", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const head = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"huge\"},\"data\":{\"big\":\""
@@ -307,7 +307,7 @@ describe("ApiServer request body limit", () => {
       yield* assertServing(server)
     }))
 
-  it.scopedLive("limits updates, patches and deletes too", () =>
+  it.live("limits updates, patches and deletes too", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const created = yield* raw(configMapsUrl(server), "POST", configMapOfSize("cm", 1024))
@@ -327,7 +327,7 @@ describe("ApiServer request body limit", () => {
       )
     }))
 
-  it.scopedLive("bounds the copies of a JSON patch", () =>
+  it.live("bounds the copies of a JSON patch", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const created = yield* raw(configMapsUrl(server), "POST", configMapOfSize("cm", 64 * 1024))
@@ -354,7 +354,7 @@ describe("ApiServer deeply nested JSON", () => {
   const podBody = (name: string, spec: string) =>
     `{"apiVersion":"v1","kind":"Pod","metadata":{"name":${JSON.stringify(name)}},"spec":${spec}}`
 
-  it.scopedLive("answers a 6,000-deep create with a 400 Status, and keeps serving", () =>
+  it.live("answers a 6,000-deep create with a 400 Status, and keeps serving", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/pods`
@@ -374,7 +374,7 @@ describe("ApiServer deeply nested JSON", () => {
       yield* assertServing(server)
     }))
 
-  it.scopedLive("answers 6,000-deep updates and patches (merge, strategic, json, apply) with a 4xx Status", () =>
+  it.live("answers 6,000-deep updates and patches (merge, strategic, json, apply) with a 4xx Status", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/pods/p`
@@ -397,7 +397,7 @@ describe("ApiServer deeply nested JSON", () => {
       yield* assertServing(server)
     }))
 
-  it.scopedLive("rejects a JSON patch whose result is nested too deeply", () =>
+  it.live("rejects a JSON patch whose result is nested too deeply", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const half = Math.floor(ApiServer.maxJsonDepth / 2)
@@ -442,14 +442,14 @@ describe("ApiServer unexpected errors", () => {
         maxRequestBodyBytes: ApiServer.defaultMaxRequestBodyBytes,
         discovery: makeDiscovery(resources)
       }
-      const handler = HttpApp.toWebHandler(makeApp(state, () => "127.0.0.1:0"))
+      const handler = HttpEffect.toWebHandler(makeApp(state, () => "127.0.0.1:0"))
       const response = yield* Effect.promise(() => handler(new Request("http://localhost/api/v1/pods")))
       const text = yield* Effect.promise(() => response.text())
       assertStatus({ status: response.status, text, json: parse(text) }, [500], ["InternalError"])
       assert.include((parse(text) as StatusBody).message, "boom")
-    }).pipe(Effect.catchAllCause(Effect.die)))
+    }).pipe(Effect.catchCause(Effect.die)))
 
-  it.scopedLive("serves selectors over objects whose labels are null or not an object", () =>
+  it.live("serves selectors over objects whose labels are null or not an object", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const podsUrl = `${server.url}/api/v1/namespaces/default/pods`
@@ -479,7 +479,7 @@ describe("ApiServer unexpected errors", () => {
 // -------------------------------------------------------------------------------------------------
 
 describe("ApiServer resourceVersion", () => {
-  it.scopedLive("reads an object's resourceVersion from its metadata, not from a label, annotation or spec", () =>
+  it.live("reads an object's resourceVersion from its metadata, not from a label, annotation or spec", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = Number(yield* server.resourceVersion)
@@ -532,7 +532,7 @@ describe("ApiServer resourceVersion", () => {
       assert.deepStrictEqual((deleted.json as Obj).metadata.annotations, annotations)
     }))
 
-  it.scopedLive("keeps the metadata resourceVersion through touches (modifyMany) of such an object", () =>
+  it.live("keeps the metadata resourceVersion through touches (modifyMany) of such an object", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = Number(yield* server.resourceVersion)

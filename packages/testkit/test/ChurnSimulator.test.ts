@@ -2,14 +2,14 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as ApiServer from "../src/ApiServer.js"
 import * as ChurnSimulator from "../src/ChurnSimulator.js"
 
 const start = ApiServer.make().pipe(Effect.orDie)
 
 describe("ChurnSimulator generators", () => {
-  it.scoped("makes kubelet-shaped pods of about 3 KB once stored", () =>
+  it.effect("makes kubelet-shaped pods of about 3 KB once stored", () =>
     Effect.gen(function*() {
       const pod = ChurnSimulator.makePod({ name: ChurnSimulator.podName("web", 7), namespace: "shop" })
       const server = yield* start
@@ -51,7 +51,7 @@ describe("ChurnSimulator generators", () => {
 })
 
 describe("ChurnSimulator seed and churn", () => {
-  it.scoped("seeds namespaces, deployments and pods spread over them", () =>
+  it.effect("seeds namespaces, deployments and pods spread over them", () =>
     Effect.gen(function*() {
       const server = yield* start
       const seeded = yield* ChurnSimulator.seed(server, { pods: 60, namespaces: 3, deployments: 6 })
@@ -73,7 +73,7 @@ describe("ChurnSimulator seed and churn", () => {
       assert.strictEqual(yield* server.resourceVersion, rv)
     }))
 
-  it.scoped("makes the changes it counts, with one write each", () =>
+  it.effect("makes the changes it counts, with one write each", () =>
     Effect.gen(function*() {
       const server = yield* start
       yield* ChurnSimulator.seed(server, { pods: 50, namespaces: 2 })
@@ -92,7 +92,7 @@ describe("ChurnSimulator seed and churn", () => {
       assert.isTrue(pods.every((p) => ["ns-0", "ns-1"].includes(p.metadata!.namespace!)))
     }))
 
-  it.scoped("updates like a kubelet and a user: restarts, annotations and label flips", () =>
+  it.effect("updates like a kubelet and a user: restarts, annotations and label flips", () =>
     Effect.gen(function*() {
       const server = yield* start
       yield* ChurnSimulator.seed(server, { pods: 30 })
@@ -107,7 +107,7 @@ describe("ChurnSimulator seed and churn", () => {
       assert.isTrue(pods.some((p) => p.metadata!.annotations!["churn.effect-informers.io/tick"] !== undefined))
     }))
 
-  it.scoped("is reproducible with a seeded Random", () =>
+  it.effect("is reproducible with a seeded Random", () =>
     Effect.gen(function*() {
       const runOnce = Effect.gen(function*() {
         const server = yield* start
@@ -121,13 +121,13 @@ describe("ChurnSimulator seed and churn", () => {
             [p.metadata!.name, p.metadata!.labels!.track, p.status!.containerStatuses![0].restartCount] as const
           )
         }
-      }).pipe((effect) => Effect.suspend(() => Effect.withRandom(effect, Random.make(42))))
+      }).pipe(Random.withSeed(42))
       const a = yield* runOnce
       const b = yield* runOnce
       assert.deepStrictEqual(a, b)
     }))
 
-  it.scoped("runs at the requested rate on the Clock", () =>
+  it.effect("runs at the requested rate on the Clock", () =>
     Effect.gen(function*() {
       const server = yield* start
       yield* ChurnSimulator.seed(server, { pods: 20 })
@@ -150,7 +150,7 @@ describe("ChurnSimulator seed and churn", () => {
 })
 
 describe("ChurnSimulator nodes", () => {
-  it.scoped("seed creates the nodes the pods run on, Ready, with the pods' hostIP as InternalIP; churn needs no more", () =>
+  it.effect("seed creates the nodes the pods run on, Ready, with the pods' hostIP as InternalIP; churn needs no more", () =>
     Effect.gen(function*() {
       const server = yield* start
       const seeded = yield* ChurnSimulator.seed(server, { pods: 80, namespaces: 2 })
@@ -177,7 +177,7 @@ describe("ChurnSimulator nodes", () => {
       assert.strictEqual((yield* server.objects.snapshot(Resource.nodes)).length, 16)
     }))
 
-  it.scoped("make creates the nodes on a server seeded without them", () =>
+  it.effect("make creates the nodes on a server seeded without them", () =>
     Effect.gen(function*() {
       const server = yield* start
       yield* ChurnSimulator.make(server, { rate: 0 })

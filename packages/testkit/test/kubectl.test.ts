@@ -76,7 +76,7 @@ const cluster = clusterWith({})
 
 /** Runs kubectl to completion: the error it ended with (a non-zero exit, a timeout), stdout and stderr. */
 const exec = (c: Cluster, args: ReadonlyArray<string>) =>
-  Effect.async<{ readonly error: ExecFileException | null; readonly stdout: string; readonly stderr: string }>(
+  Effect.callback<{ readonly error: ExecFileException | null; readonly stdout: string; readonly stderr: string }>(
     (resume) => {
       const child = execFile(
         kubectl as string,
@@ -163,7 +163,7 @@ describe("kubectl against the embedded API server", () => {
     if (kubectl instanceof Error) throw kubectl
   })
 
-  it.scopedLive("get pods -A --chunk-size=50 follows continue tokens and prints every pod", () =>
+  it.live("get pods -A --chunk-size=50 follows continue tokens and prints every pod", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       yield* ChurnSimulator.seed(c.server, { pods: 120, namespaces: 3 })
@@ -178,7 +178,7 @@ describe("kubectl against the embedded API server", () => {
       assert.isAtLeast(pages, 3)
     }))
 
-  it.scopedLive("get pods -l selects by label", () =>
+  it.live("get pods -l selects by label", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       yield* ChurnSimulator.seed(c.server, { pods: 30, namespaces: ["default"], apps: 3 })
@@ -188,7 +188,7 @@ describe("kubectl against the embedded API server", () => {
       assert.deepStrictEqual(firstColumn(out).sort(), expected.items.map((p) => p.metadata!.name!).sort())
     }))
 
-  it.scopedLive("get pod NAME -n NS -o json prints the stored object", () =>
+  it.live("get pod NAME -n NS -o json prints the stored object", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       yield* ChurnSimulator.seed(c.server, { pods: 4, namespaces: 2 })
@@ -202,7 +202,7 @@ describe("kubectl against the embedded API server", () => {
       assert.deepStrictEqual(printed, stored)
     }))
 
-  it.scopedLive("create -f FILE creates the object (with kubectl's validation on) and delete removes it", () =>
+  it.live("create -f FILE creates the object (with kubectl's validation on) and delete removes it", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const file = manifest(c, "pod.yaml", [
@@ -230,7 +230,7 @@ describe("kubectl against the embedded API server", () => {
       assert.strictEqual(error.reason, "NotFound")
     }))
 
-  it.scopedLive("a Lease kube-apiserver would reject: create and patch get its errors, nothing is stored", () =>
+  it.live("a Lease kube-apiserver would reject: create and patch get its errors, nothing is stored", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const leaseManifest = (name: string, duration: string) =>
@@ -283,7 +283,7 @@ describe("kubectl against the embedded API server", () => {
       )
     }))
 
-  it.scopedLive("apply --server-side creates, updates, reports conflicts, forces and removes (ConfigMap)", () =>
+  it.live("apply --server-side creates, updates, reports conflicts, forces and removes (ConfigMap)", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const configMap = (data: ReadonlyArray<string>) =>
@@ -339,7 +339,7 @@ describe("kubectl against the embedded API server", () => {
       assert.isUndefined((yield* c.server.objects.get(Resource.configMaps, ref)).metadata!.labels)
     }))
 
-  it.scopedLive("apply --server-side merges a Deployment's containers by name and removes what it stops applying", () =>
+  it.live("apply --server-side merges a Deployment's containers by name and removes what it stops applying", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const deployment = (replicas: number, containers: ReadonlyArray<ReadonlyArray<string>>) =>
@@ -419,7 +419,7 @@ describe("kubectl against the embedded API server", () => {
       )
     }))
 
-  it.scopedLive("apply --server-side on a Pod: status ignored, removed env and labels removed, kubectl label owns its label", () =>
+  it.live("apply --server-side on a Pod: status ignored, removed env and labels removed, kubectl label owns its label", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       // a manifest file for kubectl (YAML text), not an object
@@ -466,7 +466,7 @@ describe("kubectl against the embedded API server", () => {
       assert.deepStrictEqual(owners[1].fieldsV1, { "f:metadata": { "f:labels": { "f:owner": {} } } })
     }))
 
-  it.scopedLive("client-side apply (strategic merge patch, last-applied annotation) still works, then moves to server-side", () =>
+  it.live("client-side apply (strategic merge patch, last-applied annotation) still works, then moves to server-side", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const configMap = (data: ReadonlyArray<string>) => configMapManifest(c, "csa.yaml", { name: "legacy" }, data)
@@ -486,7 +486,7 @@ describe("kubectl against the embedded API server", () => {
       assert.deepStrictEqual(owners.find((e) => e.manager === "kubectl")?.fieldsV1, { "f:data": { "f:a": {} } })
     }))
 
-  it.scopedLive("get pods -w prints a new pod within a few seconds", () =>
+  it.live("get pods -w prints a new pod within a few seconds", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       yield* ChurnSimulator.seed(c.server, { pods: 3, namespaces: ["default"] })
@@ -537,7 +537,7 @@ describe("kubectl against the embedded API server", () => {
         interval: 20
       })
     }))
-  it.scopedLive("replace -f with a stale resourceVersion gets the Conflict error", () =>
+  it.live("replace -f with a stale resourceVersion gets the Conflict error", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const created = yield* c.server.objects.create(Resource.configMaps, {
@@ -569,7 +569,7 @@ describe("kubectl against the embedded API server", () => {
       assert.match(yield* run(c, "replace", "-f", current), /configmap\/settings replaced/)
     }))
 
-  it.scopedLive("delete of an owner deletes its dependents (garbage collection)", () =>
+  it.live("delete of an owner deletes its dependents (garbage collection)", () =>
     Effect.gen(function*() {
       const c = yield* clusterWith({ garbageCollection: { delay: "20 millis" } })
       const deployment = yield* c.server.objects.create(Resource.deployments, {
@@ -607,7 +607,7 @@ describe("kubectl against the embedded API server", () => {
       assert.strictEqual(pods.trim(), "")
     }))
 
-  it.scopedLive("an object with a finalizer stays after delete --wait=false until patch removes it", () =>
+  it.live("an object with a finalizer stays after delete --wait=false until patch removes it", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       yield* c.server.objects.create(Resource.configMaps, {
@@ -636,7 +636,7 @@ describe("kubectl against the embedded API server", () => {
       assert.match(stderr, /NotFound/)
     }))
 
-  it.scopedLive("the audit log records kubectl's writes, with kubectl's user agent and the impersonated user", () =>
+  it.live("the audit log records kubectl's writes, with kubectl's user agent and the impersonated user", () =>
     Effect.gen(function*() {
       const records: Array<ApiServer.AuditEvent> = []
       const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
@@ -673,7 +673,7 @@ const minutesAgo = (minutes: number): string =>
   new Date(Date.now() - minutes * 60_000).toISOString().replace(/\.\d{3}Z$/, "Z")
 
 describe("kubectl's imperative commands and tables against the embedded API server", () => {
-  it.scopedLive("create namespace, configmap, secret generic, serviceaccount, deployment (protobuf bodies) store what kubectl built", () =>
+  it.live("create namespace, configmap, secret generic, serviceaccount, deployment (protobuf bodies) store what kubectl built", () =>
     Effect.gen(function*() {
       const records: Array<ApiServer.AuditEvent> = []
       const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
@@ -794,7 +794,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       )
     }))
 
-  it.scopedLive("a protobuf body of a kind the server does not decode gets 415 naming the type, and nothing is created", () =>
+  it.live("a protobuf body of a kind the server does not decode gets 415 naming the type, and nothing is created", () =>
     Effect.gen(function*() {
       const records: Array<ApiServer.AuditEvent> = []
       const c = yield* clusterWith({ auditLog: (event) => records.push(event) })
@@ -811,7 +811,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       assert.strictEqual((yield* c.server.objects.snapshot(Resource.ingresses)).length, 0)
     }))
 
-  it.scopedLive("get pods and get pods -o wide print the server's columns for running, pending, terminating and restarted pods", () =>
+  it.live("get pods and get pods -o wide print the server's columns for running, pending, terminating and restarted pods", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       yield* c.server.bench.load(Resource.replicaSets, [
@@ -893,7 +893,7 @@ describe("kubectl's imperative commands and tables against the embedded API serv
       assert.include(labelled[0].LABELS, "app=web")
     }))
 
-  it.scopedLive("get nodes prints the nodes the seeded pods run on", () =>
+  it.live("get nodes prints the nodes the seeded pods run on", () =>
     Effect.gen(function*() {
       const c = yield* cluster
       const seeded = yield* ChurnSimulator.seed(c.server, { pods: 40, namespaces: 2 })

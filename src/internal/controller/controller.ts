@@ -6,10 +6,10 @@
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -30,9 +30,9 @@ import * as Workers from "./workers.js"
 // -------------------------------------------------------------------------------------------------
 
 /** @internal */
-export const requeueAfter = (delay: Duration.DurationInput): Controller.Result => ({
+export const requeueAfter = (delay: Duration.Input): Controller.Result => ({
   _tag: "RequeueAfter",
-  delay: Duration.decode(delay)
+  delay: Duration.fromInputUnsafe(delay)
 })
 
 /** @internal */
@@ -267,7 +267,7 @@ export const watch = <A>(
       const ks = keys(obj, undefined)
       if (deleted === undefined) return enqueue(ks, priority(false))
       const forget = (all: ReadonlyArray<string>) =>
-        Effect.zipRight(Effect.forEach(all, deleted, { discard: true }), add(all, priority(false)))
+        Effect.andThen(Effect.forEach(all, deleted, { discard: true }), add(all, priority(false)))
       return Effect.isEffect(ks) ? Effect.flatMap(ks, forget) : forget(ks)
     }
   })
@@ -341,12 +341,10 @@ export const make = <A, E, R>(
   // built in a scope of its own, closed at once when the controller cannot start (its handlers removed,
   // its queue closed), else with the caller's
   Effect.flatMap(Effect.scope, (outer) =>
-    Effect.flatMap(Scope.fork(outer, ExecutionStrategy.sequential), (own) =>
+    Effect.flatMap(Scope.fork(outer, "sequential"), (own) =>
       makeIn(options).pipe(
-        Scope.extend(own),
-        Effect.onExit((exit) =>
-          Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void
-        )
+        Scope.provide(own),
+        Effect.onExit((exit) => Exit.isFailure(exit) ? Scope.close(own, exit) : Effect.void)
       )))
 
 /**
@@ -410,17 +408,19 @@ const makeIn = <A, E, R>(
     yield* Effect.addFinalizer(() => Effect.forEach(registrations, (r) => r.remove, { discard: true }))
     for (const trigger of triggers) registrations.push(yield* Effect.mapError(watch(trigger, queue), stopped(name)))
 
-    const syncTimeout = Duration.decode(options.cacheSyncTimeout ?? defaultCacheSyncTimeout)
+    const syncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaultCacheSyncTimeout)
     yield* Effect.forEach(registrations, (r) => r.synced, { concurrency: "unbounded", discard: true }).pipe(
       Effect.mapError(stopped(name)),
-      Effect.timeoutFail({
+      Effect.timeoutOrElse({
         duration: syncTimeout,
-        onTimeout: () =>
-          new ControllerError({
-            reason: "CacheSyncTimeout",
-            controller: name,
-            message: `${name}: the sources did not sync within ${Duration.format(syncTimeout)}`
-          })
+        orElse: () =>
+          Effect.fail(
+            new ControllerError({
+              reason: "CacheSyncTimeout",
+              controller: name,
+              message: `${name}: the sources did not sync within ${Duration.format(syncTimeout)}`
+            })
+          )
       })
     )
 
@@ -442,7 +442,8 @@ const makeIn = <A, E, R>(
     const workers = Workers.make<E, R>({
       name,
       queue,
-      clock: yield* Effect.clock,
+      clock: yield* Clock.Clock,
+      context: yield* Effect.context<never>(),
       reconcile: options.reconcile,
       errorPolicy: options.errorPolicy,
       concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
@@ -454,14 +455,14 @@ const makeIn = <A, E, R>(
     const election = options.leaderElection
     if (election === undefined) {
       // one term, the controller's life: its end shuts the queue
-      yield* workers.start(scope, Duration.decode(options.shutdownTimeout ?? defaultShutdownTimeout), true)
+      yield* workers.start(scope, Duration.fromInputUnsafe(options.shutdownTimeout ?? defaultShutdownTimeout), true)
     } else {
       // Warm standby: the handlers run and the queue fills on every replica; the workers only while this
       // one leads, each term in a scope of its own, stopped within `stepDownTimeout` when the term ends.
-      const stepDown = Duration.decode(election.stepDownTimeout ?? defaultStepDownTimeout)
+      const stepDown = Duration.fromInputUnsafe(election.stepDownTimeout ?? defaultStepDownTimeout)
       const term = Effect.flatMap(Effect.scope, (termScope) => workers.start(termScope, stepDown, false)).pipe(
-        Effect.zipRight(Effect.logInfo(`${name}: leading: reconciling`)),
-        Effect.zipRight(Effect.never)
+        Effect.andThen(Effect.logInfo(`${name}: leading: reconciling`)),
+        Effect.andThen(Effect.never)
       )
       yield* Effect.forkIn(election.whileLeading(term), scope)
       yield* Scope.addFinalizer(scope, workers.stop)

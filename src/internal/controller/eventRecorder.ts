@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
@@ -16,6 +17,8 @@ import type { Resource } from "../../Resource.js"
 import { apiVersion, eventsV1 } from "../../Resource.js"
 import { TokenBucket } from "../tokenBucket.js"
 import * as ControllerMetrics from "./metrics.js"
+import { tagged } from "./metricSeries.js"
+import { resumeLater } from "./workQueue.js"
 
 interface Pending {
   readonly regarding: Reference
@@ -80,7 +83,7 @@ export const make = (
 ): Effect.Effect<EventRecorder.EventRecorder.Service, never, Client | Scope.Scope> =>
   Effect.gen(function*() {
     const client = yield* Client
-    const clock = yield* Effect.clock
+    const clock = yield* Clock.Clock
     const capacity = Math.max(1, options.capacity ?? 1000)
     const window = Duration.toMillis(options.seriesWindow ?? Duration.minutes(6))
     const burst = options.spam?.burst ?? 25
@@ -98,7 +101,7 @@ export const make = (
     const series = new Map<string, Series>()
     let sequence = 0
     const buckets = new Map<string, TokenBucket>()
-    const droppedBy = (reason: string) => Metric.tagged(ControllerMetrics.droppedEvents, "reason", reason)
+    const droppedBy = (reason: string) => tagged(ControllerMetrics.droppedEvents, { reason })
     const full = droppedBy("full")
     const spam = droppedBy("spam")
     const failed = droppedBy("failed")
@@ -151,7 +154,7 @@ export const make = (
             )
           )
         }
-        if (!bucket.tryTake(p.at)) return Metric.increment(spam)
+        if (!bucket.tryTake(p.at)) return Metric.update(spam, 1)
         const namespace = p.regarding.namespace ?? "default"
         // client-go: the name and the time in nanoseconds, in hex; a counter keeps names of one millisecond
         // apart (exact, in BigInt: the float would round it away)
@@ -175,10 +178,10 @@ export const make = (
           (): void => void series.set(key, { name, namespace, count: 1, last: p.at, written: p.at })
         )
       }).pipe(
-        Effect.catchAllCause((cause) =>
-          Effect.zipRight(
+        Effect.catchCause((cause) =>
+          Effect.andThen(
             Effect.logDebug(`event ${p.event.reason} about ${p.regarding.kind} ${p.regarding.name} not written`, cause),
-            Metric.increment(failed)
+            Metric.update(failed, 1)
           )
         )
       )
@@ -197,15 +200,16 @@ export const make = (
       const batch = yield* Queue.takeBetween(queue, 1, 100)
       for (const item of batch) {
         yield* handle(item)
-        if (++writes % 256 === 0) sweep(clock.unsafeCurrentTimeMillis())
+        if (++writes % 256 === 0) sweep(clock.currentTimeMillisUnsafe())
       }
     })))
     // At shutdown (this finalizer runs before the writer's is interrupted): record nothing more, and let the
     // writer write what waits, for 5 seconds at most.
     let closing = false
-    const flush = Effect.async<void>((resume) => {
+    const flush = Effect.callback<void>((resume) => {
       if (outstanding === 0) return resume(Effect.void)
-      flushes.push(() => resume(Effect.void))
+      // (resumed after a yield: not inside the writer, see `resumeLater`)
+      flushes.push(() => resume(resumeLater(Effect.void)))
     })
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
@@ -224,13 +228,13 @@ export const make = (
               ? undefined
               : referenceOf(event.related.resource, event.related.object),
             event,
-            at: clock.unsafeCurrentTimeMillis()
+            at: clock.currentTimeMillisUnsafe()
           }
           outstanding++
           return Effect.flatMap(Queue.offer(queue, pending), (accepted) => {
             if (accepted) return Effect.void
             outstanding--
-            return Metric.increment(full)
+            return Metric.update(full, 1)
           })
         }),
       flush

@@ -3,20 +3,21 @@
  * (controller-runtime's, prefixed `effect_informers_`) and the event recorders'. `Metrics` re-exports
  * them; docs/METRICS.md lists them with their names as Prometheus shows them.
  *
- * Only their definitions live here (this module imports nothing of the library, so that `Metrics` can
- * re-export it): the queue, the controller and the recorder tag them with their names and update them.
+ * Only their definitions live here (this module imports nothing of the library but ./metricSeries.ts, so
+ * that `Metrics` can re-export it): the queue, the controller and the recorder tag them with their names
+ * (`metricSeries.tagged`) and update them.
  *
  * @since 0.2.0
  */
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as Series from "./metricSeries.js"
 
 // -------------------------------------------------------------------------------------------------
 // work queues (client-go's names)
 // -------------------------------------------------------------------------------------------------
 
 /** component-base's buckets: 1e-8 s times 10, ten buckets. */
-const workQueueBoundaries = MetricBoundaries.exponential({ start: 1e-8, factor: 10, count: 10 })
+const workQueueBoundaries = Metric.exponentialBoundaries({ start: 1e-8, factor: 10, count: 10 })
 
 /**
  * `workqueue_depth`: dirty keys, i.e. ready ones and ones added again while processing (not the delayed).
@@ -25,9 +26,10 @@ const workQueueBoundaries = MetricBoundaries.exponential({ start: 1e-8, factor: 
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueDepth: Metric.Metric.Gauge<number> = Metric.gauge("workqueue_depth", {
-  description: "Current depth of the work queue: keys waiting to be handed out"
-})
+export const workQueueDepth: Metric.Gauge<number> = Series.gauge(
+  "workqueue_depth",
+  "Current depth of the work queue: keys waiting to be handed out"
+)
 
 /**
  * `workqueue_adds_total`: adds that made a key dirty (collapsed adds do not count; a delayed key counts
@@ -36,10 +38,10 @@ export const workQueueDepth: Metric.Metric.Gauge<number> = Metric.gauge("workque
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueAdds: Metric.Metric.Counter<number> = Metric.counter("workqueue_adds_total", {
-  description: "Adds that made a key dirty (adds that collapse into a waiting one do not count)",
-  incremental: true
-})
+export const workQueueAdds: Metric.Counter<number> = Series.counter(
+  "workqueue_adds_total",
+  "Adds that made a key dirty (adds that collapse into a waiting one do not count)"
+)
 
 /**
  * `workqueue_queue_duration_seconds`: from a key becoming dirty to its hand-out. Tagged `name`.
@@ -47,10 +49,10 @@ export const workQueueAdds: Metric.Metric.Counter<number> = Metric.counter("work
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueWaitDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+export const workQueueWaitDuration: Metric.Histogram<number> = Series.histogram(
   "workqueue_queue_duration_seconds",
-  workQueueBoundaries,
-  "How long in seconds a key waits in the work queue before it is handed out"
+  "How long in seconds a key waits in the work queue before it is handed out",
+  workQueueBoundaries
 )
 
 /**
@@ -59,10 +61,10 @@ export const workQueueWaitDuration: Metric.Metric.Histogram<number> = Metric.his
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueWorkDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+export const workQueueWorkDuration: Metric.Histogram<number> = Series.histogram(
   "workqueue_work_duration_seconds",
-  workQueueBoundaries,
-  "How long in seconds processing a key takes (get to done)"
+  "How long in seconds processing a key takes (get to done)",
+  workQueueBoundaries
 )
 
 /**
@@ -72,11 +74,9 @@ export const workQueueWorkDuration: Metric.Metric.Histogram<number> = Metric.his
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueUnfinishedWork: Metric.Metric.Gauge<number> = Metric.gauge(
+export const workQueueUnfinishedWork: Metric.Gauge<number> = Series.gauge(
   "workqueue_unfinished_work_seconds",
-  {
-    description: "Seconds of work in progress not yet observed by work_duration; large values indicate stuck workers"
-  }
+  "Seconds of work in progress not yet observed by work_duration; large values indicate stuck workers"
 )
 
 /**
@@ -86,9 +86,9 @@ export const workQueueUnfinishedWork: Metric.Metric.Gauge<number> = Metric.gauge
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueLongestRunning: Metric.Metric.Gauge<number> = Metric.gauge(
+export const workQueueLongestRunning: Metric.Gauge<number> = Series.gauge(
   "workqueue_longest_running_processor_seconds",
-  { description: "Seconds the longest-running key has been processing" }
+  "Seconds the longest-running key has been processing"
 )
 
 /**
@@ -98,17 +98,17 @@ export const workQueueLongestRunning: Metric.Metric.Gauge<number> = Metric.gauge
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueRetries: Metric.Metric.Counter<number> = Metric.counter("workqueue_retries_total", {
-  description: "Adds with a positive delay (addAfter, addRateLimited)",
-  incremental: true
-})
+export const workQueueRetries: Metric.Counter<number> = Series.counter(
+  "workqueue_retries_total",
+  "Adds with a positive delay (addAfter, addRateLimited)"
+)
 
 // -------------------------------------------------------------------------------------------------
 // controllers (controller-runtime's, prefixed)
 // -------------------------------------------------------------------------------------------------
 
 /** 5 ms doubling, 16 buckets (to 81.92 s, then `+Inf`). */
-const reconcileBoundaries = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 16 })
+const reconcileBoundaries = Metric.exponentialBoundaries({ start: 0.005, factor: 2, count: 16 })
 
 /**
  * `effect_informers_reconcile_total`: reconciles by `controller` and `result` (`success`, `error`, `requeue`,
@@ -117,10 +117,10 @@ const reconcileBoundaries = MetricBoundaries.exponential({ start: 0.005, factor:
  * @since 0.2.0
  * @category metrics
  */
-export const reconciles: Metric.Metric.Counter<number> = Metric.counter("effect_informers_reconcile_total", {
-  description: "Reconciles by controller and result",
-  incremental: true
-})
+export const reconciles: Metric.Counter<number> = Series.counter(
+  "effect_informers_reconcile_total",
+  "Reconciles by controller and result"
+)
 
 /**
  * `effect_informers_reconcile_errors_total`: failed reconciles (typed errors and defects), by `controller`.
@@ -128,9 +128,9 @@ export const reconciles: Metric.Metric.Counter<number> = Metric.counter("effect_
  * @since 0.2.0
  * @category metrics
  */
-export const reconcileErrors: Metric.Metric.Counter<number> = Metric.counter(
+export const reconcileErrors: Metric.Counter<number> = Series.counter(
   "effect_informers_reconcile_errors_total",
-  { description: "Failed reconciles", incremental: true }
+  "Failed reconciles"
 )
 
 /**
@@ -141,9 +141,9 @@ export const reconcileErrors: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const reconcilePanics: Metric.Metric.Counter<number> = Metric.counter(
+export const reconcilePanics: Metric.Counter<number> = Series.counter(
   "effect_informers_reconcile_panics_total",
-  { description: "Reconciles that died of a defect (controller-runtime's panics)", incremental: true }
+  "Reconciles that died of a defect (controller-runtime's panics)"
 )
 
 /**
@@ -154,9 +154,9 @@ export const reconcilePanics: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const terminalReconcileErrors: Metric.Metric.Counter<number> = Metric.counter(
+export const terminalReconcileErrors: Metric.Counter<number> = Series.counter(
   "effect_informers_terminal_reconcile_errors_total",
-  { description: "Failed reconciles the error policy did not requeue", incremental: true }
+  "Failed reconciles the error policy did not requeue"
 )
 
 /**
@@ -165,10 +165,10 @@ export const terminalReconcileErrors: Metric.Metric.Counter<number> = Metric.cou
  * @since 0.2.0
  * @category metrics
  */
-export const reconcileDuration: Metric.Metric.Histogram<number> = Metric.histogram(
+export const reconcileDuration: Metric.Histogram<number> = Series.histogram(
   "effect_informers_reconcile_time_seconds",
-  reconcileBoundaries,
-  "The duration of reconciles in seconds"
+  "The duration of reconciles in seconds",
+  reconcileBoundaries
 )
 
 /**
@@ -177,9 +177,9 @@ export const reconcileDuration: Metric.Metric.Histogram<number> = Metric.histogr
  * @since 0.2.0
  * @category metrics
  */
-export const activeReconciles: Metric.Metric.Gauge<number> = Metric.gauge(
+export const activeReconciles: Metric.Gauge<number> = Series.gauge(
   "effect_informers_reconcile_active_workers",
-  { description: "Reconciles in progress" }
+  "Reconciles in progress"
 )
 
 /**
@@ -189,9 +189,9 @@ export const activeReconciles: Metric.Metric.Gauge<number> = Metric.gauge(
  * @since 0.2.0
  * @category metrics
  */
-export const maxConcurrentReconciles: Metric.Metric.Gauge<number> = Metric.gauge(
+export const maxConcurrentReconciles: Metric.Gauge<number> = Series.gauge(
   "effect_informers_max_concurrent_reconciles",
-  { description: "The controller's number of workers" }
+  "The controller's number of workers"
 )
 
 /**
@@ -201,9 +201,9 @@ export const maxConcurrentReconciles: Metric.Metric.Gauge<number> = Metric.gauge
  * @since 0.2.0
  * @category metrics
  */
-export const staleSkips: Metric.Metric.Counter<number> = Metric.counter(
+export const staleSkips: Metric.Counter<number> = Series.counter(
   "effect_informers_reconcile_stale_skips_total",
-  { description: "Reconciles postponed until a cache caught up with the key's own write", incremental: true }
+  "Reconciles postponed until a cache caught up with the key's own write"
 )
 
 /**
@@ -214,12 +214,9 @@ export const staleSkips: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const abandonedReconciles: Metric.Metric.Counter<number> = Metric.counter(
+export const abandonedReconciles: Metric.Counter<number> = Series.counter(
   "effect_informers_reconcile_abandoned_total",
-  {
-    description: "Reconciles still running after their interruption at shutdown or step-down, left behind",
-    incremental: true
-  }
+  "Reconciles still running after their interruption at shutdown or step-down, left behind"
 )
 
 // -------------------------------------------------------------------------------------------------
@@ -233,7 +230,7 @@ export const abandonedReconciles: Metric.Metric.Counter<number> = Metric.counter
  * @since 0.2.0
  * @category metrics
  */
-export const droppedEvents: Metric.Metric.Counter<number> = Metric.counter("effect_informers_events_dropped_total", {
-  description: "Events not written: the buffer was full, the spam filter refused them, or the write failed",
-  incremental: true
-})
+export const droppedEvents: Metric.Counter<number> = Series.counter(
+  "effect_informers_events_dropped_total",
+  "Events not written: the buffer was full, the spam filter refused them, or the write failed"
+)

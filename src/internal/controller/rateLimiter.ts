@@ -3,7 +3,7 @@
  * builds from a policy. `RateLimiter.ts` holds the policies (plain data) and their documentation.
  *
  * Every limiter is a plain synchronous object: time comes in as an argument (milliseconds, as
- * `Clock.unsafeCurrentTimeMillis` reads it), so a policy is a deterministic function of the calls made to
+ * `Clock.currentTimeMillisUnsafe` reads it), so a policy is a deterministic function of the calls made to
  * it, tested as tables, and the work queue calls it inside one synchronous step with its own clock.
  *
  * @internal

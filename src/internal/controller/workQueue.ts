@@ -26,20 +26,20 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type * as RateLimiter from "../../RateLimiter.js"
 import type { AddOptions, Item, Options, WorkQueue } from "../../WorkQueue.js"
 import { Deque } from "../deque.js"
-import { withTags } from "../metricTags.js"
 import * as ControllerMetrics from "./metrics.js"
+import { tagged } from "./metricSeries.js"
 import * as RateLimiterInternal from "./rateLimiter.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -66,30 +66,31 @@ export class WorkQueueShutdownError extends Data.TaggedError("WorkQueueShutdownE
 /** How often the unfinished-work and longest-processor gauges are set (client-go: 500 ms). */
 const metricsUpdatePeriod = Duration.millis(500)
 
-const noTags: ReadonlyArray<never> = []
-
-/** One queue's metrics, tagged with its name once. */
+/**
+ * One queue's metrics, tagged with its name once, updated synchronously in the context the queue was made
+ * in (its metric registry).
+ */
 class QueueMetrics {
-  readonly depth: Metric.Metric.Gauge<number>
-  readonly adds: Metric.Metric.Counter<number>
-  readonly queueDuration: Metric.Metric.Histogram<number>
-  readonly workDuration: Metric.Metric.Histogram<number>
-  readonly unfinishedWork: Metric.Metric.Gauge<number>
-  readonly longestRunningProcessor: Metric.Metric.Gauge<number>
-  readonly retries: Metric.Metric.Counter<number>
-  constructor(name: string) {
-    const tags = [["name", name]] as const
-    this.depth = withTags(ControllerMetrics.workQueueDepth, tags)
-    this.adds = withTags(ControllerMetrics.workQueueAdds, tags)
-    this.queueDuration = withTags(ControllerMetrics.workQueueWaitDuration, tags)
-    this.workDuration = withTags(ControllerMetrics.workQueueWorkDuration, tags)
-    this.unfinishedWork = withTags(ControllerMetrics.workQueueUnfinishedWork, tags)
-    this.longestRunningProcessor = withTags(ControllerMetrics.workQueueLongestRunning, tags)
-    this.retries = withTags(ControllerMetrics.workQueueRetries, tags)
+  readonly depth: Metric.Gauge<number>
+  readonly adds: Metric.Counter<number>
+  readonly queueDuration: Metric.Histogram<number>
+  readonly workDuration: Metric.Histogram<number>
+  readonly unfinishedWork: Metric.Gauge<number>
+  readonly longestRunningProcessor: Metric.Gauge<number>
+  readonly retries: Metric.Counter<number>
+  constructor(name: string, readonly context: Context.Context<never>) {
+    const tags = { name }
+    this.depth = tagged(ControllerMetrics.workQueueDepth, tags)
+    this.adds = tagged(ControllerMetrics.workQueueAdds, tags)
+    this.queueDuration = tagged(ControllerMetrics.workQueueWaitDuration, tags)
+    this.workDuration = tagged(ControllerMetrics.workQueueWorkDuration, tags)
+    this.unfinishedWork = tagged(ControllerMetrics.workQueueUnfinishedWork, tags)
+    this.longestRunningProcessor = tagged(ControllerMetrics.workQueueLongestRunning, tags)
+    this.retries = tagged(ControllerMetrics.workQueueRetries, tags)
     // the queue's series exist from its creation, at 0: a scrape before the first add shows the queue
-    this.depth.unsafeUpdate(0, noTags)
-    this.adds.unsafeUpdate(0, noTags)
-    this.retries.unsafeUpdate(0, noTags)
+    this.depth.updateUnsafe(0, context)
+    this.adds.updateUnsafe(0, context)
+    this.retries.updateUnsafe(0, context)
   }
 }
 
@@ -426,12 +427,26 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
 
 const noEntry: Exit.Exit<undefined> = Exit.succeed(undefined)
 
+/**
+ * What a waiting fiber is resumed with from another fiber's step: `effect` after a yield. Effect 4 runs a
+ * resumed fiber at once, inside the step that resumes it: the worker would run in the middle of the
+ * queue's step (an add, a done), re-entering the queue, and ahead of the rest of the adder's work. After
+ * the yield it runs on the scheduler instead, as on Effect 3, and a worker interrupted before then gives
+ * the key it was handed back (its interruption is seen at the yield).
+ *
+ * @internal
+ */
+export const resumeLater = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.andThen(Effect.yieldNow, effect)
+
+const voidLater: Effect.Effect<void> = resumeLater(Effect.void)
+
 // -------------------------------------------------------------------------------------------------
 // the queue
 // -------------------------------------------------------------------------------------------------
 
-const millisOf = (input: Duration.DurationInput): number => {
-  const millis = typeof input === "number" ? input : Duration.toMillis(Duration.decode(input))
+const millisOf = (input: Duration.Input): number => {
+  const millis = typeof input === "number" ? input : Duration.toMillis(Duration.fromInputUnsafe(input))
   return millis > 0 ? millis : 0
 }
 
@@ -458,8 +473,8 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   /** The `readyAt` the timer fiber sleeps until (Infinity: no timer). */
   private armedAt = Infinity
   private timerEpoch = 0
-  private timer: Fiber.RuntimeFiber<void> | undefined = undefined
-  private metricsFiber: Fiber.RuntimeFiber<void> | undefined = undefined
+  private timer: Fiber.Fiber<void> | undefined = undefined
+  private metricsFiber: Fiber.Fiber<void> | undefined = undefined
   private readonly metrics: QueueMetrics | undefined
   private readonly keyOf: ((key: K) => string) | undefined
   private readonly groupOf: ((key: K) => string) | undefined
@@ -471,10 +486,13 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     options: Options<K>,
     private readonly clock: Clock.Clock,
     private readonly scope: Scope.Scope,
-    defaultRateLimiter: RateLimiter.RateLimiter
+    defaultRateLimiter: RateLimiter.RateLimiter,
+    context: Context.Context<never>
   ) {
     this.name = options.name
-    this.metrics = options.name === undefined || options.name === "" ? undefined : new QueueMetrics(options.name)
+    this.metrics = options.name === undefined || options.name === ""
+      ? undefined
+      : new QueueMetrics(options.name, context)
     this.keyOf = options.key
     this.groupOf = options.group
     this.ready = new ReadySet(options.group !== undefined)
@@ -488,12 +506,12 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   }
 
   private now(): number {
-    return this.clock.unsafeCurrentTimeMillis()
+    return this.clock.currentTimeMillisUnsafe()
   }
 
   /** Sub-millisecond time for the duration metrics (the live clock's milliseconds are whole). */
   private metricNow(): number {
-    return Number(this.clock.unsafeCurrentTimeNanos()) / 1e6
+    return Number(this.clock.currentTimeNanosUnsafe()) / 1e6
   }
 
   // --- adding ---------------------------------------------------------------------------------------
@@ -516,7 +534,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       this.entries.set(id, entry)
     }
     if (delay > 0) {
-      if (this.metrics !== undefined) this.metrics.retries.unsafeUpdate(1, noTags)
+      if (this.metrics !== undefined) this.metrics.retries.updateUnsafe(1, this.metrics.context)
       return this.delay(entry, priority, this.now() + delay)
     }
     this.makeReady(entry, priority)
@@ -544,8 +562,8 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     this.dirty++
     if (this.metrics !== undefined) {
       entry.queuedAt = this.metricNow()
-      this.metrics.adds.unsafeUpdate(1, noTags)
-      this.metrics.depth.unsafeUpdate(this.dirty, noTags)
+      this.metrics.adds.updateUnsafe(1, this.metrics.context)
+      this.metrics.depth.updateUnsafe(this.dirty, this.metrics.context)
     }
     if (!entry.processing) {
       this.ready.push(entry, false)
@@ -606,8 +624,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       return arm ? this.arm() : Effect.void
     })
 
-  readonly addAfter = (key: K, delay: Duration.DurationInput): Effect.Effect<void> =>
-    this.addEffect(key, 0, millisOf(delay))
+  readonly addAfter = (key: K, delay: Duration.Input): Effect.Effect<void> => this.addEffect(key, 0, millisOf(delay))
 
   readonly addRateLimited = (key: K, options?: { readonly priority?: number | undefined }): Effect.Effect<void> =>
     Effect.suspend(() => {
@@ -635,13 +652,13 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     this.stopTimer()
     return Effect.map(Effect.forkIn(Effect.interruptible(this.timerLoop(epoch)), this.scope), (fiber) => {
       if (this.timerEpoch === epoch) this.timer = fiber
-      else fiber.unsafeInterruptAsFork(FiberId.none)
+      else fiber.interruptUnsafe()
     })
   }
 
   private stopTimer(): void {
     if (this.timer !== undefined) {
-      this.timer.unsafeInterruptAsFork(FiberId.none)
+      this.timer.interruptUnsafe()
       this.timer = undefined
     }
   }
@@ -657,7 +674,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         return Effect.void
       }
       this.armedAt = top.readyAt
-      return Effect.zipRight(this.clock.sleep(Duration.millis(top.readyAt - now)), loop)
+      return Effect.andThen(this.clock.sleep(Duration.millis(top.readyAt - now)), loop)
     })
     return loop
   }
@@ -686,8 +703,8 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       this.processing.pushBack(entry)
       const now = this.metricNow()
       entry.startedAt = now
-      this.metrics.depth.unsafeUpdate(this.dirty, noTags)
-      this.metrics.queueDuration.unsafeUpdate((now - entry.queuedAt) / 1000, noTags)
+      this.metrics.depth.updateUnsafe(this.dirty, this.metrics.context)
+      this.metrics.queueDuration.updateUnsafe((now - entry.queuedAt) / 1000, this.metrics.context)
     }
     return entry
   }
@@ -704,7 +721,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       const resume = waiter.resume!
       waiter.resume = undefined
       waiter.entry = entry
-      resume(Exit.succeed(entry))
+      resume(resumeLater(Exit.succeed(entry)))
     }
   }
 
@@ -729,7 +746,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   ): Effect.Effect<Entry<K> | undefined, WorkQueueShutdownError> {
     const waiter = new Waiter<K>(onShutdown)
     return Effect.onInterrupt(
-      restore(Effect.async<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
+      restore(Effect.callback<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
         // the state may have changed since the caller looked (the fiber may have yielded in between)
         const entry = this.take()
         if (entry !== undefined) {
@@ -771,7 +788,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       entry.state = READY
       entry.priority = entry.handedPriority
       this.dirty++
-      if (this.metrics !== undefined) this.metrics.depth.unsafeUpdate(this.dirty, noTags)
+      if (this.metrics !== undefined) this.metrics.depth.updateUnsafe(this.dirty, this.metrics.context)
     } else if (entry.handedPriority > entry.priority) {
       entry.priority = entry.handedPriority
     }
@@ -810,7 +827,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         // suspended: an `f` that throws while building its effect is a defect of this round, not a lost key
         Effect.matchCauseEffect(restore(Effect.suspend(() => f(entry.item, entry.handedPriority))), {
           onFailure: (cause) => {
-            this.release(entry, Cause.isInterruptedOnly(cause))
+            this.release(entry, Cause.hasInterruptsOnly(cause))
             return Effect.failCause(cause)
           },
           onSuccess: (a) => {
@@ -835,7 +852,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       let current: Entry<K> | undefined
       // one waiter and one wait for the worker's life: waiting allocates nothing of the loop's own
       const waiter = new Waiter<K>(noEntry)
-      const waitForKey = Effect.async<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
+      const waitForKey = Effect.callback<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
         const entry = this.take()
         if (entry !== undefined) {
           waiter.entry = entry
@@ -879,7 +896,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
           if (current === undefined) return
           const entry = current
           current = undefined
-          this.release(entry, Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause))
+          this.release(entry, Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause))
         }))
     })
 
@@ -901,7 +918,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     this.processingCount--
     if (this.metrics !== undefined) {
       this.processing.remove(entry)
-      this.metrics.workDuration.unsafeUpdate((this.metricNow() - entry.startedAt) / 1000, noTags)
+      this.metrics.workDuration.updateUnsafe((this.metricNow() - entry.startedAt) / 1000, this.metrics.context)
     }
     if (entry.state === READY) {
       this.ready.push(entry, false)
@@ -968,7 +985,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     this.armedAt = Infinity
     this.stopTimer()
     if (this.metricsFiber !== undefined) {
-      this.metricsFiber.unsafeInterruptAsFork(FiberId.none)
+      this.metricsFiber.interruptUnsafe()
       this.metricsFiber = undefined
     }
     // waiting workers only wait when nothing is ready: they get the shutdown now
@@ -976,7 +993,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       if (waiter.cancelled) continue
       const resume = waiter.resume!
       waiter.resume = undefined
-      resume(waiter.onShutdown)
+      resume(resumeLater(waiter.onShutdown))
     }
     this.cancelledWaiters = 0
   }
@@ -984,7 +1001,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   private checkDrained(): void {
     if (this.draining && this.processingCount > 0) return
     const waiters = this.drainWaiters.splice(0)
-    for (const resume of waiters) resume(Effect.void)
+    for (const resume of waiters) resume(voidLater)
   }
 
   readonly shutdown: Effect.Effect<void> = Effect.sync(() => {
@@ -995,7 +1012,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   readonly shutdownWithDrain: Effect.Effect<void> = Effect.suspend(() => {
     this.beginShutdown("ShutdownWithDrain")
     if (this.processingCount === 0) return Effect.void
-    return Effect.async<void>((resume) => {
+    return Effect.callback<void>((resume) => {
       if (!this.draining || this.processingCount === 0) return resume(Effect.void)
       this.drainWaiters.push(resume)
       return Effect.sync(() => {
@@ -1020,16 +1037,16 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         total += age
         if (age > oldest) oldest = age
       }
-      metrics.unfinishedWork.unsafeUpdate(total / 1000, noTags)
-      metrics.longestRunningProcessor.unsafeUpdate(oldest / 1000, noTags)
+      metrics.unfinishedWork.updateUnsafe(total / 1000, metrics.context)
+      metrics.longestRunningProcessor.updateUnsafe(oldest / 1000, metrics.context)
     })
-    const loop = Effect.zipRight(this.clock.sleep(metricsUpdatePeriod), update).pipe(
+    const loop = Effect.andThen(this.clock.sleep(metricsUpdatePeriod), update).pipe(
       Effect.repeat({ while: () => !this.shuttingDown }),
       Effect.asVoid,
       Effect.interruptible
     )
     return Effect.map(Effect.forkIn(loop, this.scope), (fiber) => {
-      if (this.shuttingDown) fiber.unsafeInterruptAsFork(FiberId.none)
+      if (this.shuttingDown) fiber.interruptUnsafe()
       else this.metricsFiber = fiber
     })
   }
@@ -1046,9 +1063,10 @@ export const make = <K>(
   defaultRateLimiter: RateLimiter.RateLimiter
 ): Effect.Effect<WorkQueueImpl<K>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const clock = yield* Effect.clock
+    const clock = yield* Clock.Clock
     const scope = yield* Effect.scope
-    const queue = new WorkQueueImpl<K>(options, clock, scope, defaultRateLimiter)
+    const context = yield* Effect.context<never>()
+    const queue = new WorkQueueImpl<K>(options, clock, scope, defaultRateLimiter, context)
     yield* Effect.addFinalizer(() => queue.shutdown)
     yield* queue.startMetrics()
     return queue

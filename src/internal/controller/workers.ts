@@ -8,11 +8,11 @@
  */
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
 import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
@@ -21,8 +21,9 @@ import type * as Controller from "../../Controller.js"
 import type * as Sharding from "../../Sharding.js"
 import * as Term from "../../Term.js"
 import type * as WorkQueue from "../../WorkQueue.js"
-import { withTags } from "../metricTags.js"
 import * as ControllerMetrics from "./metrics.js"
+import { tagged as withAttributes } from "./metricSeries.js"
+import { resumeLater } from "./workQueue.js"
 
 // -------------------------------------------------------------------------------------------------
 // results
@@ -149,6 +150,8 @@ export interface WorkersOptions<E, R> {
   readonly name: string
   readonly queue: WorkQueue.WorkQueue<string>
   readonly clock: Clock.Clock
+  /** The context the controller was made in: its metrics' registry. */
+  readonly context: Context.Context<never>
   readonly reconcile: (request: Controller.Request) => Effect.Effect<Controller.Result | void, E, R>
   readonly errorPolicy: ((error: E, request: Controller.Request) => Controller.Result) | undefined
   readonly concurrency: number
@@ -181,19 +184,17 @@ export interface Workers<R> {
  * @internal
  */
 export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
-  const { clock, concurrency, name, queue, sharding, tracker } = options
+  const { clock, concurrency, context, name, queue, sharding, tracker } = options
   const policy = options.errorPolicy
 
   // ---- metrics ---------------------------------------------------------------------------------------
-  const tagged = <T extends Metric.Metric<any, any, any>>(
-    metric: T,
-    ...more: ReadonlyArray<readonly [string, string]>
-  ): T => withTags(metric, [["controller", name], ...more]) as T
+  const tagged = <T extends Metric.Metric<any, any>>(metric: T, result?: string): T =>
+    withAttributes(metric, result === undefined ? { controller: name } : { controller: name, result })
   const results = {
-    success: tagged(ControllerMetrics.reconciles, ["result", "success"]),
-    error: tagged(ControllerMetrics.reconciles, ["result", "error"]),
-    requeue: tagged(ControllerMetrics.reconciles, ["result", "requeue"]),
-    requeueAfter: tagged(ControllerMetrics.reconciles, ["result", "requeue_after"])
+    success: tagged(ControllerMetrics.reconciles, "success"),
+    error: tagged(ControllerMetrics.reconciles, "error"),
+    requeue: tagged(ControllerMetrics.reconciles, "requeue"),
+    requeueAfter: tagged(ControllerMetrics.reconciles, "requeue_after")
   }
   const errors = tagged(ControllerMetrics.reconcileErrors)
   const panics = tagged(ControllerMetrics.reconcilePanics)
@@ -203,10 +204,10 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
   const stale = tagged(ControllerMetrics.staleSkips)
   const abandoned = tagged(ControllerMetrics.abandonedReconciles)
   for (const counter of [...Object.values(results), errors, panics, terminal, stale, abandoned]) {
-    counter.unsafeUpdate(0, [])
+    counter.updateUnsafe(0, context)
   }
-  activeGauge.unsafeUpdate(0, [])
-  tagged(ControllerMetrics.maxConcurrentReconciles).unsafeUpdate(concurrency, [])
+  activeGauge.updateUnsafe(0, context)
+  tagged(ControllerMetrics.maxConcurrentReconciles).updateUnsafe(concurrency, context)
 
   let state: ControllerState = initialControllerState
   let active = 0
@@ -222,7 +223,7 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
       case "Requeue":
         return queue.addRateLimited(key, { priority })
       case "RequeueAfter":
-        return Effect.zipRight(queue.forget(key), queue.add(key, { after: result.delay, priority }))
+        return Effect.andThen(queue.forget(key), queue.add(key, { after: result.delay, priority }))
     }
   }
   const counted = {
@@ -233,7 +234,7 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
 
   // ---- finish ----------------------------------------------------------------------------------------
 
-  // The hot path of every key: plain closures and metrics updated in place (`unsafeUpdate`), one span
+  // The hot path of every key: plain closures and metrics updated in place (`updateUnsafe`), one span
   // without a stack trace; the queue's `runWorker` owns get/done. (An Effect.gen per key and a span with
   // its stack trace cost more than the queue and the reconcile together: bench/controllerMicro.ts.)
   const spanOptions = { attributes: { controller: name }, captureStackTrace: false } as const
@@ -247,15 +248,15 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
   ) => {
     if (Exit.isSuccess(exit)) {
       const result = exit.value === undefined ? done : effective(exit.value)
-      counted[result._tag].unsafeUpdate(1, [])
+      counted[result._tag].updateUnsafe(1, context)
       return requeueBy(key, priority, result)
     }
     // (a reconcile that ended interrupted by itself, e.g. joining a fiber someone interrupted, is a failure
     // like any other: requeued. The worker's own interruption never reaches this point.)
-    errors.unsafeUpdate(1, [])
-    results.error.unsafeUpdate(1, [])
-    if (Cause.isDie(exit.cause)) panics.unsafeUpdate(1, [])
-    const failure = Cause.failureOption(exit.cause)
+    errors.updateUnsafe(1, context)
+    results.error.updateUnsafe(1, context)
+    if (Cause.hasDies(exit.cause)) panics.updateUnsafe(1, context)
+    const failure = Cause.findErrorOption(exit.cause)
     // a typed failure goes through the error policy; a defect is requeued (as a panic in controller-runtime),
     // and so is a failure when the policy itself throws
     let next: Controller.Result = requeue
@@ -264,14 +265,14 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
         next = effective(policy(failure.value, req))
       } catch (e) {
         next = requeue
-        return Effect.zipRight(
+        return Effect.andThen(
           Effect.logError(`${name}: the error policy threw for ${key}: requeued`, Cause.die(e)),
           requeueBy(key, priority, next)
         )
       }
     }
-    if (next._tag === "Done") terminal.unsafeUpdate(1, [])
-    return Effect.zipRight(
+    if (next._tag === "Done") terminal.updateUnsafe(1, context)
+    return Effect.andThen(
       Effect.logWarning(`${name}: reconcile of ${key} failed`, exit.cause).pipe(
         Effect.annotateLogs({ controller: name, key })
       ),
@@ -284,14 +285,14 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
   const run = (key: string, priority: number): Effect.Effect<void, never, R> =>
     Effect.suspend(() => {
       const req = request(key)
-      activeGauge.unsafeUpdate(++active, [])
+      activeGauge.updateUnsafe(++active, context)
       let running = true
       const ended = () => {
         if (!running) return
         running = false
-        activeGauge.unsafeUpdate(--active, [])
+        activeGauge.updateUnsafe(--active, context)
       }
-      const started = clock.unsafeCurrentTimeMillis()
+      const started = clock.currentTimeMillisUnsafe()
       // a reconcile that throws while building its Effect is a defect of this round, not of the worker
       const reconcile = Effect.suspend(() => options.reconcile(req))
       // the reconcile's writes are recorded only when read-your-own-writes is on
@@ -311,7 +312,7 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
         ),
         (exit) => {
           ended()
-          duration.unsafeUpdate((clock.unsafeCurrentTimeMillis() - started) / 1000, [])
+          duration.updateUnsafe((clock.currentTimeMillisUnsafe() - started) / 1000, context)
           return finish(key, priority, req, exit)
         }
       ).pipe(Effect.onInterrupt(() => Effect.sync(ended)))
@@ -322,8 +323,8 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
     if (tracker === undefined) return run(key, priority)
     return Effect.flatMap(tracker.check(key), (behind) => {
       if (Option.isNone(behind)) return run(key, priority)
-      stale.unsafeUpdate(1, [])
-      return Effect.zipRight(
+      stale.updateUnsafe(1, context)
+      return Effect.andThen(
         Effect.logDebug(
           `${name}: ${key}: the ${behind.value.groupResource} cache is at ${behind.value.readResourceVersion}, ` +
             `older than this key's own write at ${behind.value.writtenResourceVersion}: later`
@@ -346,7 +347,7 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
         /** The keys of the reconciles in progress (a key is never handed to two workers at once). */
         running: new Set<string>()
       }
-      const fences = yield* FiberRef.get(Term.currentTerms)
+      const fences = yield* Term.currentTerms
       const settled = (key: string) => {
         term.running.delete(key)
         const from = term.state
@@ -364,25 +365,35 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
         term.running.add(key)
         return Effect.ensuring(reconcileOne(key, priority), Effect.sync(() => settled(key)))
       })
-      // Daemons, stopped by the finalizer below only: a fiber forked into `into` would be awaited by the
-      // scope itself, without bound, when a reconcile cannot be interrupted.
-      const fibers: Array<Fiber.RuntimeFiber<void>> = []
+      // The workers are fibers of `into`'s scope tree: forked into `workers`, a scope of their own inside
+      // `section` (a child of `into`, sequential whatever `into`'s strategy), whose finalizer below runs
+      // first: it stops the term, lets the reconciles in progress finish within the deadline, interrupts the
+      // workers and waits for them (`interruptGrace`), then closes `workers`. A worker that does not end (an
+      // uninterruptible reconcile) is left behind: `workers` is then closed in a fiber of its own, so that
+      // `into` closes anyway instead of waiting for it without bound.
+      const section = yield* Scope.fork(into, "sequential")
+      const workers = yield* Scope.fork(section, "sequential")
+      // (interruptible whatever the caller's region)
+      const fibers: Array<Fiber.Fiber<void>> = []
+      for (let i = 0; i < concurrency; i++) {
+        fibers.push(yield* Effect.forkIn(worker, workers, { uninterruptible: false }))
+      }
       yield* Scope.addFinalizer(
-        into,
+        section,
         Effect.gen(function*() {
           term.state = termTransition(term.state, "Stop")
           if (closing) {
             yield* stop
             yield* queue.shutdown
           }
-          // (checked again when the wait begins: `Effect.timeout` runs it in a fiber of its own, which starts
-          // after the workers already scheduled, so the last reconcile may have settled in between)
-          const idle = Effect.async<void>((resume) => {
+          // (checked again when the wait begins: the last reconcile may have settled in between)
+          const idle = Effect.callback<void>((resume) => {
             if (term.state._tag === "Stopped") return resume(Effect.void)
-            term.idle = () => resume(Effect.void)
+            // (resumed after a yield: not inside the worker whose reconcile settled, see `resumeLater`)
+            term.idle = () => resume(resumeLater(Effect.void))
           })
           // (a finalizer is uninterruptible: the wait must be made interruptible for the timeout to end it)
-          const finished = yield* Effect.interruptible(idle).pipe(Effect.timeout(deadline), Effect.option)
+          const finished = yield* Effect.interruptible(idle).pipe(Effect.timeoutOption(deadline))
           if (Option.isNone(finished)) {
             const inFlight = term.state._tag === "Stopped" ? 0 : term.state.inFlight
             yield* Effect.logWarning(
@@ -390,28 +401,24 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
             )
           }
           const self = yield* Effect.fiberId
-          for (const fiber of fibers) yield* fiber.interruptAsFork(self)
-          const ended = yield* Effect.interruptible(Fiber.awaitAll(fibers)).pipe(
-            Effect.timeout(interruptGrace),
-            Effect.option
-          )
-          if (Option.isNone(ended)) {
-            const left = Array.from(term.running)
-            abandoned.unsafeUpdate(left.length, [])
-            if (left.length === 0) {
-              yield* Effect.logError(`${name}: a worker did not end after its interruption: left behind`)
-            }
-            yield* Effect.forEach(left, (key) =>
-              Effect.logError(
-                `${name}: the reconcile of ${key} did not end ${Duration.format(interruptGrace)} after its ` +
-                  `interruption (uninterruptible): left behind`
-              ).pipe(Effect.annotateLogs({ controller: name, key })), { discard: true })
+          for (const fiber of fibers) fiber.interruptUnsafe(self)
+          const ended = yield* Effect.interruptible(Fiber.awaitAll(fibers)).pipe(Effect.timeoutOption(interruptGrace))
+          if (Option.isSome(ended)) return yield* Scope.close(workers, Exit.void)
+          // left behind: `workers` closes (awaiting them) in a fiber of its own; started at once, so that it
+          // leaves `section` before `section` goes on closing
+          yield* Effect.forkDetach(Scope.close(workers, Exit.void), { startImmediately: true })
+          const left = Array.from(term.running)
+          abandoned.updateUnsafe(left.length, context)
+          if (left.length === 0) {
+            yield* Effect.logError(`${name}: a worker did not end after its interruption: left behind`)
           }
+          yield* Effect.forEach(left, (key) =>
+            Effect.logError(
+              `${name}: the reconcile of ${key} did not end ${Duration.format(interruptGrace)} after its ` +
+                `interruption (uninterruptible): left behind`
+            ).pipe(Effect.annotateLogs({ controller: name, key })), { discard: true })
         })
       )
-      // (interruptible whatever the caller's region: a fork inherits it)
-      const interruptibleWorker = Effect.interruptible(worker)
-      for (let i = 0; i < concurrency; i++) fibers.push(yield* Effect.forkDaemon(interruptibleWorker))
     }).pipe(Effect.uninterruptible)
 
   return { start, stop, active: Effect.sync(() => active) }

@@ -10,12 +10,12 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
+import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -35,6 +35,7 @@ import {
   observe,
   releasedRecord,
   requestTimeout,
+  sameState,
   State as States,
   transition,
   validateTiming,
@@ -56,11 +57,11 @@ export interface Config extends Timing {
 }
 
 /** Validates options: the timings (`validateTiming`), then the identity ("Lock identity is empty"). @internal */
-export const validate = (options: Options): Either.Either<Config, InvalidConfigError> =>
-  Either.flatMap(validateTiming(options), (timing) =>
+export const validate = (options: Options): Result.Result<Config, InvalidConfigError> =>
+  Result.flatMap(validateTiming(options), (timing): Result.Result<Config, InvalidConfigError> =>
     options.identity === ""
-      ? Either.left(new InvalidConfigError({ message: "Lock identity is empty" }))
-      : Either.right({
+      ? Result.fail(new InvalidConfigError({ message: "Lock identity is empty" }))
+      : Result.succeed({
         ...timing,
         lock: options.lock,
         identity: options.identity,
@@ -70,7 +71,7 @@ export const validate = (options: Options): Either.Either<Config, InvalidConfigE
 
 interface Worker {
   startedTerm: number
-  fiber: Fiber.RuntimeFiber<void> | undefined
+  fiber: Fiber.Fiber<void> | undefined
   readonly start: (term: number, scope: Scope.Scope, fence: Term.Term) => Effect.Effect<void>
 }
 
@@ -91,7 +92,7 @@ export interface Elector {
   /** The fence of the term in progress, if any. */
   readonly currentTerm: () => Term.Term | undefined
   /** The state, now. */
-  readonly unsafeState: () => State
+  readonly stateUnsafe: () => State
 }
 
 type Attempt =
@@ -99,8 +100,8 @@ type Attempt =
   | { readonly _tag: "Held"; readonly leader: string }
   | { readonly _tag: "Failed"; readonly error: LockError | undefined }
 
-// `unsafeCurrentTimeNanos`: TestClock's `currentTimeNanos` throws at an instant that is not whole nanoseconds
-const microNow = Effect.clockWith((clock) => Effect.sync(() => formatMicroTime(clock.unsafeCurrentTimeNanos())))
+// the record's times are wall-clock times (MicroTime), never compared with anything local
+const microNow = Effect.clockWith((clock) => Effect.sync(() => formatMicroTime(clock.currentTimeNanosUnsafe())))
 
 // every time of the elector is the monotonic clock's (`Term.nowMillis`), as the fences of its terms are judged
 const now = Term.currentMillis
@@ -112,18 +113,20 @@ export const make = (options: Options): Effect.Effect<LeaderElection.Service, In
 /** `make`, with the fence of the current term. @internal */
 export const makeElector = (options: Options): Effect.Effect<Elector, InvalidConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const config = yield* validate(options)
+    const config = yield* Effect.fromResult(validate(options))
     const { identity } = config
     // every request is bounded, as client-go bounds its lock client's (max(1 s, renewDeadline / 2))
     const requestMillis = requestTimeout(config)
     const bounded = <A>(verb: string, request: Effect.Effect<A, LockError>) =>
-      Effect.timeoutFail(request, {
+      Effect.timeoutOrElse(request, {
         duration: Duration.millis(requestMillis),
-        onTimeout: () =>
-          new LockError({
-            reason: "Failed",
-            message: `${verb} ${config.lock.describe}: no answer within ${requestMillis} ms`
-          })
+        orElse: () =>
+          Effect.fail(
+            new LockError({
+              reason: "Failed",
+              message: `${verb} ${config.lock.describe}: no answer within ${requestMillis} ms`
+            })
+          )
       })
     const lock: LeaseLock = {
       ...config.lock,
@@ -134,17 +137,20 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
     }
     const leaseSeconds = Duration.toSeconds(config.leaseDuration)
     const retryMillis = Duration.toMillis(config.retryPeriod)
-    const isLeaderMetric = Metric.tagged(metrics.isLeader, "name", config.name)
-    const transitions = Metric.tagged(metrics.leaderTransitions, "name", config.name)
-    const renewFailures = Metric.tagged(metrics.renewFailures, "name", config.name)
-    const slowPath = Metric.tagged(metrics.slowPaths, "name", config.name)
-    const stepDowns = Metric.tagged(metrics.stepDowns, "name", config.name)
+    const isLeaderMetric = Metric.withAttributes(metrics.isLeader, { name: config.name })
+    const transitions = Metric.withAttributes(metrics.leaderTransitions, { name: config.name })
+    const renewFailures = Metric.withAttributes(metrics.renewFailures, { name: config.name })
+    const slowPath = Metric.withAttributes(metrics.slowPaths, { name: config.name })
+    const stepDownsBy = {
+      RenewDeadline: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "RenewDeadline" }),
+      LeaseLost: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "LeaseLost" }),
+      Failure: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "Failure" }),
+      Shutdown: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "Shutdown" })
+    } as const
     // every series from the start, at 0 (client-go sets the status to 0 at construction)
-    yield* Metric.set(isLeaderMetric, 0)
-    for (const counter of [transitions, renewFailures, slowPath]) yield* Metric.incrementBy(counter, 0)
-    for (const reason of ["RenewDeadline", "LeaseLost", "Failure", "Shutdown"]) {
-      yield* Metric.incrementBy(Metric.tagged(stepDowns, "reason", reason), 0)
-    }
+    yield* Metric.update(isLeaderMetric, 0)
+    for (const counter of [transitions, renewFailures, slowPath]) yield* Metric.update(counter, 0)
+    for (const counter of Object.values(stepDownsBy)) yield* Metric.update(counter, 0)
 
     const stateRef = yield* SubscriptionRef.make<State>(States.Acquiring())
     const stopped = yield* Deferred.make<void>()
@@ -159,7 +165,7 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
     // what this replica last saw of the record: the only thing its decisions are made from
     let observation: Option.Option<Observation> = Option.none()
     let term = 0
-    let current: { readonly term: number; readonly scope: Scope.CloseableScope; readonly fence: Fence } | undefined
+    let current: { readonly term: number; readonly scope: Scope.Closeable; readonly fence: Fence } | undefined
     const workers = new Set<Worker>()
 
     const stamp = Effect.zipWith(now, microNow, (now, time) => ({ now, time }))
@@ -194,42 +200,41 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
       // 1. the fast path: renew over the resourceVersion we know
       const fast = fastRenewal(identity, observation, leaseSeconds, first)
       if (Option.isSome(fast) && Option.isSome(observation)) {
-        const renewed = yield* Effect.either(lock.update(fast.value, observation.value.resourceVersion))
-        if (Either.isRight(renewed)) {
-          yield* wrote(renewed.right)
+        const renewed = yield* Effect.result(lock.update(fast.value, observation.value.resourceVersion))
+        if (Result.isSuccess(renewed)) {
+          yield* wrote(renewed.success)
           return { _tag: "Success", sentAt } as const
         }
-        yield* Effect.logDebug(`fast renewal of ${lock.describe} failed: ${renewed.left.message}`)
+        yield* Effect.logDebug(`fast renewal of ${lock.describe} failed: ${renewed.failure.message}`)
       }
       // 2. read
-      const got = yield* Effect.either(lock.get)
-      if (Either.isLeft(got)) return { _tag: "Failed", error: got.left } as const
+      const got = yield* Effect.result(lock.get)
+      if (Result.isFailure(got)) return { _tag: "Failed", error: got.failure } as const
       const now = yield* stamp
-      if (Option.isNone(got.right)) {
-        const created = yield* Effect.either(lock.create(initialRecord(identity, leaseSeconds, now)))
-        if (Either.isLeft(created)) return { _tag: "Failed", error: created.left } as const
-        yield* wrote(created.right)
+      if (Option.isNone(got.success)) {
+        const created = yield* Effect.result(lock.create(initialRecord(identity, leaseSeconds, now)))
+        if (Result.isFailure(created)) return { _tag: "Failed", error: created.failure } as const
+        yield* wrote(created.success)
         return { _tag: "Success", sentAt } as const
       }
       // 3. observe, 4. and 5. decide
-      yield* seen(got.right.value)
+      yield* seen(got.success.value)
       const observed = Option.getOrThrow(observation)
       const decision = decide(identity, observed, leaseSeconds, now)
       if (decision._tag === "Wait") return { _tag: "Held", leader: decision.holder } as const
-      if (decision._tag === "Renew") yield* Metric.increment(slowPath)
-      const updated = yield* Effect.either(lock.update(decision.record, observed.resourceVersion))
-      if (Either.isLeft(updated)) return { _tag: "Failed", error: updated.left } as const
-      yield* wrote(updated.right)
+      if (decision._tag === "Renew") yield* Metric.update(slowPath, 1)
+      const updated = yield* Effect.result(lock.update(decision.record, observed.resourceVersion))
+      if (Result.isFailure(updated)) return { _tag: "Failed", error: updated.failure } as const
+      yield* wrote(updated.success)
       return { _tag: "Success", sentAt } as const
     })
 
     /** An attempt of the leader: cut at the renew deadline. */
     const timedAttempt = (timeout: number) =>
       attempt.pipe(
-        Effect.timeoutTo({
+        Effect.timeoutOrElse({
           duration: Duration.millis(timeout),
-          onSuccess: (a): Attempt => a,
-          onTimeout: (): Attempt => ({ _tag: "Failed", error: undefined })
+          orElse: () => Effect.succeed<Attempt>({ _tag: "Failed", error: undefined })
         })
       )
 
@@ -255,7 +260,7 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
       const open = current
       if (open === undefined) return Effect.void
       return Scope.close(open.scope, Exit.void).pipe(
-        Effect.zipRight(Effect.sync(() => {
+        Effect.andThen(Effect.sync(() => {
           current = undefined
         }))
       )
@@ -271,7 +276,11 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
 
     /** The fence of term `n`, acquired by a write sent at `acquiredAt`. */
     const makeFence = (n: number, acquiredAt: number): Effect.Effect<Fence> =>
-      Effect.map(Deferred.make<void>(), (ended) => {
+      Effect.withFiber((elector) => {
+        const ended = Deferred.makeUnsafe<void>()
+        // the elector's dispatcher: the end of the term reaches the elector as a message (`end` runs inside
+        // the check of whoever found the term stale, often the work itself: it sees its `TermError` first)
+        const dispatcher = elector.currentDispatcher
         const name = `${config.name} term ${n} of ${identity}`
         const fence: Fence = {
           renewedAt: acquiredAt,
@@ -291,11 +300,11 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
             end: (error) => {
               if (fence.error !== undefined) return
               fence.error = error
-              Deferred.unsafeDone(ended, Exit.void)
+              dispatcher.scheduleTask(() => Deferred.doneUnsafe(ended, Exit.void), 0)
             }
           }
         }
-        return fence
+        return Effect.succeed(fence)
       })
 
     const ending = (fence: Fence, reason: Term.TermErrorReason, detail?: string) =>
@@ -322,10 +331,10 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
                 holder === "" ? "the Lease was released" : `the Lease is held by ${holder}`
               )
             }),
-            Effect.either
+            Effect.result
           )
-          if (Either.isLeft(result)) {
-            yield* Effect.logDebug(`watch of lease ${lock.describe} failed: ${result.left.message}`)
+          if (Result.isFailure(result)) {
+            yield* Effect.logDebug(`watch of lease ${lock.describe} failed: ${result.failure.message}`)
           }
           yield* Effect.sleep(config.retryPeriod)
         }
@@ -340,8 +349,8 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
         const scope = yield* Scope.make()
         current = { term, scope, fence }
         yield* emit(Events.Acquired({ term }))
-        yield* Metric.set(isLeaderMetric, 1)
-        yield* Metric.increment(transitions)
+        yield* Metric.update(isLeaderMetric, 1)
+        yield* Metric.update(transitions, 1)
         yield* Effect.logInfo(`${identity} became leader of ${lock.describe} (term ${term})`)
         yield* Effect.forkIn(watchLease(fence), scope)
         yield* startWorkers
@@ -365,7 +374,7 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
           } else if (result._tag === "Held") {
             yield* ending(fence, "LeaseLost", `the Lease is held by ${result.leader}`)
           } else {
-            yield* Metric.increment(renewFailures)
+            yield* Metric.update(renewFailures, 1)
             yield* emit(Events.RenewFailed())
             yield* Effect.logWarning(`failed to renew lease ${lock.describe}: ${describeFailure(result)}`)
           }
@@ -380,8 +389,8 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
           () => ""
         )
         yield* emit(lost ? Events.LeaseLost({ leader: holder === identity ? "" : holder }) : Events.DeadlineReached())
-        yield* Metric.set(isLeaderMetric, 0)
-        yield* Metric.increment(Metric.tagged(stepDowns, "reason", reason))
+        yield* Metric.update(isLeaderMetric, 0)
+        yield* Metric.update(stepDownsBy[reason], 1)
         yield* closeTerm
         yield* emit(Events.WorkStopped())
         yield* Effect.logWarning(
@@ -403,28 +412,28 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
         if (Option.isNone(got)) return
         yield* seen(got.value)
         if (got.value.record.holderIdentity !== identity) return
-        const result = yield* Effect.either(
+        const result = yield* Effect.result(
           lock.update(releasedRecord(got.value.record, yield* stamp), got.value.resourceVersion)
         )
-        if (Either.isRight(result)) {
-          yield* wrote(result.right)
+        if (Result.isSuccess(result)) {
+          yield* wrote(result.success)
           yield* Effect.logInfo(`${identity} released lease ${lock.describe}`)
           return
         }
-        if (result.left.reason !== "Conflict") return yield* result.left
+        if (result.failure.reason !== "Conflict") return yield* result.failure
       }
     }).pipe(
       // a finalizer runs uninterruptibly: let the timeout cut a request that hangs
       Effect.interruptible,
       Effect.timeout(config.renewDeadline),
-      Effect.catchAll((error) => Effect.logWarning(`failed to release lease ${lock.describe}: ${error.message}`))
+      Effect.catch((error) => Effect.logWarning(`failed to release lease ${lock.describe}: ${error.message}`))
     )
 
     const shutdown = Effect.gen(function*() {
       const wasLeading = current !== undefined
       yield* emit(Events.ShutdownStarted())
-      yield* Metric.set(isLeaderMetric, 0)
-      if (wasLeading) yield* Metric.increment(Metric.tagged(stepDowns, "reason", "Shutdown"))
+      yield* Metric.update(isLeaderMetric, 0)
+      if (wasLeading) yield* Metric.update(stepDownsBy.Shutdown, 1)
       // the work of a graceful shutdown may finish its writes while the fence holds; then it is over
       const fence = current?.fence
       yield* closeTerm
@@ -442,8 +451,8 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
         const wasLeading = current !== undefined
         yield* emit(Events.Failed())
         if (wasLeading) {
-          yield* Metric.set(isLeaderMetric, 0)
-          yield* Metric.increment(Metric.tagged(stepDowns, "reason", "Failure"))
+          yield* Metric.update(isLeaderMetric, 0)
+          yield* Metric.update(stepDownsBy.Failure, 1)
         }
         if (current !== undefined) yield* ending(current.fence, "Ended", "the elector failed")
         yield* closeTerm
@@ -458,7 +467,7 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
     yield* Effect.gen(function*() {
       while (true) yield* lead(yield* campaign)
     }).pipe(
-      Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : recover(cause)),
+      Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : recover(cause)),
       Effect.forever,
       Effect.annotateLogs(annotations),
       Term.outside,
@@ -470,15 +479,19 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
       Effect.gen(function*() {
         const context = yield* Effect.context<Exclude<R, Scope.Scope>>()
         const failed = yield* Deferred.make<never, E>()
-        const runOnce = Effect.scoped(work).pipe(
-          Effect.provide(context),
-          Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.void : Deferred.failCause(failed, cause)
-          ),
-          Effect.asVoid,
-          // started from the uninterruptible registration too: the term's end must be able to stop it
-          Effect.interruptible
-        )
+        // the caller's context, then the term's fence inside it (the terms are a Reference of the context
+        // now: provided outside, the caller's context would replace them), whoever starts the work
+        const runOnce = (fence: Term.Term) =>
+          Effect.scoped(work).pipe(
+            Term.within(fence),
+            Effect.provide(context),
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause) ? Effect.void : Deferred.failCause(failed, cause)
+            ),
+            Effect.asVoid,
+            // started from the uninterruptible registration too: the term's end must be able to stop it
+            Effect.interruptible
+          )
         const worker: Worker = {
           startedTerm: 0,
           fiber: undefined,
@@ -486,20 +499,20 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
             Effect.suspend(() => {
               if (worker.startedTerm === term) return Effect.void
               worker.startedTerm = term
-              return Effect.map(Effect.forkIn(Term.within(runOnce, fence), scope), (fiber) => {
+              return Effect.map(Effect.forkIn(runOnce(fence), scope), (fiber) => {
                 worker.fiber = fiber
               })
             })
         }
         return yield* Effect.acquireUseRelease(
-          Effect.zipRight(
+          Effect.andThen(
             Effect.sync(() => workers.add(worker)),
             startWorkers
           ),
           () =>
             Effect.raceFirst(
               Deferred.await(failed),
-              Effect.zipRight(Deferred.await(stopped), Effect.interrupt)
+              Effect.andThen(Deferred.await(stopped), Effect.interrupt)
             ),
           () =>
             Effect.suspend(() => {
@@ -515,7 +528,8 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
       identity,
       name: config.name,
       state: SubscriptionRef.get(stateRef),
-      changes: Stream.changes(stateRef.changes),
+      // repeats dropped by `sameState` (tag and fields), stated rather than left to structural equality
+      changes: Stream.changesWith(SubscriptionRef.changes(stateRef), sameState),
       holder: Effect.sync(() =>
         Option.flatMap(
           observation,
@@ -525,5 +539,5 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
       isLeader: Effect.map(SubscriptionRef.get(stateRef), (state) => state._tag === "Leading"),
       whileLeading
     }
-    return { service, currentTerm: () => current?.fence.term, unsafeState: () => state }
+    return { service, currentTerm: () => current?.fence.term, stateUnsafe: () => state }
   })

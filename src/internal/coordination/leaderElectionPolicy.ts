@@ -11,8 +11,8 @@
  */
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type * as LE from "../../LeaderElection.js"
 import { oneLine } from "../text.js"
 
@@ -193,7 +193,7 @@ export const defaultJitterFactor = 1.2
 /** Options that fail validation; `LeaderElection` re-exports it. @internal */
 export class InvalidConfigError extends Data.TaggedError("InvalidConfigError")<{ readonly message: string }> {}
 
-const positive = (d: Duration.Duration) => Duration.greaterThan(d, Duration.zero)
+const positive = (d: Duration.Duration) => Duration.isGreaterThan(d, Duration.zero)
 
 /**
  * client-go's checks, in its order and with its messages, then this library's: the jitter factor is a
@@ -202,13 +202,13 @@ const positive = (d: Duration.Duration) => Duration.greaterThan(d, Duration.zero
  *
  * @internal
  */
-export const validateTiming = (options: TimingOptions): Either.Either<Timing, InvalidConfigError> => {
-  const leaseDuration = Duration.decode(options.leaseDuration ?? defaultLeaseDuration)
-  const renewDeadline = Duration.decode(options.renewDeadline ?? defaultRenewDeadline)
-  const retryPeriod = Duration.decode(options.retryPeriod ?? defaultRetryPeriod)
+export const validateTiming = (options: TimingOptions): Result.Result<Timing, InvalidConfigError> => {
+  const leaseDuration = Duration.fromInputUnsafe(options.leaseDuration ?? defaultLeaseDuration)
+  const renewDeadline = Duration.fromInputUnsafe(options.renewDeadline ?? defaultRenewDeadline)
+  const retryPeriod = Duration.fromInputUnsafe(options.retryPeriod ?? defaultRetryPeriod)
   const jitterFactor = options.jitterFactor ?? defaultJitterFactor
-  const fail = (message: string) => Either.left(new InvalidConfigError({ message }))
-  if (Duration.lessThanOrEqualTo(leaseDuration, renewDeadline)) {
+  const fail = (message: string) => Result.fail(new InvalidConfigError({ message }))
+  if (Duration.isLessThanOrEqualTo(leaseDuration, renewDeadline)) {
     return fail("leaseDuration must be greater than renewDeadline")
   }
   if (
@@ -226,7 +226,7 @@ export const validateTiming = (options: TimingOptions): Either.Either<Timing, In
     return fail("leaseDuration must be a whole number of seconds")
   }
   if (!Number.isFinite(Duration.toMillis(retryPeriod))) return fail("retryPeriod must be finite")
-  return Either.right({ leaseDuration, renewDeadline, retryPeriod, jitterFactor })
+  return Result.succeed({ leaseDuration, renewDeadline, retryPeriod, jitterFactor })
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -412,6 +412,24 @@ export const State = Data.taggedEnum<LE.State>()
 
 /** Constructors and matchers of `LeaderElection.Event`. @internal */
 export const Event = Data.taggedEnum<LE.Event>()
+
+/**
+ * Whether two states are the same state: the same tag and the same fields (`leader`, `term`, `reason`).
+ * What `changes` drops repeats by, stated rather than left to `Equal.equals`. @internal
+ */
+export const sameState = (a: LE.State, b: LE.State): boolean => {
+  if (a === b) return true
+  switch (a._tag) {
+    case "Following":
+      return b._tag === "Following" && a.leader === b.leader
+    case "Leading":
+      return b._tag === "Leading" && a.term === b.term
+    case "SteppingDown":
+      return b._tag === "SteppingDown" && a.term === b.term && a.reason === b.reason
+    default:
+      return a._tag === b._tag
+  }
+}
 
 /** The next state; an event that does not apply to a state leaves it as it is. @internal */
 export const transition = (state: LE.State, event: LE.Event): LE.State => {

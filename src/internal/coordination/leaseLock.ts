@@ -10,9 +10,9 @@ import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { ApiError } from "../../ApiError.js"
@@ -91,7 +91,7 @@ export const makeClientLock = (client: Client.Service, options: ClientLockOption
     describe,
     get: client.get(Resource.leases, name, { namespace }).pipe(
       Effect.map((lease) => Option.some(keep(lease))),
-      Effect.catchAll((error) =>
+      Effect.catch((error) =>
         error._tag === "StatusError" && error.reason === "NotFound"
           ? Effect.succeed(Option.none())
           : Effect.fail(lockError(error, `get lease ${describe}`))
@@ -135,12 +135,12 @@ export const makeClientLock = (client: Client.Service, options: ClientLockOption
         resourceVersion,
         allowWatchBookmarks: true
       }).pipe(
-        Stream.filterMap((event): Option.Option<LeaseChange> =>
+        Stream.filterMap((event): Result.Result<LeaseChange, void> =>
           event.type === "BOOKMARK"
-            ? Option.none()
+            ? Result.failVoid
             : event.type === "DELETED"
-            ? Option.some(Option.none())
-            : Option.some(Option.some(versioned(event.object)))
+            ? Result.succeed(Option.none())
+            : Result.succeed(Option.some(versioned(event.object)))
         ),
         Stream.mapError((error) => lockError(error, `watch lease ${describe}`))
       )
@@ -197,7 +197,7 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
     resourceVersion += 1
     const entry: LeaseEntry = { name, record, labels, resourceVersion: String(resourceVersion) }
     entries.set(name, entry)
-    changes.unsafeOffer({ name, change: Option.some(toVersioned(entry)) })
+    PubSub.publishUnsafe(changes, { name, change: Option.some(toVersioned(entry)) })
     return entry
   }
   const error = (reason: LockErrorReason, message: string) => new LockError({ reason, message })
@@ -210,7 +210,7 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
     client: string,
     verb: Verb,
     name: string,
-    apply: () => Either.Either<A, LockError>
+    apply: () => Result.Result<A, LockError>
   ): Effect.Effect<A, LockError> =>
     Effect.suspend(() => {
       const f = faultsOf(client)
@@ -219,7 +219,7 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
           operations.push({ at, client, verb, name, outcome })
         })
       if (f.partition === "fail") {
-        return Effect.zipRight(log("Failed"), Effect.fail(error("Failed", `${client} is partitioned`)))
+        return Effect.andThen(log("Failed"), Effect.fail(error("Failed", `${client} is partitioned`)))
       }
       if (f.partition === "hang") return Effect.never
       const lose = f.partition === "drop-responses"
@@ -228,16 +228,16 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
         const scripted = f.scripted[index]
         scripted.remaining -= 1
         if (scripted.remaining <= 0) f.scripted.splice(index, 1)
-        return Effect.zipRight(
+        return Effect.andThen(
           log(scripted.reason),
           Effect.fail(error(scripted.reason, `${verb} ${name}: scripted ${scripted.reason}`))
         )
       }
       const run = Effect.suspend(() => {
         const result = apply()
-        return Effect.zipRight(
-          log(lose && Either.isRight(result) ? "lost" : Either.isRight(result) ? "ok" : result.left.reason),
-          lose ? Effect.fail(error("Failed", `${client}: the answer was lost`)) : result
+        return Effect.andThen(
+          log(lose && Result.isSuccess(result) ? "lost" : Result.isSuccess(result) ? "ok" : result.failure.reason),
+          lose ? Effect.fail(error("Failed", `${client}: the answer was lost`)) : Effect.fromResult(result)
         )
       })
       if (f.latency <= 0) return run
@@ -246,7 +246,7 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
       return Effect.gen(function*() {
         const done = yield* Deferred.make<A, LockError>()
         yield* Effect.sleep(f.latency).pipe(
-          Effect.zipRight(Effect.exit(run)),
+          Effect.andThen(Effect.exit(run)),
           Effect.flatMap((exit) => Deferred.done(done, exit)),
           Effect.forkIn(scope),
           Effect.interruptible
@@ -262,26 +262,26 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
       describe: `memory/${name}`,
       get: request(client, "get", name, () => {
         const entry = entries.get(name)
-        return Either.right(entry === undefined ? Option.none() : Option.some(toVersioned(entry)))
+        return Result.succeed(entry === undefined ? Option.none() : Option.some(toVersioned(entry)))
       }),
       create: (record) =>
         request(client, "create", name, () =>
           entries.has(name)
-            ? Either.left(error("AlreadyExists", `leases "${name}" already exists`))
-            : Either.right(toVersioned(store(name, record, labels)))),
+            ? Result.fail(error("AlreadyExists", `leases "${name}" already exists`))
+            : Result.succeed(toVersioned(store(name, record, labels)))),
       update: (record, expected) =>
         request(client, "update", name, () => {
           const entry = entries.get(name)
-          if (entry === undefined) return Either.left(error("NotFound", `leases "${name}" not found`))
+          if (entry === undefined) return Result.fail(error("NotFound", `leases "${name}" not found`))
           if (entry.resourceVersion !== expected) {
-            return Either.left(error("Conflict", `leases "${name}": the object has been modified`))
+            return Result.fail(error("Conflict", `leases "${name}": the object has been modified`))
           }
-          return Either.right(toVersioned(store(name, record, { ...entry.labels, ...labels })))
+          return Result.succeed(toVersioned(store(name, record, { ...entry.labels, ...labels })))
         }),
       // changes after `from`: the Lease as it is now first when it changed since; nothing reaches a
       // partitioned client (a watch of a client partitioned with `fail` fails, with `hang` never answers)
       watch: (from) =>
-        Stream.unwrapScoped(Effect.gen(function*() {
+        Stream.unwrap(Effect.gen(function*() {
           const f = faultsOf(client)
           if (f.partition === "fail") return Stream.fail(error("Failed", `${client} is partitioned`))
           if (f.partition === "hang") return Stream.never
@@ -294,7 +294,7 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
             : [Option.some(toVersioned(entry))]
           return Stream.concat(
             Stream.fromIterable(since),
-            Stream.fromQueue(subscription).pipe(
+            Stream.fromSubscription(subscription).pipe(
               Stream.filter((c) => c.name === name && faultsOf(client).partition === undefined),
               Stream.map((c) => c.change)
             )
@@ -311,17 +311,17 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
         "list",
         "*",
         () =>
-          Either.right(
+          Result.succeed(
             [...entries.values()].filter((entry) => matches(entry.labels, selector)).sort((a, b) =>
               a.name < b.name ? -1 : a.name > b.name ? 1 : 0
             ).map((entry): LeaseEntry => ({ name: entry.name, labels: entry.labels, ...toVersioned(entry) }))
           )
       ),
-    read: (name) => Effect.sync(() => Option.fromNullable(entries.get(name))),
+    read: (name) => Effect.sync(() => Option.fromUndefinedOr(entries.get(name))),
     write: (name, record, labels) => Effect.sync(() => store(name, record, labels ?? entries.get(name)?.labels ?? {})),
     remove: (name) =>
       Effect.sync(() => {
-        if (entries.delete(name)) changes.unsafeOffer({ name, change: Option.none() })
+        if (entries.delete(name)) PubSub.publishUnsafe(changes, { name, change: Option.none() })
       }),
     partition: (client, mode = "fail") =>
       Effect.sync(() => {
@@ -333,7 +333,7 @@ export const makeMemoryLeases: Effect.Effect<MemoryLeases, never, Scope.Scope> =
       }),
     setLatency: (client, latency) =>
       Effect.sync(() => {
-        faultsOf(client).latency = Duration.toMillis(Duration.decode(latency))
+        faultsOf(client).latency = Duration.toMillis(Duration.fromInputUnsafe(latency))
       }),
     failNext: (client, verb, reason, times = 1) =>
       Effect.sync(() => {

@@ -17,7 +17,7 @@ import * as Metric from "effect/Metric"
  * @since 0.2.0
  * @category metrics
  */
-export const isLeader: Metric.Metric.Gauge<number> = Metric.gauge("leader_election_master_status", {
+export const isLeader: Metric.Gauge<number> = Metric.gauge("leader_election_master_status", {
   description: "1 while this replica leads the election named by `name`, 0 otherwise"
 })
 
@@ -27,7 +27,7 @@ export const isLeader: Metric.Metric.Gauge<number> = Metric.gauge("leader_electi
  * @since 0.2.0
  * @category metrics
  */
-export const leaderTransitions: Metric.Metric.Counter<number> = Metric.counter(
+export const leaderTransitions: Metric.Counter<number> = Metric.counter(
   "effect_informers_leader_election_transitions_total",
   {
     description: "Times this replica became the leader of the election named by `name`",
@@ -41,7 +41,7 @@ export const leaderTransitions: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const renewFailures: Metric.Metric.Counter<number> = Metric.counter(
+export const renewFailures: Metric.Counter<number> = Metric.counter(
   "effect_informers_leader_election_renew_failures_total",
   {
     description: "Renewals of the leader that failed (each attempt)",
@@ -55,7 +55,7 @@ export const renewFailures: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const slowPaths: Metric.Metric.Counter<number> = Metric.counter("leader_election_slowpath_total", {
+export const slowPaths: Metric.Counter<number> = Metric.counter("leader_election_slowpath_total", {
   description: "Renewals that had to read the Lease first (client-go's slowpath)",
   incremental: true
 })
@@ -67,7 +67,7 @@ export const slowPaths: Metric.Metric.Counter<number> = Metric.counter("leader_e
  * @since 0.2.0
  * @category metrics
  */
-export const stepDowns: Metric.Metric.Counter<number> = Metric.counter(
+export const stepDowns: Metric.Counter<number> = Metric.counter(
   "effect_informers_leader_election_step_downs_total",
   {
     description: "Times this replica stopped leading, by reason",
@@ -85,7 +85,7 @@ export const stepDowns: Metric.Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const shardMembers: Metric.Metric.Gauge<number> = Metric.gauge("effect_informers_sharding_members", {
+export const shardMembers: Metric.Gauge<number> = Metric.gauge("effect_informers_sharding_members", {
   description: "Live members of the shard group in this member's view"
 })
 
@@ -96,7 +96,7 @@ export const shardMembers: Metric.Metric.Gauge<number> = Metric.gauge("effect_in
  * @since 0.2.0
  * @category metrics
  */
-export const shardActive: Metric.Metric.Gauge<number> = Metric.gauge("effect_informers_sharding_active", {
+export const shardActive: Metric.Gauge<number> = Metric.gauge("effect_informers_sharding_active", {
   description: "1 while this member takes keys (its status is Active), 0 otherwise"
 })
 
@@ -106,7 +106,7 @@ export const shardActive: Metric.Metric.Gauge<number> = Metric.gauge("effect_inf
  * @since 0.2.0
  * @category metrics
  */
-export const shardAssignmentChanges: Metric.Metric.Counter<number> = Metric.counter(
+export const shardAssignmentChanges: Metric.Counter<number> = Metric.counter(
   "effect_informers_sharding_assignment_changes_total",
   {
     description: "Changes of this member's assignment",
@@ -121,7 +121,7 @@ export const shardAssignmentChanges: Metric.Metric.Counter<number> = Metric.coun
  * @since 0.2.0
  * @category metrics
  */
-export const shardInterruptions: Metric.Metric.Counter<number> = Metric.counter(
+export const shardInterruptions: Metric.Counter<number> = Metric.counter(
   "effect_informers_sharding_interrupted_total",
   {
     description: "Work of whileOwned interrupted because its key left this member",

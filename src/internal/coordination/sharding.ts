@@ -7,14 +7,12 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Equal from "effect/Equal"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -36,6 +34,7 @@ import {
   observeList,
   ownerOf,
   owns,
+  sameAssignment,
   validate,
   viewTimeout
 } from "./shardingPolicy.js"
@@ -65,14 +64,14 @@ export const memoryBackend = (leases: MemoryLeases, client?: string): Backend =>
 
 interface Running {
   readonly key: string
-  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  fiber: Fiber.Fiber<unknown, unknown> | undefined
   lost: boolean
 }
 
 /** @internal */
 export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidConfigError, Scope.Scope> =>
   Effect.gen(function*() {
-    const timing = yield* validate(options)
+    const timing = yield* Effect.fromResult(validate(options))
     const { backend, group, identity } = options
     const labels: Labels = { [groupLabel]: group }
     const annotations = { package: "effect-informers", module: "Sharding", group, identity }
@@ -88,11 +87,11 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
       jitterFactor: timing.jitterFactor
     })
     const election = elector.service
-    const members = Metric.tagged(metrics.shardMembers, "group", group)
-    const active = Metric.tagged(Metric.tagged(metrics.shardActive, "group", group), "identity", identity)
-    const changesMetric = Metric.tagged(metrics.shardAssignmentChanges, "group", group)
-    const interrupted = Metric.tagged(metrics.shardInterruptions, "group", group)
-    yield* Metric.set(active, 0)
+    const members = Metric.withAttributes(metrics.shardMembers, { group })
+    const active = Metric.withAttributes(metrics.shardActive, { group, identity })
+    const changesMetric = Metric.withAttributes(metrics.shardAssignmentChanges, { group })
+    const interrupted = Metric.withAttributes(metrics.shardInterruptions, { group })
+    yield* Metric.update(active, 0)
 
     let view = emptyView(identity)
     let leaving = false
@@ -111,18 +110,18 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
     const publish = Effect.gen(function*() {
       const next = yield* assignmentNow
       const previous = yield* SubscriptionRef.get(published)
-      if (Equal.equals(previous, next)) return
+      if (sameAssignment(previous, next)) return
       const losing = [...running].filter((r) => !r.lost && !owns(next, r.key))
       for (const r of losing) r.lost = true
       yield* Effect.forEach(losing, (r) => r.fiber === undefined ? Effect.void : Fiber.interrupt(r.fiber), {
         concurrency: "unbounded",
         discard: true
       })
-      if (losing.length > 0) yield* Metric.incrementBy(interrupted, losing.length)
+      if (losing.length > 0) yield* Metric.update(interrupted, losing.length)
       yield* SubscriptionRef.set(published, next)
-      yield* Metric.increment(changesMetric)
-      yield* Metric.set(members, next.members.length)
-      yield* Metric.set(active, next.status === "Active" ? 1 : 0)
+      yield* Metric.update(changesMetric, 1)
+      yield* Metric.update(members, next.members.length)
+      yield* Metric.update(active, next.status === "Active" ? 1 : 0)
       if (previous.status !== next.status) {
         yield* Effect.logInfo(`${identity} is ${next.status} in shard group ${group} (${next.members.length} members)`)
       }
@@ -148,25 +147,25 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
     const lister = Effect.gen(function*() {
       while (true) {
         const sentAt = yield* now
-        const result = yield* Effect.either(
-          Effect.timeoutFail(backend.list(labels), {
+        const result = yield* Effect.result(
+          Effect.timeoutOrElse(backend.list(labels), {
             duration: Duration.millis(viewTimeout(timing)),
-            onTimeout: () => "no answer" as const
+            orElse: () => Effect.fail("no answer" as const)
           })
         )
-        if (Either.isRight(result)) {
+        if (Result.isSuccess(result)) {
           const receivedAt = yield* now
           const current = yield* election.state
           view = observeList(
             view,
-            result.right,
+            result.success,
             sentAt,
             receivedAt,
             current._tag === "Leading" ? Option.some(current.term) : Option.none()
           )
           yield* Queue.offer(wake, undefined)
         } else {
-          const reason = result.left
+          const reason = result.failure
           yield* Effect.logWarning(
             `${identity} could not list shard group ${group}: ${typeof reason === "string" ? reason : reason.message}`
           )
@@ -190,8 +189,8 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
     )
     for (const loop of [publisher, lister, watcher]) {
       yield* loop.pipe(
-        Effect.catchAllCause((cause) => Effect.logError("sharding loop failed; starting it again", cause)),
-        Effect.zipRight(Effect.sleep(timing.retryPeriod)),
+        Effect.catchCause((cause) => Effect.logError("sharding loop failed; starting it again", cause)),
+        Effect.andThen(Effect.sleep(timing.retryPeriod)),
         Effect.forever,
         Effect.annotateLogs(annotations),
         Effect.forkScoped,
@@ -211,7 +210,7 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
       }
       const stale = Term.unsafeCheck([membership], at)
       if (stale !== undefined) return new Term.TermError({ reason: stale.reason, term: name, detail: stale.message })
-      if (!owns(assignmentAt(view, elector.unsafeState(), leaving, at, timing), key)) {
+      if (!owns(assignmentAt(view, elector.stateUnsafe(), leaving, at, timing), key)) {
         return new Term.TermError({ reason: "NotOwned", term: name })
       }
       return undefined
@@ -228,12 +227,14 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
           check: (at) => ownership(key, name, at),
           onEnd: () => {
             entry.lost = true
-            entry.fiber?.unsafeInterruptAsFork(FiberId.none)
+            // asynchronously, as a message to the fiber: `onEnd` runs inside whatever check ended the term
+            const fiber = entry.fiber
+            if (fiber !== undefined) fiber.currentDispatcher.scheduleTask(() => fiber.interruptUnsafe(), 0)
           }
         })
         if (Term.unsafeCheck([fence], yield* now) !== undefined) return Option.none()
         running.add(entry)
-        const fiber = yield* Effect.fork(Term.within(Effect.interruptible(effect), fence))
+        const fiber = yield* Effect.forkChild(Term.within(Effect.interruptible(effect), fence))
         entry.fiber = fiber
         if (entry.lost) yield* Fiber.interrupt(fiber)
         const exit = yield* Fiber.await(fiber).pipe(
@@ -241,7 +242,7 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
           Effect.ensuring(Effect.sync(() => running.delete(entry)))
         )
         if (Exit.isSuccess(exit)) return Option.some(exit.value)
-        if (entry.lost && Exit.isInterrupted(exit)) return Option.none()
+        if (entry.lost && Exit.hasInterrupts(exit)) return Option.none()
         return yield* Effect.failCause(exit.cause)
       })
 
@@ -249,14 +250,15 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
       identity,
       group,
       assignment: assignmentNow,
-      changes: published.changes.pipe(
-        Stream.changes,
+      // repeats dropped by `sameAssignment` (identity, status, members), stated rather than left to `Equal.equals`
+      changes: SubscriptionRef.changes(published).pipe(
+        Stream.changesWith(sameAssignment),
         Stream.mapAccum(
-          Option.none<Assignment>(),
-          (previous, current): [Option.Option<Assignment>, AssignmentChange] => [Option.some(current), {
+          () => Option.none<Assignment>(),
+          (previous, current): [Option.Option<Assignment>, ReadonlyArray<AssignmentChange>] => [Option.some(current), [{
             previous,
             current
-          }]
+          }]]
         )
       ),
       owns: (key) => Effect.map(assignmentNow, (a) => owns(a, key)),

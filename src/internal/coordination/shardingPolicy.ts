@@ -7,10 +7,9 @@
  *
  * @internal
  */
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type { LeaseEntry, State } from "../../LeaderElection.js"
 import type { Assignment, AssignmentChange, Names, Status, Timing, TimingOptions } from "../../Sharding.js"
 import type { Observation } from "./leaderElectionPolicy.js"
@@ -65,7 +64,7 @@ export const ownerOf = (members: Iterable<string>, key: string): Option.Option<s
       bestScore = s
     }
   }
-  return Option.fromNullable(best)
+  return Option.fromUndefinedOr(best)
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -92,16 +91,16 @@ const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
  *
  * @internal
  */
-export const validate = (options: TimingOptions & Names): Either.Either<Timing, InvalidConfigError> =>
-  Either.flatMap(
+export const validate = (options: TimingOptions & Names): Result.Result<Timing, InvalidConfigError> =>
+  Result.flatMap(
     validateTiming({ ...options, renewDeadline: options.renewDeadline ?? defaultRenewDeadline }),
-    (timing) => {
-      const fail = (message: string) => Either.left(new InvalidConfigError({ message }))
+    (timing): Result.Result<Timing, InvalidConfigError> => {
+      const fail = (message: string) => Result.fail(new InvalidConfigError({ message }))
       const lease = Duration.toMillis(timing.leaseDuration)
       const renew = Duration.toMillis(timing.renewDeadline)
       const view = options.viewTimeout === undefined
         ? Duration.millis((lease - renew) / 2)
-        : Duration.decode(options.viewTimeout)
+        : Duration.fromInputUnsafe(options.viewTimeout)
       const viewMillis = Duration.toMillis(view)
       if (!Number.isFinite(viewMillis) || viewMillis <= Duration.toMillis(timing.retryPeriod)) {
         return fail("viewTimeout must be greater than retryPeriod")
@@ -115,7 +114,7 @@ export const validate = (options: TimingOptions & Names): Either.Either<Timing, 
       if (options.identity === "" || options.identity.length > 253 || !subdomain.test(options.identity)) {
         return fail(`identity must be a Lease name (a lower-case DNS subdomain): "${options.identity}"`)
       }
-      return Either.right({ ...timing, viewTimeout: view })
+      return Result.succeed({ ...timing, viewTimeout: view })
     }
   )
 
@@ -164,7 +163,7 @@ export const observeList = (
 ): View => {
   const peers = new Map<string, Observation>()
   for (const entry of entries) {
-    peers.set(entry.name, observe(Option.fromNullable(view.peers.get(entry.name)), entry, receivedAt))
+    peers.set(entry.name, observe(Option.fromUndefinedOr(view.peers.get(entry.name)), entry, receivedAt))
   }
   for (const [name, previous] of view.peers) {
     if (!peers.has(name) && !isExpired(previous, receivedAt)) peers.set(name, previous)
@@ -190,9 +189,26 @@ export const membersAt = (view: View, now: number): ReadonlyArray<string> =>
 // the assignment
 // -------------------------------------------------------------------------------------------------
 
-/** An assignment, comparable by value. @internal */
-export const makeAssignment = (identity: string, status: Status, members: ReadonlyArray<string>): Assignment =>
-  Data.struct({ identity, status, members: Data.array(members.slice()) })
+/**
+ * An assignment: a plain object, so comparable by value (`Equal.equals` compares plain objects and arrays
+ * structurally in Effect 4); the member itself compares with `sameAssignment`. @internal
+ */
+export const makeAssignment = (identity: string, status: Status, members: ReadonlyArray<string>): Assignment => ({
+  identity,
+  status,
+  members: members.slice()
+})
+
+/**
+ * Whether two assignments are the same: the same identity, status and members, in order (`membersAt` sorts
+ * them). The equality `changes` and the publisher use, stated rather than left to `Equal.equals`. @internal
+ */
+export const sameAssignment = (a: Assignment, b: Assignment): boolean => {
+  if (a === b) return true
+  if (a.identity !== b.identity || a.status !== b.status || a.members.length !== b.members.length) return false
+  for (let i = 0; i < a.members.length; i++) if (a.members[i] !== b.members[i]) return false
+  return true
+}
 
 /**
  * The assignment of a view at `now`: the members, and whether this member takes keys (`Active`): it holds

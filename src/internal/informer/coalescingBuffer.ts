@@ -13,7 +13,8 @@
  * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Latch from "effect/Latch"
+import * as Result from "effect/Result"
 import { deletionHandlingMetaNamespaceKey } from "../../Indexer.js"
 import { DeletedFinalStateUnknown } from "../../KubeObject.js"
 import type { Notification as N } from "../../SharedInformer.js"
@@ -32,7 +33,7 @@ const initial = <A>(notification: N<A>): number => notification._tag === "Add" &
 
 const keyOf = <A>(notification: N<A>): string => {
   const obj = notification._tag === "Update" ? notification.newObject : notification.object
-  return Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "")
+  return Result.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "")
 }
 
 /**
@@ -45,7 +46,7 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
   Effect.sync(() => {
     const slots = new Map<string, Slot<A>>()
     const order = new Deque<string>()
-    const latch = Effect.unsafeMakeLatch(false)
+    const latch = Latch.makeUnsafe(false)
     let pending = 0
     let closed = false
 
@@ -104,7 +105,7 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
         slot.latest = merged
         coalesced++
       }
-      latch.unsafeOpen()
+      latch.openUnsafe()
       return coalesced
     }
 
@@ -122,13 +123,15 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
     }
 
     // Closing as the unbounded buffer and the FIFO close (`ListenerBuffer`): the shutdown opens the latch,
-    // and the woken or any later take finds the buffer closed and fails.
+    // and the woken or any later take finds the buffer closed and fails. A latch opened from synchronous
+    // code resumes its waiter at once (Effect 4): the woken taker yields first, so that it never runs inside
+    // the informer's distribution step, and takes what arrived in between when it runs again.
     const take = (max: number): Effect.Effect<ReadonlyArray<N<A>>, BufferClosedError> =>
       Effect.suspend(() => {
         if (order.length > 0) return Effect.succeed(takeNow(max))
         if (closed) return Effect.fail(new BufferClosedError())
-        latch.unsafeClose()
-        return Effect.zipRight(latch.await, take(max))
+        latch.closeUnsafe()
+        return Effect.andThen(latch.await, Effect.andThen(Effect.yieldNow, take(max)))
       })
 
     return {
@@ -140,7 +143,7 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
         slots.clear()
         order.clear()
         pending = 0
-        latch.unsafeOpen()
+        latch.openUnsafe()
       })
     }
   })

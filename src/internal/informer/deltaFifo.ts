@@ -16,7 +16,8 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Latch from "effect/Latch"
+import * as Result from "effect/Result"
 import type {
   Deleted,
   Delta,
@@ -100,7 +101,7 @@ abstract class BaseFifo<A> implements Fifo<A> {
   protected closed = false
   /** client-go's `populated` and `initialPopulationCount`. */
   private readonly population: QueueTracker
-  private readonly latch = Effect.unsafeMakeLatch(false)
+  private readonly latch = Latch.makeUnsafe(false)
   protected readonly keyFunction: KeyFunction<A>
   protected readonly knownObjects: KnownObjects<A> | undefined
   private readonly transform: ((obj: A) => A) | undefined
@@ -132,7 +133,7 @@ abstract class BaseFifo<A> implements Fifo<A> {
   abstract listQueuedKeys(): ReadonlyArray<string>
 
   private wake(): void {
-    if (this.unsafeLength() > 0) this.latch.unsafeOpen()
+    if (this.unsafeLength() > 0) this.latch.openUnsafe()
   }
 
   /** Transforms (unless a tombstone) and keys an object. */
@@ -143,7 +144,7 @@ abstract class BaseFifo<A> implements Fifo<A> {
       if (key !== undefined) return key
     }
     const key = this.keyFunction(obj)
-    return Either.isLeft(key) ? key.left : key.right
+    return Result.isFailure(key) ? key.failure : key.success
   }
 
   /** Queues one object delta, or returns why not. One synchronous step. */
@@ -258,13 +259,20 @@ abstract class BaseFifo<A> implements Fifo<A> {
     })
 
   // The close semantics the handler buffers share (`internal/listenerBuffer.ts`): `close` opens the latch;
-  // a waiting or later pop takes what is still queued, then fails with `FifoClosedError`.
+  // a waiting or later pop takes what is still queued, then fails with `FifoClosedError`. A latch opened
+  // from synchronous code (the Reflector's step) resumes its waiter at once (Effect 4): the woken popper
+  // yields first, so that the controller's step never runs inside the Reflector's, and it takes what the
+  // Reflector queued in between when it runs again.
   private readonly awaitItem: Effect.Effect<void, FifoClosedError> = Effect.suspend(() => {
     if (this.unsafeLength() > 0) return Effect.void
     if (this.closed) return Effect.fail(new FifoClosedError())
-    this.latch.unsafeClose()
-    return Effect.zipRight(this.latch.await, this.awaitItem)
+    this.latch.closeUnsafe()
+    return this.awaitWoken
   })
+  private readonly awaitWoken: Effect.Effect<void, FifoClosedError> = Effect.andThen(
+    this.latch.await,
+    Effect.andThen(Effect.yieldNow, this.awaitItem)
+  )
 
   readonly pop = <B, E, R>(
     process: (popped: Popped<A>) => Effect.Effect<B, E, R>
@@ -293,7 +301,7 @@ abstract class BaseFifo<A> implements Fifo<A> {
 
   readonly close: Effect.Effect<void> = Effect.sync(() => {
     this.closed = true
-    this.latch.unsafeOpen()
+    this.latch.openUnsafe()
   })
 
   readonly isClosed: Effect.Effect<boolean> = Effect.sync(() => this.closed)

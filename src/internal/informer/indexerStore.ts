@@ -22,8 +22,8 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type { Indexer, Indexers, IndexFunction, KeyError, KeyFunction, WriteError } from "../../Indexer.js"
 import type { KubeObject } from "../../KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "../../KubeObject.js"
@@ -244,8 +244,8 @@ class Store<A> implements IndexerStore<A> {
     const next = new Map<string, A>()
     for (const obj of items) {
       const key = this.keyFunction(obj)
-      if (Either.isLeft(key)) return key.left
-      next.set(key.right, obj)
+      if (Result.isFailure(key)) return key.failure
+      next.set(key.success, obj)
     }
     const rebuilt: Array<Index<A>> = []
     for (const index of this.indexes) {
@@ -298,8 +298,8 @@ class Store<A> implements IndexerStore<A> {
   private write(obj: A): Effect.Effect<void, WriteError> {
     return Effect.suspend((): Effect.Effect<void, WriteError> => {
       const key = this.keyFunction(obj)
-      if (Either.isLeft(key)) return Effect.fail(key.left)
-      const error = this.unsafeAdd(key.right, obj)
+      if (Result.isFailure(key)) return Effect.fail(key.failure)
+      const error = this.unsafeAdd(key.success, obj)
       return error === undefined ? Effect.void : Effect.fail(error)
     })
   }
@@ -312,19 +312,21 @@ class Store<A> implements IndexerStore<A> {
   readonly delete = (obj: A | DeletedFinalStateUnknown<A>): Effect.Effect<void, KeyError> =>
     Effect.suspend(() => {
       const key = this.keyFunction(obj)
-      if (Either.isLeft(key)) return Effect.fail(key.left)
-      this.unsafeDelete(key.right, obj)
+      if (Result.isFailure(key)) return Effect.fail(key.failure)
+      this.unsafeDelete(key.success, obj)
       return Effect.void
     })
 
   readonly get = (obj: A): Effect.Effect<Option.Option<A>, KeyError> =>
     Effect.suspend(() => {
       const key = this.keyFunction(obj)
-      return Either.isLeft(key) ? Effect.fail(key.left) : Effect.succeed(Option.fromNullable(this.items.get(key.right)))
+      return Result.isFailure(key)
+        ? Effect.fail(key.failure)
+        : Effect.succeed(Option.fromNullishOr(this.items.get(key.success)))
     })
 
   readonly getByKey = (key: string): Effect.Effect<Option.Option<A>> =>
-    Effect.sync(() => Option.fromNullable(this.items.get(key)))
+    Effect.sync(() => Option.fromNullishOr(this.items.get(key)))
 
   readonly list: Effect.Effect<ReadonlyArray<A>> = Effect.sync(() => Array.from(this.items.values()))
   readonly listKeys: Effect.Effect<ReadonlyArray<string>> = Effect.sync(() => Array.from(this.items.keys()))
@@ -374,7 +376,7 @@ class Store<A> implements IndexerStore<A> {
       const index = this.findIndex(name)
       if (index === undefined) return Effect.fail(new IndexNotFoundError({ index: name }))
       const key = this.keyFunction(obj)
-      const values = index.compute(Either.getOrElse(key, () => "<unknown>"), obj)
+      const values = index.compute(Result.getOrElse(key, () => "<unknown>"), obj)
       if (values instanceof IndexFunctionError) return Effect.fail(values)
       const keys = new Set<string>()
       for (const value of values) {

@@ -9,29 +9,29 @@
  *
  * @internal
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as Metric from "effect/Metric"
+import * as Result from "effect/Result"
 import type { Delta, Popped } from "../../DeltaFifo.js"
 import type * as DeltaFifo from "../../DeltaFifo.js"
 import * as Indexer from "../../Indexer.js"
 import type { KubeObject } from "../../KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "../../KubeObject.js"
 import type { InformerStoppedError } from "../../SharedInformer.js"
-import { withTags } from "../metricTags.js"
 import type { IndexerStore } from "./indexerStore.js"
-import * as Metrics from "./metrics.js"
+import * as Series from "./metricSeries.js"
 import type { Processor } from "./processor.js"
 import type { SyncTracker } from "./syncTracker.js"
 
 /** @internal */
 export class InformerController<A extends KubeObject> {
   private readonly notificationCounters: {
-    readonly add: Metric.Metric.Counter<number>
-    readonly update: Metric.Metric.Counter<number>
-    readonly delete: Metric.Metric.Counter<number>
+    readonly add: Metric.Counter<number>
+    readonly update: Metric.Counter<number>
+    readonly delete: Metric.Counter<number>
   }
-  private readonly fifoGauge: Metric.Metric.Gauge<number>
+  private readonly fifoGauge: Metric.Gauge<number>
   /** Notifications of the batches since the counters were last published. */
   private readonly counts = { add: 0, update: 0, delete: 0 }
 
@@ -39,11 +39,13 @@ export class InformerController<A extends KubeObject> {
     private readonly name: string,
     private readonly indexer: IndexerStore<A>,
     private readonly processor: Processor<A>,
-    private readonly tracker: SyncTracker<InformerStoppedError>
+    private readonly tracker: SyncTracker<InformerStoppedError>,
+    /** The context the metrics are updated in (their registry, and attributes the program added). */
+    private readonly context: Context.Context<never> = Context.empty()
   ) {
-    const counter = (type: string) => withTags(Metrics.notifications, [["informer", name], ["type", type]])
+    const counter = (type: string) => Series.notifications({ informer: name, type })
     this.notificationCounters = { add: counter("add"), update: counter("update"), delete: counter("delete") }
-    this.fifoGauge = withTags(Metrics.fifoDepth, [["informer", name]])
+    this.fifoGauge = Series.fifoDepth({ informer: name })
   }
 
   /**
@@ -52,7 +54,7 @@ export class InformerController<A extends KubeObject> {
    */
   run(fifo: DeltaFifo.DeltaFifo.Service<A>, batchSize: number): Effect.Effect<void> {
     return fifo.popBatch(batchSize, this.process).pipe(
-      Effect.zipRight(this.afterBatch(fifo)),
+      Effect.andThen(this.afterBatch(fifo)),
       Effect.forever,
       Effect.catchTag("FifoClosedError", () => Effect.void)
     )
@@ -64,8 +66,8 @@ export class InformerController<A extends KubeObject> {
    */
   readonly reuseCached = (obj: A): A => {
     const key = Indexer.metaNamespaceKey(obj)
-    if (Either.isLeft(key)) return obj
-    const cached = this.indexer.unsafeGetByKey(key.right)
+    if (Result.isFailure(key)) return obj
+    const cached = this.indexer.unsafeGetByKey(key.success)
     if (cached === undefined) return obj
     const rv = resourceVersion(obj)
     return rv !== undefined && rv === resourceVersion(cached) && cached.metadata?.uid === obj.metadata?.uid
@@ -94,13 +96,14 @@ export class InformerController<A extends KubeObject> {
   /** After each batch: publish metrics, and let the tracker decide whether the informer has synced. */
   private afterBatch(fifo: DeltaFifo.DeltaFifo.Service<A>): Effect.Effect<void> {
     return Effect.sync(() => {
-      this.fifoGauge.unsafeUpdate(fifo.unsafeLength(), [])
+      const context = this.context
+      this.fifoGauge.updateUnsafe(fifo.unsafeLength(), context)
       // Here, not only in the handler's fiber: a stuck handler's backlog grows while its fiber is stuck.
       this.processor.updateBacklogGauges()
       const counts = this.counts
-      if (counts.add > 0) this.notificationCounters.add.unsafeUpdate(counts.add, [])
-      if (counts.update > 0) this.notificationCounters.update.unsafeUpdate(counts.update, [])
-      if (counts.delete > 0) this.notificationCounters.delete.unsafeUpdate(counts.delete, [])
+      if (counts.add > 0) this.notificationCounters.add.updateUnsafe(counts.add, context)
+      if (counts.update > 0) this.notificationCounters.update.updateUnsafe(counts.update, context)
+      if (counts.delete > 0) this.notificationCounters.delete.updateUnsafe(counts.delete, context)
       counts.add = counts.update = counts.delete = 0
       this.tracker.batchDone()
     })

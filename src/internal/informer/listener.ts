@@ -14,17 +14,17 @@
  */
 import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as MetricLabel from "effect/MetricLabel"
-import * as RuntimeFlags from "effect/RuntimeFlags"
-import type * as Tracer from "effect/Tracer"
+import type * as Metric from "effect/Metric"
+import * as Result from "effect/Result"
 import { deletionHandlingMetaNamespaceKey } from "../../Indexer.js"
 import type { Handler, InformerStoppedError, Notification } from "../../SharedInformer.js"
 import * as CoalescingBuffer from "./coalescingBuffer.js"
 import * as ListenerBuffer from "./listenerBuffer.js"
-import * as Metrics from "./metrics.js"
+import * as Series from "./metricSeries.js"
 import type { RegistrationTracker } from "./syncTracker.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ export interface Created {
 /** @internal */
 export interface Idle {
   readonly _tag: "Idle"
-  readonly fiber: Fiber.RuntimeFiber<void>
+  readonly fiber: Fiber.Fiber<void>
   /** The same fiber in a batch. */
   readonly busy: Busy
 }
@@ -61,7 +61,7 @@ export interface Idle {
 /** @internal */
 export interface Busy {
   readonly _tag: "Busy"
-  readonly fiber: Fiber.RuntimeFiber<void>
+  readonly fiber: Fiber.Fiber<void>
   /** The same fiber between batches. */
   readonly idle: Idle
 }
@@ -78,7 +78,7 @@ export interface Removed {
  * @internal
  */
 export type Event =
-  | { readonly _tag: "Attached"; readonly fiber: Fiber.RuntimeFiber<void> }
+  | { readonly _tag: "Attached"; readonly fiber: Fiber.Fiber<void> }
   | { readonly _tag: "BatchStarted" }
   | { readonly _tag: "BatchEnded" }
   | { readonly _tag: "Removed" }
@@ -94,11 +94,11 @@ export const batchEnded: Event = { _tag: "BatchEnded" }
 /** @internal */
 export const removal: Event = { _tag: "Removed" }
 /** @internal */
-export const attached = (fiber: Fiber.RuntimeFiber<void>): Event => ({ _tag: "Attached", fiber })
+export const attached = (fiber: Fiber.Fiber<void>): Event => ({ _tag: "Attached", fiber })
 
 /** A fiber's `Idle` state, with its `Busy` twin. */
-const idleOf = (fiber: Fiber.RuntimeFiber<void>): Idle => {
-  const idle: { readonly _tag: "Idle"; readonly fiber: Fiber.RuntimeFiber<void>; busy: Busy } = {
+const idleOf = (fiber: Fiber.Fiber<void>): Idle => {
+  const idle: { readonly _tag: "Idle"; readonly fiber: Fiber.Fiber<void>; busy: Busy } = {
     _tag: "Idle",
     fiber,
     busy: undefined as never
@@ -136,7 +136,7 @@ export const transition = (state: State, event: Event): State => {
 }
 
 /** The fiber of a listener's state, if one is attached and the listener was not removed. @internal */
-export const fiberOf = (state: State): Fiber.RuntimeFiber<void> | undefined =>
+export const fiberOf = (state: State): Fiber.Fiber<void> | undefined =>
   state._tag === "Idle" || state._tag === "Busy" ? state.fiber : undefined
 
 // -------------------------------------------------------------------------------------------------
@@ -158,10 +158,15 @@ export class Listener<A> {
   /** Where the listener is in its life; written by the processor only, through `transition`. */
   state: State = created
   /**
-   * The labels of this handler's metrics. Updating a base metric with one stable label array hits Effect's
-   * per-array hook cache; a `Metric.tagged` metric builds (and hashes) a new metric key on every update.
+   * This handler's series of the handler metrics (`informer` and `handler` attributes), made once: each
+   * keeps its registry key, so an update from the hot path is one registry lookup (`metricSeries.ts`).
    */
-  readonly metricLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly metrics: {
+    readonly coalesced: Metric.Counter<number>
+    readonly backlog: Metric.Gauge<number>
+    readonly duration: Metric.Histogram<number>
+    readonly failures: Metric.Counter<number>
+  }
 
   constructor(
     readonly id: number,
@@ -173,16 +178,24 @@ export class Listener<A> {
      * Notifications taken from the buffer at once. A taken batch can no longer be coalesced, so coalescing
      * listeners take small ones: their memory stays bounded by the number of objects plus this.
      */
-    readonly batch: number
+    readonly batch: number,
+    /** The context the metrics are updated in (their registry, and attributes the program added). */
+    readonly context: Context.Context<never> = Context.empty()
   ) {
-    this.metricLabels = [MetricLabel.make("informer", informer), MetricLabel.make("handler", name)]
+    const attributes = { informer, handler: name }
+    this.metrics = {
+      coalesced: Series.handlerCoalesced(attributes),
+      backlog: Series.handlerBacklog(attributes),
+      duration: Series.handlerDuration(attributes),
+      failures: Series.handlerFailures(attributes)
+    }
   }
 
   /** Buffers a notification; never waits. Runs inside the controller's synchronous step. */
   offer(notification: Notification<A>): void {
     if (notification._tag === "Add" && notification.isInInitialList) this.sync.started()
     const coalesced = this.buffer.offer(notification)
-    if (coalesced > 0) Metrics.handlerCoalesced.unsafeUpdate(coalesced, this.metricLabels)
+    if (coalesced > 0) this.metrics.coalesced.updateUnsafe(coalesced, this.context)
   }
 
   /** Notifications not yet handled, besides the one in progress. */
@@ -191,7 +204,7 @@ export class Listener<A> {
   }
 
   updateBacklogGauge(): void {
-    Metrics.handlerBacklog.unsafeUpdate(this.backlog(), this.metricLabels)
+    this.metrics.backlog.updateUnsafe(this.backlog(), this.context)
   }
 
   /** client-go's `shouldResync`: whether a resync is due now, and if so when the next one is. */
@@ -248,9 +261,10 @@ export const run = <A, EH, R>(
   batches: Batches<A>,
   options: RunOptions
 ): Effect.Effect<void, never, R> => {
-  const labels = listener.metricLabels
   const { clock, detectMutations, informer } = options
   const sync = listener.sync
+  const metrics = listener.metrics
+  const metricContext = listener.context
   const call = (notification: Notification<A>): Effect.Effect<void, EH, R> | undefined => {
     switch (notification._tag) {
       case "Add":
@@ -271,26 +285,20 @@ export const run = <A, EH, R>(
   // Failures are caught once per batch: the loop is re-entrant (its position is `index`), so after logging a
   // failed callback it goes on with the next notification. Time is measured per batch.
   //
-  // Most handlers return an Effect that is synchronous from the start: `Effect.sync(...)`, `Effect.void`, a
-  // `suspend` of one of these (a WorkQueue `add`). Those are run here, inline (`runInline`), as the fiber's
-  // run loop would run them, without handing each to the run loop: through the fiber it costs a `flatMap`
-  // and four turns of the loop per callback, each allocating its closures. With this and the loop below, a
-  // handler's cost per notification at 100 handlers went from ~1.2 µs and 1.1 KB allocated to ~0.25 µs and
-  // 400 B, 150 B of them the handler's own Effect (bench/perf16.ts; docs/BENCHMARKS.md, "Issue 16: the
-  // hot-path work"). Anything else, or what a `suspend` returns that is not one of these, goes to the fiber
-  // as before (`flatMap` back into this loop).
+  // A callback whose Effect is already a successful `Exit` (`Effect.void`, `Effect.succeed(...)`: in Effect 4
+  // these are Exits) has nothing left to run: it is finished here (`runInline`), without a turn of the
+  // fiber's run loop. Any other Effect (`Effect.sync`, a `suspend`, anything asynchronous) is run by the
+  // fiber (`flatMap` back into this loop): Effect 4 offers no public way to run an Effect synchronously in
+  // the current fiber, and its run loop is cheap enough that Effect 3's inline interpreter (which read
+  // private fields) is not worth keeping.
   let batch: ReadonlyArray<Notification<A>> = []
   let index = 0
   let current: Notification<A> = undefined as never
   let inCallback = false
   let callbacks = 0
   let batchStart = 0n
-  /** Callbacks run inline since this fiber last yielded (see `inlineBudget`). */
+  /** Callbacks finished inline since this fiber last yielded (see `inlineBudget`). */
   let inline = 0
-  /** Set when the loop starts: whether effects may be run inline, and the fiber's tracer to run them with. */
-  let inlineOk = false
-  let fiber: Fiber.RuntimeFiber<unknown, unknown> = undefined as never
-  let tracer: Tracer.Tracer = undefined as never
   const checkMutation = (before: string | undefined, notification: Notification<A>): Effect.Effect<void> => {
     if (before === undefined || snapshot(notification) === before) return Effect.void
     return Effect.logError(
@@ -307,7 +315,7 @@ export const run = <A, EH, R>(
   let before: string | undefined = undefined
   const afterCheckedCallback = (): Effect.Effect<void, EH, R> =>
     Effect.flatMap(checkMutation(before, current), afterCallback)
-  const yieldThenNext: Effect.Effect<void, EH, R> = Effect.zipRight(Effect.yieldNow(), Effect.suspend(() => step()))
+  const yieldThenNext: Effect.Effect<void, EH, R> = Effect.andThen(Effect.yieldNow, Effect.suspend(() => step()))
   const step = (): Effect.Effect<void, EH, R> => {
     while (index < batch.length) {
       if (listener.state._tag === "Removed") return Effect.void
@@ -327,8 +335,7 @@ export const run = <A, EH, R>(
       }
       callbacks++
       if (detectMutations) return Effect.flatMap(effect, afterCheckedCallback)
-      if (!inlineOk) return Effect.flatMap(effect, afterCallback)
-      const rest = runInline(effect, fiber, tracer)
+      const rest = runInline(effect)
       if (rest !== undefined) {
         inline = 0
         return Effect.flatMap(rest, afterCallback)
@@ -342,8 +349,8 @@ export const run = <A, EH, R>(
       }
     }
     if (callbacks > 0) {
-      const seconds = Number(clock.unsafeCurrentTimeNanos() - batchStart) / 1e9
-      Metrics.handlerDuration.unsafeUpdate(seconds / callbacks, labels)
+      const seconds = Number(clock.monotonicTimeNanosUnsafe() - batchStart) / 1e9
+      metrics.duration.updateUnsafe(seconds / callbacks, metricContext)
     }
     batches.batchEnded(listener)
     listener.updateBacklogGauge()
@@ -351,7 +358,7 @@ export const run = <A, EH, R>(
   }
   const next: Effect.Effect<void, EH, R> = Effect.suspend(step)
   const recover = (cause: Cause.Cause<EH>): Effect.Effect<void, never, R> => {
-    Metrics.handlerFailures.unsafeUpdate(1, labels)
+    metrics.failures.updateUnsafe(1, metricContext)
     const failed = current
     const wasCallback = inCallback
     inCallback = false
@@ -360,8 +367,8 @@ export const run = <A, EH, R>(
       cause
     )
     // a handler that mutated a cached object and then failed is still reported
-    const checked = wasCallback && detectMutations ? Effect.zipRight(logged, checkMutation(before, failed)) : logged
-    return Effect.zipRight(
+    const checked = wasCallback && detectMutations ? Effect.andThen(logged, checkMutation(before, failed)) : logged
+    return Effect.andThen(
       checked,
       Effect.suspend(() => {
         if (wasCallback) finished(failed)
@@ -369,14 +376,14 @@ export const run = <A, EH, R>(
       })
     )
   }
-  const guarded: Effect.Effect<void, never, R> = Effect.catchAllCause(next, recover)
+  const guarded: Effect.Effect<void, never, R> = Effect.catchCause(next, recover)
   // Until the buffer is shut down (the handler removed): its take then fails, and the loop ends. Not
   // `Effect.forever`, which yields to the scheduler after every turn: a scheduler round trip per batch, on
-  // top of the one a take that waits already costs. The run loop still yields every 2048 operations.
+  // top of the one a take that waits already costs. The run loop still yields after its operation budget.
   //
-  // A batch whose callbacks all ran inline goes straight back to the take: no failure frame, no
+  // A batch whose callbacks all finished inline goes straight back to the take: no failure frame, no
   // continuation. Only when a callback needs the fiber (or the loop yields) is the rest of the batch run
-  // under `catchAllCause` (`guarded`'s recovery), then the loop goes on.
+  // under `catchCause` (`guarded`'s recovery), then the loop goes on.
   const take = Effect.suspend(() => listener.buffer.take(listener.batch))
   const again = (): Effect.Effect<never, ListenerBuffer.BufferClosedError, R> => loop
   const runBatch = (
@@ -385,7 +392,7 @@ export const run = <A, EH, R>(
     batch = taken
     index = 0
     callbacks = 0
-    batchStart = clock.unsafeCurrentTimeNanos()
+    batchStart = clock.monotonicTimeNanosUnsafe()
     listener.inFlight = taken.length
     batches.batchStarted(listener)
     let rest: Effect.Effect<void, EH, R>
@@ -397,95 +404,37 @@ export const run = <A, EH, R>(
     }
     // `step` ends a batch (or stops for a removed handler) with `Effect.void`
     if (rest === Effect.void) return loop
-    return Effect.flatMap(Effect.catchAllCause(rest, recover), again)
+    return Effect.flatMap(Effect.catchCause(rest, recover), again)
   }
   const loop: Effect.Effect<never, ListenerBuffer.BufferClosedError, R> = Effect.flatMap(take, runBatch)
-  return Effect.withFiberRuntime<never, ListenerBuffer.BufferClosedError, R>((self, status) => {
-    fiber = self as Fiber.RuntimeFiber<unknown, unknown>
-    tracer = self.currentTracer
-    // A supervisor that watches every operation (OpSupervision) must see the callbacks' too.
-    inlineOk = !RuntimeFlags.isEnabled(status.runtimeFlags, RuntimeFlags.OpSupervision)
-    return loop
-  }).pipe(
+  return loop.pipe(
     Effect.catchTag("BufferClosedError", () => Effect.void),
     Effect.annotateLogs({ informer, handler: listener.name })
   )
 }
 
 /**
- * Inline callbacks between two yields of the handler's fiber. Effect's run loop yields after 2048 operations
- * (`maxOpsBeforeYield`); through the fiber a callback took four.
+ * Callbacks finished inline between two yields of the handler's fiber, so that a handler whose callbacks
+ * all return `Effect.void` still lets other fibers run.
  */
 const inlineBudget = 512
 
 /**
- * Runs `effect` here, as the fiber's run loop would, while it is `Effect.succeed` / `Effect.void` (done),
- * `Effect.sync` (its thunk is called: done) or a `suspend` (its thunk is called, and what it returns runs
- * the same way); returns the part left for the fiber (an Effect of any other kind), or `undefined` when it
- * ran to its end. A thunk that throws leaves a defect for the fiber, as in the run loop. The thunks run
- * inside the fiber's tracer context, as the run loop runs every operation.
- *
- * This reads Effect's primitive representation (`_op`, `effect_instruction_i0`, `commit`: effect 3.x's
- * `internal/core.js`). An effect of a shape it does not know is left to the fiber, so a change there
- * costs speed, never behaviour (test/listenerInline.test.ts checks that the common shapes run inline).
+ * What of a callback's `effect` is left for the fiber to run: nothing (`undefined`) when it is a successful
+ * `Exit` (`Effect.void`, `Effect.succeed(...)`, which Effect 4 represents as Exits: a documented contract,
+ * `Exit` extends `Effect`), else the effect itself. Reads public API only (`Exit.isExit`,
+ * `Exit.isSuccess`); a failed Exit goes to the fiber, which fails with it.
  *
  * @internal
  */
 export const runInline = <E, R>(
-  effect: Effect.Effect<unknown, E, R>,
-  fiber: Fiber.RuntimeFiber<unknown, unknown>,
-  tracer: Tracer.Tracer
-): Effect.Effect<unknown, E, R> | undefined => {
-  let cur = effect as unknown as Primitive
-  for (let depth = 0; depth < 16; depth++) {
-    switch (cur._op) {
-      case "Success":
-        return undefined
-      case "Sync": {
-        const thunk = cur.effect_instruction_i0 as () => unknown
-        try {
-          if (tracer === defaultTracer) thunk()
-          else tracer.context(thunk, fiber)
-        } catch (defect) {
-          return Effect.die(defect)
-        }
-        return undefined
-      }
-      case "Commit": {
-        // `Effect.suspend`, also what a Context.Tag or another Effectable commits to: the run loop calls it too
-        const primitive = cur
-        if (typeof primitive.commit !== "function") return cur as never
-        let committed: unknown
-        try {
-          committed = tracer === defaultTracer ? primitive.commit() : tracer.context(() => primitive.commit!(), fiber)
-        } catch (defect) {
-          return Effect.die(defect)
-        }
-        if (!Effect.isEffect(committed)) return committed as never
-        cur = committed as unknown as Primitive
-        continue
-      }
-      default:
-        return cur as never
-    }
-  }
-  return cur as never
-}
-
-/** Effect's own tracer, whose `context` only calls its function. */
-const defaultTracer: Tracer.Tracer = Effect.runSync(Effect.tracer)
-
-/** The fields of Effect's primitives that `runInline` reads. */
-interface Primitive {
-  readonly _op?: unknown
-  readonly effect_instruction_i0?: unknown
-  readonly commit?: (() => unknown) | undefined
-}
+  effect: Effect.Effect<unknown, E, R>
+): Effect.Effect<unknown, E, R> | undefined => Exit.isExit(effect) && Exit.isSuccess(effect) ? undefined : effect
 
 const describe = <A>(notification: Notification<A>): string => {
   const obj = notification._tag === "Update" ? notification.newObject : notification.object
   const key = deletionHandlingMetaNamespaceKey(obj)
-  return `${notification._tag.toLowerCase()} of ${Either.getOrElse(key, () => "<unknown>")}`
+  return `${notification._tag.toLowerCase()} of ${Result.getOrElse(key, () => "<unknown>")}`
 }
 
 /** The notified object(s) as JSON, or `undefined` when they cannot be serialised (e.g. nested too deeply). */

@@ -6,6 +6,7 @@
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import type * as Scheduler from "effect/Scheduler"
 
 /**
  * A `take` on a buffer that was shut down. The handler's loop ends on it (`internal/listener.ts`), as the
@@ -80,29 +81,43 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
       return taken
     }
     const failClosed = Effect.failSync(() => new BufferClosedError())
-    const resumeDrained = Effect.suspend(() => closed ? failClosed : Effect.succeed(drain(wakeMax)))
+    const drained = Effect.suspend(() => closed ? failClosed : Effect.succeed(drain(wakeMax)))
+    // Effect 4 runs a resumed fiber at once, inside the `resume` call: here that would be inside the offer,
+    // that is inside the informer's synchronous step. So an offer does not resume the waiting taker: it
+    // schedules the resumption on the taker's own dispatcher (as a `Queue` wakes its takers), once, and the
+    // taker drains when it runs: everything offered in between is one batch, and no handler code runs
+    // inside the distribution step.
+    let dispatcher: Scheduler.SchedulerDispatcher | undefined = undefined
+    let wakeScheduled = false
+    const wakeTask = (): void => {
+      wakeScheduled = false
+      const resume = wake
+      if (resume === undefined) return
+      wake = undefined
+      resume(drained)
+    }
     // Built once. No canceler: a taker interrupted while it waits leaves `wake` set, and the fiber ignores a
-    // resume after its interruption; `shutdown` (a removal) clears it. An `Effect.async` with a canceler
-    // costs an `onInterrupt` (a mask, a match and their frames) per wait, which is per batch.
-    const wait = Effect.async<ReadonlyArray<N>, BufferClosedError>((resume) => {
+    // resume after its interruption; `shutdown` (a removal) clears it. An `Effect.callback` with a canceler
+    // costs a finalizer frame per wait, which is per batch.
+    const wait = Effect.callback<ReadonlyArray<N>, BufferClosedError>((resume) => {
       wake = resume
     })
     return {
       offer: (notification) => {
         if (closed) return 0
         items.push(notification)
-        if (wake !== undefined) {
-          const resume = wake
-          wake = undefined
-          resume(resumeDrained)
+        if (wake !== undefined && !wakeScheduled) {
+          wakeScheduled = true
+          dispatcher!.scheduleTask(wakeTask, 0)
         }
         return 0
       },
       take: (max) =>
-        Effect.suspend(() => {
+        Effect.withFiber((fiber) => {
           if (closed) return failClosed
           if (items.length > head) return Effect.succeed(drain(max))
           wakeMax = max
+          dispatcher = fiber.currentDispatcher
           return wait
         }),
       size: () => items.length - head,
@@ -110,10 +125,10 @@ export const unbounded = <N>(): Effect.Effect<ListenerBuffer<N>> =>
         closed = true
         items = []
         head = 0
-        if (wake !== undefined) {
-          const resume = wake
-          wake = undefined
-          resume(failClosed)
+        // the waiting taker, if any, learns of it when it runs next (as of an offer)
+        if (wake !== undefined && !wakeScheduled) {
+          wakeScheduled = true
+          dispatcher!.scheduleTask(wakeTask, 0)
         }
       })
     }

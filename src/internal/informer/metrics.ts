@@ -7,8 +7,8 @@
  *
  * @internal
  */
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
+import type * as Metric from "effect/Metric"
+import * as Series from "./metricSeries.js"
 
 /**
  * Deltas waiting in the informer's DeltaFifo.
@@ -18,9 +18,7 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
  * @since 0.1.0
  * @category metrics
  */
-export const fifoDepth = Metric.gauge("effect_informers_fifo_depth", {
-  description: "Deltas waiting in the informer's DeltaFifo"
-})
+export const fifoDepth: Metric.Gauge<number> = Series.fifoDepth()
 
 /**
  * Watch events received, tagged with `type` (ADDED, MODIFIED, DELETED, BOOKMARK).
@@ -30,10 +28,7 @@ export const fifoDepth = Metric.gauge("effect_informers_fifo_depth", {
  * @since 0.1.0
  * @category metrics
  */
-export const watchEvents = Metric.counter("effect_informers_watch_events_total", {
-  description: "Watch events received by the Reflector",
-  incremental: true
-})
+export const watchEvents: Metric.Counter<number> = Series.watchEvents()
 
 /**
  * Objects received in LIST responses (and watch-list initial events).
@@ -43,10 +38,7 @@ export const watchEvents = Metric.counter("effect_informers_watch_events_total",
  * @since 0.1.0
  * @category metrics
  */
-export const listedObjects = Metric.counter("effect_informers_listed_objects_total", {
-  description: "Objects received by LIST or watch-list initial events",
-  incremental: true
-})
+export const listedObjects: Metric.Counter<number> = Series.listedObjects()
 
 /**
  * Relists (full LIST or watch-list syncs), tagged with `cause`: `initial`, `gone`, `error`,
@@ -57,10 +49,7 @@ export const listedObjects = Metric.counter("effect_informers_listed_objects_tot
  * @since 0.1.0
  * @category metrics
  */
-export const relists = Metric.counter("effect_informers_relists_total", {
-  description: "Full relists by cause",
-  incremental: true
-})
+export const relists: Metric.Counter<number> = Series.relists()
 
 /**
  * Errors reported by the Reflector, tagged with `phase`, `error` (the error's tag: `StatusError`,
@@ -71,10 +60,7 @@ export const relists = Metric.counter("effect_informers_relists_total", {
  * @since 0.1.0
  * @category metrics
  */
-export const errors = Metric.counter("effect_informers_errors_total", {
-  description: "Errors reported by the Reflector",
-  incremental: true
-})
+export const errors: Metric.Counter<number> = Series.errors()
 
 /**
  * Notifications distributed to handlers, tagged with `type` (add, update, delete).
@@ -84,10 +70,7 @@ export const errors = Metric.counter("effect_informers_errors_total", {
  * @since 0.1.0
  * @category metrics
  */
-export const notifications = Metric.counter("effect_informers_notifications_total", {
-  description: "Notifications distributed to handlers",
-  incremental: true
-})
+export const notifications: Metric.Counter<number> = Series.notifications()
 
 /**
  * Notifications buffered for a handler and not yet processed.
@@ -97,9 +80,7 @@ export const notifications = Metric.counter("effect_informers_notifications_tota
  * @since 0.1.0
  * @category metrics
  */
-export const handlerBacklog = Metric.gauge("effect_informers_handler_backlog", {
-  description: "Notifications buffered for a handler"
-})
+export const handlerBacklog: Metric.Gauge<number> = Series.handlerBacklog()
 
 /**
  * Mean time of a handler's callbacks, in seconds: one observation per batch of notifications the handler
@@ -110,11 +91,7 @@ export const handlerBacklog = Metric.gauge("effect_informers_handler_backlog", {
  * @since 0.1.0
  * @category metrics
  */
-export const handlerDuration = Metric.histogram(
-  "effect_informers_handler_duration_seconds",
-  MetricBoundaries.exponential({ start: 0.0001, factor: 4, count: 10 }),
-  "Mean time of a handler's callbacks, observed per batch"
-)
+export const handlerDuration: Metric.Histogram<number> = Series.handlerDuration()
 
 /**
  * Handler callbacks that failed (typed error or defect), tagged with `handler`.
@@ -124,10 +101,7 @@ export const handlerDuration = Metric.histogram(
  * @since 0.1.0
  * @category metrics
  */
-export const handlerFailures = Metric.counter("effect_informers_handler_failures_total", {
-  description: "Handler callbacks that failed",
-  incremental: true
-})
+export const handlerFailures: Metric.Counter<number> = Series.handlerFailures()
 
 /**
  * Notifications a bounded handler buffer coalesced away (a newer state of the same key replaced them).
@@ -137,7 +111,4 @@ export const handlerFailures = Metric.counter("effect_informers_handler_failures
  * @since 0.1.0
  * @category metrics
  */
-export const handlerCoalesced = Metric.counter("effect_informers_handler_coalesced_total", {
-  description: "Notifications replaced by a newer state of the same key in a bounded handler buffer",
-  incremental: true
-})
+export const handlerCoalesced: Metric.Counter<number> = Series.handlerCoalesced()

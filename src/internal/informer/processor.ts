@@ -22,8 +22,8 @@ import type { SyncTracker } from "./syncTracker.js"
 export const minimumResyncPeriod = 1000
 
 /** A resync period in milliseconds; absent or negative is 0 (no resync). @internal */
-export const toResync = (input: Duration.DurationInput | undefined): number =>
-  input === undefined ? 0 : Math.max(0, Duration.toMillis(Duration.decode(input)))
+export const toResync = (input: Duration.Input | undefined): number =>
+  input === undefined ? 0 : Math.max(0, Duration.toMillis(Duration.fromInputUnsafe(input)))
 
 /** client-go's `determineResyncPeriod`. */
 const effectiveResync = (desired: number, check: number): number =>
@@ -74,7 +74,7 @@ export class Processor<A> implements Batches<A> {
 
   /** Asked by the Reflector's resync timer: marks the listeners due for resync; whether there are any. */
   readonly shouldResync: Effect.Effect<boolean> = Effect.sync(() => {
-    const now = this.clock.unsafeCurrentTimeMillis()
+    const now = this.clock.currentTimeMillisUnsafe()
     const due = new Set<Listener<A>>()
     for (const listener of this.listeners.values()) {
       if (listener.dueForResync(now)) due.add(listener)
@@ -95,7 +95,7 @@ export class Processor<A> implements Batches<A> {
   // --- a listener's life ------------------------------------------------------------------------
 
   /** The listener's fiber was forked (before it joins). */
-  attach(listener: Listener<A>, fiber: Fiber.RuntimeFiber<void>): void {
+  attach(listener: Listener<A>, fiber: Fiber.Fiber<void>): void {
     listener.state = L.transition(listener.state, L.attached(fiber))
   }
 
@@ -133,7 +133,7 @@ export class Processor<A> implements Batches<A> {
     }
     listener.requestedResync = requested
     listener.resyncPeriod = effectiveResync(requested, this.resyncCheckPeriod)
-    listener.nextResync = this.clock.unsafeCurrentTimeMillis() + listener.resyncPeriod
+    listener.nextResync = this.clock.currentTimeMillisUnsafe() + listener.resyncPeriod
     if (started) {
       for (const obj of this.cache.unsafeValues()) {
         listener.offer({ _tag: "Add", object: obj, isInInitialList: true })
@@ -179,7 +179,7 @@ export class Processor<A> implements Batches<A> {
       listener.updateBacklogGauge()
       // Buffer first: a handler removing itself from its own callback interrupts its own fiber, and whatever
       // follows that interruption never runs.
-      return Effect.zipRight(
+      return Effect.andThen(
         listener.buffer.shutdown,
         fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
       )

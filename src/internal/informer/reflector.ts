@@ -12,21 +12,19 @@
  * @internal
  */
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberHandle from "effect/FiberHandle"
-import * as FiberId from "effect/FiberId"
-import * as Metric from "effect/Metric"
+import type * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
 import * as Random from "effect/Random"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as Intervals from "effect/ScheduleIntervals"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { DecodeError } from "../../ApiError.js"
@@ -47,8 +45,7 @@ import type {
   Status,
   Store
 } from "../../Reflector.js"
-import { withTags } from "../metricTags.js"
-import * as Metrics from "./metrics.js"
+import * as Series from "./metricSeries.js"
 import { describeError, ProtocolError, reasonOf, StoreError, UnexpectedError } from "./reflectorErrors.js"
 import {
   defaultMaxRetryAfter,
@@ -246,7 +243,7 @@ const loop = <A, E>(
         yield* endCycle(m)
       }
       // until the backoff's decision says when its wait ends
-      if (next._tag === "BackingOff") memory.backoffUntil = m.clock.unsafeCurrentTimeMillis()
+      if (next._tag === "BackingOff") memory.backoffUntil = m.clock.currentTimeMillisUnsafe()
       state = next
     }
   }).pipe(Effect.scoped, Effect.annotateLogs({ module: "Reflector" }))
@@ -259,8 +256,8 @@ const loop = <A, E>(
 const guarded = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
   const stepped = state._tag === "BackingOff" ?
     step(m, state) :
-    Effect.catchAllCause(step(m, state), (cause) =>
-      Cause.isInterruptedOnly(cause)
+    Effect.catchCause(step(m, state), (cause) =>
+      Cause.hasInterruptsOnly(cause)
         ? Effect.failCause(cause)
         : recover(m, new UnexpectedError({ cause }), "watch", noContext, {
           resourceVersion: m.memory.position,
@@ -320,14 +317,14 @@ const step = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
  */
 const watchEnded = <A, E>(
   m: Machine<A, E>,
-  result: Either.Either<void, ReflectorError>,
+  result: Result.Result<void, ReflectorError>,
   progress: boolean,
   connected: boolean
 ): Effect.Effect<State> => {
   if (progress) m.memory.goneStreak = 0
-  if (Either.isRight(result) && connected) return Effect.succeed(watching(m))
-  const error = Either.isLeft(result)
-    ? result.left
+  if (Result.isSuccess(result) && connected) return Effect.succeed(watching(m))
+  const error = Result.isFailure(result)
+    ? result.failure
     : new ProtocolError({
       reason: "VeryShortWatch",
       message: "very short watch: watch closed within 1s without events"
@@ -353,7 +350,7 @@ const recover = <A, E>(
   const reported = report(m, error, phase)
   const counted = action._tag === "Rewatch" || action.cause === undefined
     ? reported
-    : Effect.zipRight(reported, countRelist(m, action.cause))
+    : Effect.andThen(reported, countRelist(m, action.cause))
   return Effect.map(counted, () => apply(m, action, error, phase, from))
 }
 
@@ -394,12 +391,12 @@ const relistResourceVersion = <A, E>(m: Machine<A, E>, afterGone: boolean): stri
 
 /** Whether this cycle starts with watch-list. */
 const watchListAllowed = <A, E>(m: Machine<A, E>): boolean =>
-  m.watchListWanted && m.clock.unsafeCurrentTimeMillis() >= m.memory.watchListRetryAt
+  m.watchListWanted && m.clock.currentTimeMillisUnsafe() >= m.memory.watchListRetryAt
 
 /** The server rejected or ignored watch-list: LIST until `watchListRetryDelay` has passed. */
 const rejectWatchList = <A, E>(m: Machine<A, E>): void => {
   m.memory.watchListRejections++
-  m.memory.watchListRetryAt = m.clock.unsafeCurrentTimeMillis() +
+  m.memory.watchListRetryAt = m.clock.currentTimeMillisUnsafe() +
     Duration.toMillis(watchListRetryDelay(m.memory.watchListRejections))
 }
 
@@ -429,14 +426,16 @@ interface Machine<A, E> {
   readonly onStoreDelete: (e: E) => Effect.Effect<void>
   readonly onStoreBookmark: (e: E) => Effect.Effect<void>
   readonly eventCounters: {
-    readonly ADDED: Metric.Metric.Counter<number>
-    readonly MODIFIED: Metric.Metric.Counter<number>
-    readonly DELETED: Metric.Metric.Counter<number>
-    readonly BOOKMARK: Metric.Metric.Counter<number>
+    readonly ADDED: Metric.Counter<number>
+    readonly MODIFIED: Metric.Counter<number>
+    readonly DELETED: Metric.Counter<number>
+    readonly BOOKMARK: Metric.Counter<number>
   }
-  readonly listedCounter: Metric.Metric.Counter<number>
-  readonly errorCounters: Map<string, Metric.Metric.Counter<number>>
-  readonly relistCounters: Map<string, Metric.Metric.Counter<number>>
+  readonly listedCounter: Metric.Counter<number>
+  readonly errorCounters: Map<string, Metric.Counter<number>>
+  readonly relistCounters: Map<string, Metric.Counter<number>>
+  /** The context the metrics are updated in (their registry, and attributes the program added). */
+  readonly metricContext: Context.Context<never>
 }
 
 const minimumWatchTimeout = Duration.minutes(5)
@@ -453,22 +452,25 @@ const machine = <A, E>(
   memory: Memory
 ): Effect.Effect<Machine<A, E>, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const clock = yield* Effect.clock
-    const driver = yield* Schedule.driver(
-      honourRetryAfterUpTo(options.maxRetryAfter ?? defaultMaxRetryAfter)(options.backoff ?? jitteredExponential)
-        .pipe(
-          // for `status`: when this wait ends
-          Schedule.onDecision((_, decision) =>
-            Effect.sync(() => {
-              if (ScheduleDecision.isContinue(decision)) memory.backoffUntil = Intervals.start(decision.intervals)
-            })
-          )
-        )
+    const clock = yield* Clock.clockWith(Effect.succeed)
+    const metricContext = yield* Effect.context<never>()
+    const schedule = honourRetryAfterUpTo(options.maxRetryAfter ?? defaultMaxRetryAfter)(
+      options.backoff ?? jitteredExponential
     )
+    // The backoff's steps: each says how long to wait (set for `status` before the wait), or that the
+    // schedule is done, and then it starts over with its first wait.
+    let backoffStep = yield* Schedule.toStep(schedule)
+    const wait = (now: number, error: ReflectorError): Effect.Effect<void, Cause.Done<unknown>> =>
+      Effect.flatMap(backoffStep(now, error), ([, delay]) => {
+        memory.backoffUntil = now + Duration.toMillis(delay)
+        return Effect.sleep(delay)
+      })
     const resyncTimer = yield* FiberHandle.make<void, never>()
-    const min = options.minWatchTimeout === undefined ? minimumWatchTimeout : Duration.decode(options.minWatchTimeout)
-    const period = options.resyncPeriod === undefined ? Duration.zero : Duration.decode(options.resyncPeriod)
-    const counter = (type: string) => withTags(Metrics.watchEvents, [["informer", name], ["type", type]])
+    const min = options.minWatchTimeout === undefined
+      ? minimumWatchTimeout
+      : Duration.fromInputUnsafe(options.minWatchTimeout)
+    const period = options.resyncPeriod === undefined ? Duration.zero : Duration.fromInputUnsafe(options.resyncPeriod)
+    const counter = (type: string) => Series.watchEvents({ informer: name, type })
     const m: Machine<A, E> = {
       name,
       lw,
@@ -477,14 +479,22 @@ const machine = <A, E>(
       memory,
       clock,
       watchListWanted: (options.watchList ?? true) && lw.supportsWatchList !== false,
-      watchListTimeout: Duration.toMillis(Duration.decode(options.watchListTimeout ?? "60 seconds")),
+      watchListTimeout: Duration.toMillis(Duration.fromInputUnsafe(options.watchListTimeout ?? "60 seconds")),
       watchTimeoutMin: Math.ceil(Duration.toSeconds(Duration.max(min, minimumWatchTimeout))),
-      resyncPeriod: Duration.greaterThan(period, Duration.zero) ? period : undefined,
+      resyncPeriod: Duration.isGreaterThan(period, Duration.zero) ? period : undefined,
       // A schedule that stops (a custom one with a limit) starts over, with its first wait.
       backoff: (error) =>
-        driver.next(error).pipe(
-          Effect.catchAll(() => Effect.zipRight(driver.reset, Effect.ignore(driver.next(error))))
-        ),
+        Effect.suspend(() => {
+          const now = clock.currentTimeMillisUnsafe()
+          return wait(now, error).pipe(
+            Pull.catchDone(() =>
+              Effect.flatMap(Schedule.toStep(schedule), (fresh) => {
+                backoffStep = fresh
+                return Effect.ignore(wait(now, error))
+              })
+            )
+          )
+        }),
       resyncTimer,
       cycle: undefined,
       onStoreAdd: (cause) => report(m, new StoreError({ operation: "add", cause }), "event"),
@@ -497,9 +507,10 @@ const machine = <A, E>(
         DELETED: counter("DELETED"),
         BOOKMARK: counter("BOOKMARK")
       },
-      listedCounter: withTags(Metrics.listedObjects, [["informer", name]]),
+      listedCounter: Series.listedObjects({ informer: name }),
       errorCounters: new Map(),
-      relistCounters: new Map()
+      relistCounters: new Map(),
+      metricContext
     }
     return m
   })
@@ -512,7 +523,7 @@ const machine = <A, E>(
 const startCycle = <A, E>(m: Machine<A, E>): Effect.Effect<void> => {
   m.memory.synced = nextSynced(m.memory.synced, "cycleStarted")
   if (m.resyncPeriod === undefined) return Effect.void
-  const cycle: Cycle = { synced: Deferred.unsafeMake(FiberId.none), ended: Deferred.unsafeMake(FiberId.none) }
+  const cycle: Cycle = { synced: Deferred.makeUnsafe(), ended: Deferred.makeUnsafe() }
   m.cycle = cycle
   return Effect.asVoid(FiberHandle.run(m.resyncTimer, resync(m, m.resyncPeriod, cycle)))
 }
@@ -520,7 +531,7 @@ const startCycle = <A, E>(m: Machine<A, E>): Effect.Effect<void> => {
 /** The cycle's list or watch-list replaced the store. */
 const markSynced = <A, E>(m: Machine<A, E>): void => {
   m.memory.synced = nextSynced(m.memory.synced, "replaced")
-  if (m.cycle !== undefined) Deferred.unsafeDone(m.cycle.synced, Exit.void)
+  if (m.cycle !== undefined) Deferred.doneUnsafe(m.cycle.synced, Exit.void)
 }
 
 /** The cycle ends (its relist, or the backoff before it, comes next): the resync timer stops. */
@@ -541,10 +552,10 @@ const resync = <A, E>(m: Machine<A, E>, period: Duration.Duration, cycle: Cycle)
       ? Effect.mapError(m.store.resync, (cause) => new StoreError({ operation: "resync", cause }))
       : Effect.void)
   return Deferred.await(cycle.synced).pipe(
-    Effect.zipRight(once.pipe(Effect.repeat(Schedule.spaced(period)), Effect.delay(period))),
-    Effect.catchAllCause((cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
-      const failure = Cause.failureOption(cause)
+    Effect.andThen(once.pipe(Effect.repeat(Schedule.spaced(period)), Effect.delay(period))),
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+      const failure = Cause.findErrorOption(cause)
       // the cycle synced: the relist reads at the last version
       const from = { resourceVersion: m.memory.position, afterGone: false }
       const next = Option.isSome(failure)
@@ -620,7 +631,7 @@ const list = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<string, Reflect
           `changes, so the list is not used`
       })
     }
-    m.listedCounter.unsafeUpdate(items.length, [])
+    m.listedCounter.updateUnsafe(items.length, m.metricContext)
     yield* m.store.replace(items, listRV).pipe(
       Effect.mapError((cause) => new StoreError({ operation: "replace", cause }))
     )
@@ -644,13 +655,13 @@ const collect = <A, E>(m: Machine<A, E>, into: Array<A>, objects: Iterable<A>): 
 // -------------------------------------------------------------------------------------------------
 
 const watchTimeoutSeconds = <A, E>(m: Machine<A, E>): Effect.Effect<number> =>
-  Random.nextIntBetween(m.watchTimeoutMin, 2 * m.watchTimeoutMin + 1)
+  Random.nextIntBetween(m.watchTimeoutMin, 2 * m.watchTimeoutMin + 1, { halfOpen: true })
 
 /**
  * One watch into the store, until it ends. `connected`: it delivered an event or stayed open for a second.
  */
 const watch = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<{
-  readonly result: Either.Either<void, ReflectorError>
+  readonly result: Result.Result<void, ReflectorError>
   readonly events: number
   readonly connected: boolean
 }> =>
@@ -665,7 +676,7 @@ const watch = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<{
     )
       .pipe(
         Effect.withSpan("Reflector.watch", { attributes: { reflector: m.name, resourceVersion: rv } }),
-        Effect.either
+        Effect.result
       )
     const elapsed = (yield* Clock.currentTimeMillis) - started
     return { result, events: counter.events, connected: counter.events > 0 || elapsed >= shortWatch }
@@ -685,7 +696,7 @@ type WatchListEnd =
   }
   | {
     readonly synced: true
-    readonly result: Either.Either<void, ReflectorError>
+    readonly result: Result.Result<void, ReflectorError>
     /** Events after the end bookmark: the watch part made progress. */
     readonly progress: boolean
   }
@@ -699,7 +710,7 @@ type WatchListEnd =
 const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListEnd> =>
   Effect.gen(function*() {
     const timeoutSeconds = yield* watchTimeoutSeconds(m)
-    const started = m.clock.unsafeCurrentTimeMillis()
+    const started = m.clock.currentTimeMillisUnsafe()
     // Until the end bookmark replaced the store (`m.memory.synced` turns `ThisCycle`: the cycle began with
     // this watch-list), events go to a temporary map; after it, the stream is the watch.
     const temp = new Map<string, A>()
@@ -716,25 +727,29 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
         case "ADDED":
         case "MODIFIED": {
           const key = deletionHandlingMetaNamespaceKey(event.object)
-          if (Either.isLeft(key)) return report(m, new StoreError({ operation: "add", cause: key.left }), "event")
+          if (Result.isFailure(key)) return report(m, new StoreError({ operation: "add", cause: key.failure }), "event")
           const reuse = m.options.reuse
-          temp.set(key.right, reuse === undefined ? event.object : reuse(event.object))
+          temp.set(key.success, reuse === undefined ? event.object : reuse(event.object))
           return Effect.void
         }
         case "DELETED": {
           const key = deletionHandlingMetaNamespaceKey(event.object)
-          if (Either.isLeft(key)) return report(m, new StoreError({ operation: "delete", cause: key.left }), "event")
-          temp.delete(key.right)
+          if (Result.isFailure(key)) {
+            return report(m, new StoreError({ operation: "delete", cause: key.failure }), "event")
+          }
+          temp.delete(key.success)
           return Effect.void
         }
         case "BOOKMARK": {
-          if (!isInitialEventsEnd(event.object)) return Effect.void
+          if (!isInitialEventsEnd(event.object)) {
+            return Effect.void
+          }
           const bookmarkRV = event.object.metadata.resourceVersion
           // The state cannot be placed in time: fall back to a LIST rather than watch from "".
           if (bookmarkRV === "") return Effect.fail(emptyResourceVersion(event))
           const objects = Array.from(temp.values())
           temp.clear()
-          m.listedCounter.unsafeUpdate(objects.length, [])
+          m.listedCounter.updateUnsafe(objects.length, m.metricContext)
           return m.store.replace(objects, bookmarkRV).pipe(
             Effect.mapError((cause): ReflectorError => new StoreError({ operation: "replace", cause })),
             Effect.tap(() =>
@@ -751,11 +766,11 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
     /** Events after the end bookmark: the watch part of the stream made progress. */
     let eventsAfterSync = 0
     let lastProgress = started
-    const consumed = Stream.runForEachChunk(stream, (chunk) => {
-      lastProgress = m.clock.unsafeCurrentTimeMillis()
+    const consumed = Stream.runForEachArray(stream, (chunk) => {
+      lastProgress = m.clock.currentTimeMillisUnsafe()
       counter.events += countEvents(m, chunk)
       if (m.memory.synced === "ThisCycle") {
-        eventsAfterSync += Chunk.size(chunk)
+        eventsAfterSync += chunk.length
         return applyChunk(m, chunk)
       }
       return Effect.forEach(
@@ -775,7 +790,7 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
     let nextTick = started + initialEventsTick
     const timer: Effect.Effect<never, ReflectorError> = Effect.suspend(() => {
       if (m.memory.synced === "ThisCycle") return Effect.never
-      const now = m.clock.unsafeCurrentTimeMillis()
+      const now = m.clock.currentTimeMillisUnsafe()
       const idle = now - lastProgress
       if (idle >= timeout) {
         return Effect.fail(
@@ -796,20 +811,20 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
         )
       }
       return log.pipe(
-        Effect.zipRight(Effect.sleep(Duration.millis(Math.min(timeout - idle, nextTick - now)))),
-        Effect.zipRight(timer)
+        Effect.andThen(Effect.sleep(Duration.millis(Math.min(timeout - idle, nextTick - now)))),
+        Effect.andThen(timer)
       )
     })
     const result = yield* Effect.raceFirst(consumed, timer).pipe(
       Effect.withSpan("Reflector.watchList", { attributes: { reflector: m.name } }),
-      Effect.either
+      Effect.result
     )
     if (m.memory.synced === "ThisCycle") return { synced: true, result, progress: eventsAfterSync > 0 }
     const elapsed = (yield* Clock.currentTimeMillis) - started
     return {
       synced: false,
-      error: Either.isLeft(result)
-        ? result.left
+      error: Result.isFailure(result)
+        ? result.failure
         : new ProtocolError({
           reason: "WatchListEndedEarly",
           message: "watch-list stream ended before the initial-events-end bookmark"
@@ -827,7 +842,7 @@ const consume = <A, E>(
   stream: Stream.Stream<WatchEvent<A>, ListerWatcherError>,
   counter: { events: number }
 ) =>
-  Stream.runForEachChunk(stream, (chunk) => {
+  Stream.runForEachArray(stream, (chunk) => {
     counter.events += countEvents(m, chunk)
     return applyChunk(m, chunk)
   })
@@ -850,10 +865,10 @@ const countEvents = <A, E>(m: Machine<A, E>, chunk: Iterable<WatchEvent<A>>): nu
         bookmarks++
     }
   }
-  if (added > 0) m.eventCounters.ADDED.unsafeUpdate(added, [])
-  if (modified > 0) m.eventCounters.MODIFIED.unsafeUpdate(modified, [])
-  if (deleted > 0) m.eventCounters.DELETED.unsafeUpdate(deleted, [])
-  if (bookmarks > 0) m.eventCounters.BOOKMARK.unsafeUpdate(bookmarks, [])
+  if (added > 0) m.eventCounters.ADDED.updateUnsafe(added, m.metricContext)
+  if (modified > 0) m.eventCounters.MODIFIED.updateUnsafe(modified, m.metricContext)
+  if (deleted > 0) m.eventCounters.DELETED.updateUnsafe(deleted, m.metricContext)
+  if (bookmarks > 0) m.eventCounters.BOOKMARK.updateUnsafe(bookmarks, m.metricContext)
   return added + modified + deleted + bookmarks
 }
 
@@ -861,7 +876,7 @@ const countEvents = <A, E>(m: Machine<A, E>, chunk: Iterable<WatchEvent<A>>): nu
  * Applies a chunk of watch events: in one synchronous step when the store has synchronous operations (the
  * informer's DeltaFifo does), one Effect per event otherwise. Store errors are reported per event.
  */
-const applyChunk = <A, E>(m: Machine<A, E>, chunk: Chunk.Chunk<WatchEvent<A>>): Effect.Effect<void> => {
+const applyChunk = <A, E>(m: Machine<A, E>, chunk: ReadonlyArray<WatchEvent<A>>): Effect.Effect<void> => {
   const unsafe = m.store.unsafe
   if (unsafe === undefined) return Effect.forEach(chunk, (event) => applyEvent(m, event), { discard: true })
   return Effect.suspend(() => {
@@ -908,18 +923,18 @@ const applyChunk = <A, E>(m: Machine<A, E>, chunk: Chunk.Chunk<WatchEvent<A>>): 
 const applyEvent = <A, E>(m: Machine<A, E>, event: WatchEvent<A>): Effect.Effect<void> => {
   switch (event.type) {
     case "ADDED":
-      return track(m, event.object, Effect.catchAll(m.store.add(event.object), m.onStoreAdd))
+      return track(m, event.object, Effect.catch(m.store.add(event.object), m.onStoreAdd))
     case "MODIFIED":
-      return track(m, event.object, Effect.catchAll(m.store.update(event.object), m.onStoreUpdate))
+      return track(m, event.object, Effect.catch(m.store.update(event.object), m.onStoreUpdate))
     case "DELETED":
-      return track(m, event.object, Effect.catchAll(m.store.delete(event.object), m.onStoreDelete))
+      return track(m, event.object, Effect.catch(m.store.delete(event.object), m.onStoreDelete))
     case "BOOKMARK": {
       const rv = event.object.metadata.resourceVersion
       if (rv === "") return report(m, emptyResourceVersion(event), "event")
       m.memory.position = rv
       return m.store.bookmark === undefined
         ? Effect.void
-        : Effect.catchAll(m.store.bookmark(rv), m.onStoreBookmark)
+        : Effect.catch(m.store.bookmark(rv), m.onStoreBookmark)
     }
   }
 }
@@ -931,7 +946,7 @@ const track = <A, E>(m: Machine<A, E>, obj: A, effect: Effect.Effect<void>): Eff
     m.memory.position = rv
     return effect
   }
-  return Effect.zipRight(effect, report(m, emptyResourceVersion({ type: "object", object: obj }), "event"))
+  return Effect.andThen(effect, report(m, emptyResourceVersion({ type: "object", object: obj }), "event"))
 }
 
 /** The typed error for an event whose resourceVersion is empty: it is never adopted as the position. */
@@ -968,29 +983,25 @@ const report = <A, E>(
   const detail = error._tag === "DecodeError" && error.detail !== undefined
     ? Effect.logDebug(`${m.name}: ${phase}: ${describeError(error)} in detail:\n${error.detail}`)
     : Effect.void
-  const count = Metric.increment(errorCounter(m, phase, error))
+  const counter = errorCounter(m, phase, error)
+  const count = Effect.sync(() => counter.updateUnsafe(1, m.metricContext))
   const handler = m.options.onError === undefined
     ? Effect.void
     : m.options.onError(error, context).pipe(
-      Effect.catchAllCause((cause) => Effect.logError(`${m.name}: watch-error handler failed`, cause))
+      Effect.catchCause((cause) => Effect.logError(`${m.name}: watch-error handler failed`, cause))
     )
-  return Effect.zipRight(Effect.zipRight(Effect.zipRight(log, detail), count), handler).pipe(
+  return Effect.andThen(Effect.andThen(Effect.andThen(log, detail), count), handler).pipe(
     Effect.annotateLogs({ reflector: m.name, phase, resourceVersion })
   )
 }
 
 /** `effect_informers_errors_total{informer, phase, error, reason}`, made once per phase, tag and reason. */
-const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorError): Metric.Metric.Counter<number> => {
+const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorError): Metric.Counter<number> => {
   const reason = reasonOf(error)
   const key = `${phase} ${error._tag} ${reason}`
   let counter = m.errorCounters.get(key)
   if (counter === undefined) {
-    counter = Metrics.errors.pipe(
-      Metric.tagged("informer", m.name),
-      Metric.tagged("phase", phase),
-      Metric.tagged("error", error._tag),
-      Metric.tagged("reason", reason)
-    )
+    counter = Series.errors({ informer: m.name, phase, error: error._tag, reason })
     m.errorCounters.set(key, counter)
   }
   return counter
@@ -1000,8 +1011,9 @@ const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorErro
 const countRelist = <A, E>(m: Machine<A, E>, cause: RelistCause | "initial"): Effect.Effect<void> => {
   let counter = m.relistCounters.get(cause)
   if (counter === undefined) {
-    counter = Metric.tagged(Metric.tagged(Metrics.relists, "informer", m.name), "cause", cause)
+    counter = Series.relists({ informer: m.name, cause })
     m.relistCounters.set(cause, counter)
   }
-  return Metric.increment(counter)
+  const relisted = counter
+  return Effect.sync(() => relisted.updateUnsafe(1, m.metricContext))
 }

@@ -8,6 +8,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import type { Action, Phase, RecoveryContext, ReflectorError, RelistCause } from "../../Reflector.js"
 
@@ -15,52 +16,75 @@ import type { Action, Phase, RecoveryContext, ReflectorError, RelistCause } from
 // backoff
 // -------------------------------------------------------------------------------------------------
 
-/** @internal */
+/**
+ * `self`, started over (its first wait) when more than `duration` passed since its last step: a backoff
+ * forgets the failures of a while ago.
+ *
+ * @internal
+ */
 export const resetAfterIdle =
-  (duration: Duration.DurationInput) =>
-  <Out, In, R>(self: Schedule.Schedule<Out, In, R>): Schedule.Schedule<Out, In, R> => {
+  (duration: Duration.Input) =>
+  <Out, In, E, R>(self: Schedule.Schedule<Out, In, E, R>): Schedule.Schedule<Out, In, E, R> => {
     const millis = Duration.toMillis(duration)
-    return Schedule.makeWithState<readonly [unknown, number | undefined], In, Out, R>(
-      [self.initial, undefined],
-      (now, input, [state, last]) =>
-        Effect.map(
-          self.step(now, input, last !== undefined && now - last > millis ? self.initial : state),
-          ([next, out, decision]) => [[next, now] as const, out, decision] as const
-        )
-    )
+    return Schedule.fromStep(Effect.map(Schedule.toStep(self), (first) => {
+      let step = first
+      let last: number | undefined = undefined
+      return (now: number, input: In) => {
+        const idle = last !== undefined && now - last > millis
+        last = now
+        if (!idle) return step(now, input)
+        return Effect.flatMap(Schedule.toStep(self), (fresh) => {
+          step = fresh
+          return fresh(now, input)
+        })
+      }
+    }))
   }
 
 /** @internal */
 export const defaultMaxRetryAfter: Duration.Duration = Duration.seconds(30)
 
 /** The wait a `TooManyRequests` error asks for, cut to `max`; zero for other errors. @internal */
-export const retryAfterDelay = (error: ReflectorError, max: Duration.DurationInput): Duration.Duration =>
+export const retryAfterDelay = (error: ReflectorError, max: Duration.Input): Duration.Duration =>
   error._tag === "StatusError" && error.reason === "TooManyRequests" && Option.isSome(error.retryAfter)
-    ? Duration.min(error.retryAfter.value, Duration.decode(max))
+    ? Duration.min(error.retryAfter.value, Duration.fromInputUnsafe(max))
     : Duration.zero
 
-/** @internal */
-export const honourRetryAfterUpTo = (max: Duration.DurationInput) =>
-<Out, In, R>(
-  self: Schedule.Schedule<Out, In, R>
-): Schedule.Schedule<Out, In & ReflectorError, R> =>
-  Schedule.intersect(
-    self,
-    Schedule.identity<ReflectorError>().pipe(Schedule.addDelay((error) => retryAfterDelay(error, max)))
-  ).pipe(Schedule.map(([out]) => out))
-
-/** @internal */
-export const honourRetryAfter: <Out, In, R>(
-  self: Schedule.Schedule<Out, In, R>
-) => Schedule.Schedule<Out, In & ReflectorError, R> = honourRetryAfterUpTo(defaultMaxRetryAfter)
-
-/** `defaultBackoff` before `Retry-After` is honoured (the loop adds it with its own cap). @internal */
-export const jitteredExponential: Schedule.Schedule<unknown, ReflectorError> = Schedule.exponential("800 millis", 2)
-  .pipe(
-    Schedule.union(Schedule.spaced("30 seconds")),
-    Schedule.jitteredWith({ min: 1, max: 2 }),
-    resetAfterIdle("2 minutes")
+/**
+ * `self`, waiting at least what a `TooManyRequests` error's `Retry-After` asks for (cut to `max`): each
+ * wait is the longer of the two. Continues while `self` does, with `self`'s output.
+ *
+ * @internal
+ */
+export const honourRetryAfterUpTo = (max: Duration.Input) =>
+<Out, In, E, R>(
+  self: Schedule.Schedule<Out, In, E, R>
+): Schedule.Schedule<Out, In & ReflectorError, E, R> =>
+  Schedule.modifyDelay(
+    self as Schedule.Schedule<Out, In & ReflectorError, E, R>,
+    (metadata) => Effect.succeed(Duration.max(metadata.duration, retryAfterDelay(metadata.input, max)))
   )
+
+/** @internal */
+export const honourRetryAfter: <Out, In, E, R>(
+  self: Schedule.Schedule<Out, In, E, R>
+) => Schedule.Schedule<Out, In & ReflectorError, E, R> = honourRetryAfterUpTo(defaultMaxRetryAfter)
+
+/**
+ * `defaultBackoff` before `Retry-After` is honoured (the loop adds it with its own cap): 0.8 s doubling,
+ * at most 30 s, each wait jittered to between 1 and 2 times itself, started over after 2 minutes idle.
+ *
+ * @internal
+ */
+export const jitteredExponential: Schedule.Schedule<unknown, ReflectorError> = Schedule.min([
+  Schedule.exponential("800 millis", 2),
+  Schedule.spaced("30 seconds")
+]).pipe(
+  Schedule.modifyDelay((metadata) =>
+    Effect.map(Random.next, (random) => Duration.millis(Duration.toMillis(metadata.duration) * (1 + random)))
+  ),
+  resetAfterIdle("2 minutes")
+)
 
 /** @internal */
 export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = honourRetryAfter(jitteredExponential)

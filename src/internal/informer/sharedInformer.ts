@@ -7,13 +7,14 @@
  *
  * @internal
  */
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as DeltaFifo from "../../DeltaFifo.js"
@@ -55,7 +56,9 @@ export const make = <A extends KubeObject, I extends string = string>(
 ): Effect.Effect<SharedInformer.Service<A, I>, never, Scope.Scope> =>
   Effect.gen(function*() {
     const name = options.name ?? lw.description ?? "informer"
-    const clock = yield* Effect.clock
+    const clock = yield* Clock.clockWith(Effect.succeed)
+    // The context the informer's metrics are updated in (its registry, and attributes the program added).
+    const metricContext = yield* Effect.context<never>()
     const defaultResync = Processor.toResync(options.resyncPeriod)
     const detectMutations = options.detectMutations === true
 
@@ -79,7 +82,7 @@ export const make = <A extends KubeObject, I extends string = string>(
       )
     )
     const processor = new Processor.Processor<A>(store, tracker, clock, defaultResync)
-    const controller = new InformerController<A>(name, store, processor, tracker)
+    const controller = new InformerController<A>(name, store, processor, tracker, metricContext)
     /** Created, Running or Stopped: changed by `start` and the scope's close, through `Lifecycle.transition`. */
     let state: Lifecycle.State = Lifecycle.created
     let transform = options.transform
@@ -90,13 +93,13 @@ export const make = <A extends KubeObject, I extends string = string>(
 
     const scope = yield* Effect.scope
     // Opened first, closed last: the handlers' fibers.
-    const processorScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const processorScope = yield* Scope.fork(scope, "sequential")
     const errorHub = yield* PubSub.unbounded<WatchError>()
     // Between the two, with the controller stopped: nothing joins and nothing syncs any more (pending and
     // later `synced` waits fail), and the `errors` streams end (the Reflector can publish no more).
     yield* Scope.addFinalizer(
       scope,
-      Effect.zipRight(
+      Effect.andThen(
         Effect.sync(() => {
           state = Lifecycle.transition(state, "stop")
           tracker.stop()
@@ -105,7 +108,7 @@ export const make = <A extends KubeObject, I extends string = string>(
       )
     )
     // Opened last, closed first: the Reflector, the controller's loop and the FIFO.
-    const controllerScope = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    const controllerScope = yield* Scope.fork(scope, "sequential")
 
     // --- lifecycle ----------------------------------------------------------------------------------
 
@@ -124,10 +127,13 @@ export const make = <A extends KubeObject, I extends string = string>(
           Effect.interruptible,
           Effect.forkIn(controllerScope)
         )
+        // The handler first, then the stream (also when the handler fails): Effect 4 runs a subscriber woken
+        // by the publish at once, so a reader of the stream sees what the handler recorded (the factory's
+        // `lastError`), as it did when Effect 3 resumed the subscriber later.
         const onError = (error: ReflectorError, context: ErrorContext): Effect.Effect<void> =>
-          Effect.zipRight(
-            PubSub.publish(errorHub, { error, context }),
-            watchErrorHandler === undefined ? Effect.void : watchErrorHandler(error, context)
+          Effect.ensuring(
+            watchErrorHandler === undefined ? Effect.void : watchErrorHandler(error, context),
+            PubSub.publish(errorHub, { error, context })
           )
         // The Reflector writes to the FIFO itself (a chunk of events at once, through its `unsafe` enqueues);
         // the FIFO's replaces reach the sync tracker.
@@ -139,7 +145,7 @@ export const make = <A extends KubeObject, I extends string = string>(
           shouldResync: processor.shouldResync,
           onError,
           reuse: controller.reuseCached
-        }).pipe(Scope.extend(controllerScope))
+        }).pipe(Scope.provide(controllerScope))
       })
     })
 
@@ -166,7 +172,15 @@ export const make = <A extends KubeObject, I extends string = string>(
         const coalescing = handlerOptions.buffer === "coalescing"
         const sync = tracker.registration(handlerName)
         const buffer = yield* Listener.makeBuffer<A>(coalescing ? "coalescing" : "unbounded", sync)
-        const listener = new Listener.Listener<A>(id, handlerName, name, sync, buffer, coalescing ? 64 : 1024)
+        const listener = new Listener.Listener<A>(
+          id,
+          handlerName,
+          name,
+          sync,
+          buffer,
+          coalescing ? 64 : 1024,
+          metricContext
+        )
         const fiber = yield* Listener.run(listener, handler, processor, { informer: name, clock, detectMutations })
           .pipe(
             Effect.interruptible,
@@ -235,27 +249,30 @@ export const make = <A extends KubeObject, I extends string = string>(
 
     // --- streams ------------------------------------------------------------------------------------
 
-    // A handler of its own that offers to a Mailbox the stream reads: unbounded (offers never wait, as a
+    // A handler of its own that offers to a Queue the stream reads: unbounded (offers never wait, as a
     // handler's own buffer), in order; `end` when the informer stops, so the stream still yields what the
     // handler passed on and then ends; shut down, and the handler removed, when the stream's consumer stops.
-    const notifications: Stream.Stream<Notification<A>> = Stream.unwrapScoped(
+    const notifications: Stream.Stream<Notification<A>> = Stream.unwrap(
       Effect.gen(function*() {
-        const mailbox = yield* Effect.acquireRelease(Mailbox.make<Notification<A>>(), (mailbox) => mailbox.shutdown)
+        const queue = yield* Effect.acquireRelease(
+          Queue.unbounded<Notification<A>, Cause.Done>(),
+          (queue) => Queue.shutdown(queue)
+        )
         const stop = yield* Effect.acquireRelease(
-          Scope.fork(processorScope, ExecutionStrategy.sequential),
+          Scope.fork(processorScope, "sequential"),
           (stop) => Scope.close(stop, Exit.void)
         )
         // Added to the processor scope before the handler's fiber, so closed after that fiber is interrupted.
-        yield* Scope.addFinalizer(stop, mailbox.end)
+        yield* Scope.addFinalizer(stop, Queue.end(queue))
         const registration = yield* addEventHandler({
           name: "notifications-stream",
-          onAdd: (object, isInInitialList) => mailbox.offer({ _tag: "Add", object, isInInitialList }),
-          onUpdate: (oldObject, newObject) => mailbox.offer({ _tag: "Update", oldObject, newObject }),
-          onDelete: (object) => mailbox.offer({ _tag: "Delete", object })
+          onAdd: (object, isInInitialList) => Queue.offer(queue, { _tag: "Add", object, isInInitialList }),
+          onUpdate: (oldObject, newObject) => Queue.offer(queue, { _tag: "Update", oldObject, newObject }),
+          onDelete: (object) => Queue.offer(queue, { _tag: "Delete", object })
         }).pipe(Effect.orDie)
         yield* Effect.addFinalizer(() => registration.remove)
-        return Mailbox.toStream(mailbox)
-      }).pipe(Effect.catchAllCause(() => Effect.succeed(Stream.empty)))
+        return Stream.fromQueue(queue)
+      }).pipe(Effect.catchCause(() => Effect.succeed(Stream.empty)))
     )
 
     const errors: Stream.Stream<WatchError> = Stream.unwrap(Effect.sync(() => Stream.fromPubSub(errorHub)))

@@ -27,9 +27,19 @@
  * @internal
  */
 import * as Deferred from "effect/Deferred"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
+
+/**
+ * A wait on `signal`. A Deferred completed from synchronous code resumes its waiters at once, inside the
+ * completing call (Effect 4): here inside the controller's or the Reflector's step. The waiter yields first
+ * (it is scheduled on its own dispatcher), so that no waiting code runs before that step has ended, as
+ * with Effect 3's scheduled resumption. A wait on a decided signal ends at once.
+ */
+const awaitSignal = <E>(signal: Deferred.Deferred<void, E>): Effect.Effect<void, E> => {
+  const waiting = Effect.ensuring(Deferred.await(signal), Effect.yieldNow)
+  return Effect.suspend(() => Deferred.isDoneUnsafe(signal) ? Deferred.await(signal) : waiting)
+}
 
 // -------------------------------------------------------------------------------------------------
 // the queue
@@ -89,9 +99,9 @@ export class RegistrationTracker<E> {
   pending = 0
   /** `"synced"` (the wait succeeded) or `"failed"` (informer stopped, or registration removed) once decided. */
   state: "pending" | "synced" | "failed" = "pending"
-  readonly signal: Deferred.Deferred<void, E> = Deferred.unsafeMake<void, E>(FiberId.none)
+  readonly signal: Deferred.Deferred<void, E> = Deferred.makeUnsafe<void, E>()
   /** Waits until synced; fails or is interrupted as the tracker decides. */
-  readonly synced: Effect.Effect<void, E> = Deferred.await(this.signal)
+  readonly synced: Effect.Effect<void, E> = awaitSignal(this.signal)
 
   constructor(
     private readonly tracker: SyncTracker<E>,
@@ -129,11 +139,11 @@ export class SyncTracker<E> {
   private stopped = false
   /** Batches the FIFO handed to the controller that it has not finished yet. */
   private unapplied = 0
-  private readonly signal = Deferred.unsafeMake<void, E>(FiberId.none)
+  private readonly signal = Deferred.makeUnsafe<void, E>()
   /** Joined registrations whose sync is not decided yet. */
   private readonly pending = new Set<RegistrationTracker<E>>()
   /** Waits until the informer has synced; fails with the stop error if it stops first. */
-  readonly synced: Effect.Effect<void, E> = Deferred.await(this.signal)
+  readonly synced: Effect.Effect<void, E> = awaitSignal(this.signal)
 
   /** `stoppedError(handler)`: what waits fail with at the stop (`handler` absent for the informer's own). */
   constructor(private readonly stoppedError: (handler: string | undefined) => E) {}
@@ -159,7 +169,7 @@ export class SyncTracker<E> {
   decide(): void {
     if (this.informerSynced || this.stopped || this.unapplied > 0 || !this.queue.hasSynced()) return
     this.informerSynced = true
-    Deferred.unsafeDone(this.signal, Exit.void)
+    Deferred.doneUnsafe(this.signal, Exit.void)
     for (const registration of this.pending) this.decideRegistration(registration)
   }
 
@@ -185,7 +195,7 @@ export class SyncTracker<E> {
     this.pending.delete(registration)
     if (registration.state !== "pending") return
     registration.state = "failed"
-    Deferred.unsafeDone(registration.signal, Exit.interrupt(FiberId.none))
+    Deferred.doneUnsafe(registration.signal, Exit.interrupt())
   }
 
   /** Marks a registration synced if it now is. Never after the stop: its wait failed then. */
@@ -193,7 +203,7 @@ export class SyncTracker<E> {
     if (registration.state !== "pending" || !this.informerSynced || this.stopped || registration.pending > 0) return
     registration.state = "synced"
     this.pending.delete(registration)
-    Deferred.unsafeDone(registration.signal, Exit.void)
+    Deferred.doneUnsafe(registration.signal, Exit.void)
   }
 
   // --- the stop ---------------------------------------------------------------------------------
@@ -206,10 +216,10 @@ export class SyncTracker<E> {
   stop(): void {
     if (this.stopped) return
     this.stopped = true
-    if (!this.informerSynced) Deferred.unsafeDone(this.signal, Exit.fail(this.stoppedError(undefined)))
+    if (!this.informerSynced) Deferred.doneUnsafe(this.signal, Exit.fail(this.stoppedError(undefined)))
     for (const registration of this.pending) {
       registration.state = "failed"
-      Deferred.unsafeDone(registration.signal, Exit.fail(this.stoppedError(registration.handler)))
+      Deferred.doneUnsafe(registration.signal, Exit.fail(this.stoppedError(registration.handler)))
     }
     this.pending.clear()
   }

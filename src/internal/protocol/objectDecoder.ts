@@ -6,10 +6,10 @@
  *
  * @internal
  */
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import type * as Pull from "effect/Pull"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { DecodeError } from "../../ApiError.js"
 import type { KubeObject } from "../../KubeObject.js"
@@ -18,7 +18,7 @@ import type { DecodeFailure } from "../../Wire.js"
 import type { Scrub } from "../redact.js"
 
 /** @internal */
-export type Decode<A> = (object: KubeObject) => Either.Either<A, DecodeFailure>
+export type Decode<A> = (object: KubeObject) => Result.Result<A, DecodeFailure>
 
 const failure = (prefix: string, scrub: Scrub, cause: DecodeFailure): DecodeError =>
   new DecodeError({
@@ -43,20 +43,11 @@ export const decodePage = <A>(
   const out = new Array<A>(items.length)
   for (let i = 0; i < items.length; i++) {
     const decoded = decode(items[i])
-    if (Either.isLeft(decoded)) return Effect.fail(failure(prefix, scrub, decoded.left))
-    out[i] = decoded.right
+    if (Result.isFailure(decoded)) return Effect.fail(failure(prefix, scrub, decoded.failure))
+    out[i] = decoded.success
   }
   return Effect.succeed({ ...page, items: out })
 }
-
-type EventChannel<A> = Channel.Channel<
-  Chunk.Chunk<WatchEvent<A>>,
-  Chunk.Chunk<WatchEvent<KubeObject>>,
-  ListerWatcherError,
-  ListerWatcherError,
-  unknown,
-  unknown
->
 
 /**
  * Watch events with each object decoded, one chunk at a time. The events of a chunk before one whose
@@ -68,33 +59,35 @@ type EventChannel<A> = Channel.Channel<
 export const decodeEvents = <A>(decode: Decode<A>, prefix: string, scrub: Scrub) =>
 (
   events: Stream.Stream<WatchEvent<KubeObject>, ListerWatcherError>
-): Stream.Stream<WatchEvent<A>, ListerWatcherError> => {
-  const loop: EventChannel<A> = Channel.readWithCause({
-    onInput: (input: Chunk.Chunk<WatchEvent<KubeObject>>) => {
-      const events = Chunk.toReadonlyArray(input)
-      const out: Array<WatchEvent<A>> = []
-      let error: DecodeError | undefined
-      for (let i = 0; i < events.length; i++) {
-        const event = events[i]
-        if (event.type === "BOOKMARK") {
-          out.push(event)
-          continue
+): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
+  Stream.transformPull(events, (pull) =>
+    Effect.sync(() => {
+      // the error of a chunk's object, raised at the pull after the chunk's events before it
+      let pending: DecodeError | undefined
+      const next: Pull.Pull<Arr.NonEmptyReadonlyArray<WatchEvent<A>>, ListerWatcherError> = Effect.suspend(() =>
+        pending !== undefined ? Effect.fail(pending) : Effect.flatMap(pull, onChunk)
+      )
+      const onChunk = (
+        events: Arr.NonEmptyReadonlyArray<WatchEvent<KubeObject>>
+      ): Pull.Pull<Arr.NonEmptyReadonlyArray<WatchEvent<A>>, ListerWatcherError> => {
+        const out: Array<WatchEvent<A>> = []
+        for (let i = 0; i < events.length; i++) {
+          const event = events[i]
+          if (event.type === "BOOKMARK") {
+            out.push(event)
+            continue
+          }
+          const decoded = decode(event.object)
+          if (Result.isFailure(decoded)) {
+            pending = failure(prefix, scrub, decoded.failure)
+            break
+          }
+          out.push({ type: event.type, object: decoded.success })
         }
-        const decoded = decode(event.object)
-        if (Either.isLeft(decoded)) {
-          error = failure(prefix, scrub, decoded.left)
-          break
-        }
-        out.push({ type: event.type, object: decoded.right })
+        return out.length === 0 ? next : Effect.succeed(out as unknown as Arr.NonEmptyReadonlyArray<WatchEvent<A>>)
       }
-      const next: EventChannel<A> = error === undefined ? loop : Channel.fail(error)
-      return out.length === 0 ? next : Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), next)
-    },
-    onFailure: (cause) => Channel.failCause(cause),
-    onDone: () => Channel.void
-  })
-  return Stream.pipeThroughChannelOrFail(events, loop)
-}
+      return next
+    }))
 
 /**
  * A ListerWatcher whose objects are decoded by `decode` (for sources that hand out objects as stored, such

@@ -16,7 +16,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type {
   ContinueToken,
   Delivery,
@@ -259,24 +259,26 @@ export const parseSelection = (
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-): Either.Either<Selection, Status> => {
+): Result.Result<Selection, Status> => {
   let label: LabelSelector.LabelSelector | undefined
   if (labelSelector !== undefined && labelSelector !== "") {
     const parsed = LabelSelector.parse(labelSelector)
-    if (Either.isLeft(parsed)) return Either.left(badRequest(`unable to parse requirement: ${parsed.left.message}`))
-    label = LabelSelector.isEverything(parsed.right) ? undefined : parsed.right
+    if (Result.isFailure(parsed)) {
+      return Result.fail(badRequest(`unable to parse requirement: ${parsed.failure.message}`))
+    }
+    label = LabelSelector.isEverything(parsed.success) ? undefined : parsed.success
   }
   let field: FieldSelector.FieldSelector | undefined
   if (fieldSelector !== undefined && fieldSelector !== "") {
     const parsed = FieldSelector.parse(fieldSelector)
-    if (Either.isLeft(parsed)) return Either.left(badRequest(parsed.left.message))
+    if (Result.isFailure(parsed)) return Result.fail(badRequest(parsed.failure.message))
     if (fields !== undefined) {
-      const checked = FieldSelector.validateFields(parsed.right, fields)
-      if (Either.isLeft(checked)) return Either.left(badRequest(checked.left.message))
+      const checked = FieldSelector.validateFields(parsed.success, fields)
+      if (Result.isFailure(checked)) return Result.fail(badRequest(checked.failure.message))
     }
-    field = FieldSelector.isEverything(parsed.right) ? undefined : parsed.right
+    field = FieldSelector.isEverything(parsed.success) ? undefined : parsed.success
   }
-  return Either.right({ namespace: namespace === "" ? undefined : namespace, label, field })
+  return Result.succeed({ namespace: namespace === "" ? undefined : namespace, label, field })
 }
 
 /**
@@ -556,7 +558,7 @@ export const list = <E extends Entry>(
   collection: Collection<E>,
   namespace: string | undefined,
   params: ListParams
-): Either.Either<ListOutcome<E>, Status> => {
+): Result.Result<ListOutcome<E>, Status> => {
   const rvParam = params.resourceVersion ?? ""
   const match = params.resourceVersionMatch ?? ""
   const cont = params.continue ?? ""
@@ -580,39 +582,39 @@ export const list = <E extends Entry>(
   if (params.sendInitialEvents !== undefined) {
     errors.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
   }
-  if (errors.length > 0) return Either.left(listOptionsInvalid(errors))
+  if (errors.length > 0) return Result.fail(listOptionsInvalid(errors))
   const selection = parseSelection(collection.fields, namespace, params.labelSelector, params.fieldSelector)
-  if (Either.isLeft(selection)) return Either.left(selection.left)
+  if (Result.isFailure(selection)) return Result.fail(selection.failure)
   const limit = params.limit !== undefined && params.limit > 0 ? params.limit : 0
   let rv = store.rv
   let start: string | undefined
   if (cont !== "") {
     if (rvParam !== "" && rvParam !== "0") {
-      return Either.left(badRequest("specifying resource version is not allowed when using continue"))
+      return Result.fail(badRequest("specifying resource version is not allowed when using continue"))
     }
     const token = decodeContinue(cont)
-    if (token === undefined) return Either.left(badRequest("invalid continue token: malformed continue token"))
-    if (token.epoch < store.continueEpoch) return Either.left(expiredContinue(token))
+    if (token === undefined) return Result.fail(badRequest("invalid continue token: malformed continue token"))
+    if (token.epoch < store.continueEpoch) return Result.fail(expiredContinue(token))
     start = token.start
     if (token.rv >= 0 && token.rv < store.rv) {
-      if (token.rv < store.historyStart) return Either.left(expiredContinue(token))
+      if (token.rv < store.historyStart) return Result.fail(expiredContinue(token))
       rv = token.rv
     }
   } else if (rvParam !== "" && rvParam !== "0") {
     const n = parseResourceVersion(rvParam)
-    if (n === undefined) return Either.left(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
-    if (n > store.rv) return Either.left(tooLargeResourceVersion(n, store.rv))
+    if (n === undefined) return Result.fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
+    if (n > store.rv) return Result.fail(tooLargeResourceVersion(n, store.rv))
     const exact = match === "Exact" || (match === "" && limit > 0)
     if (exact) {
-      if (n < store.historyStart) return Either.left(expired("The resourceVersion for the provided list is too old."))
+      if (n < store.historyStart) return Result.fail(expired("The resourceVersion for the provided list is too old."))
       rv = n
     }
   }
-  const page = store.listPage(collection, rv, selection.right, limit, start)
+  const page = store.listPage(collection, rv, selection.success, limit, start)
   const continueToken = page.lastKey === undefined
     ? undefined
     : encodeContinue(page.rv, page.lastKey + "\u0000", store.continueEpoch)
-  return Either.right({ page, continueToken })
+  return Result.succeed({ page, continueToken })
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -633,7 +635,7 @@ export const planWatch = (
   fields: ReadonlyArray<string> | undefined,
   namespace: string | undefined,
   params: WatchParams
-): Either.Either<WatchPlan, Status> => {
+): Result.Result<WatchPlan, Status> => {
   const errors: Array<FieldError> = []
   const match = params.resourceVersionMatch ?? ""
   if (params.sendInitialEvents !== undefined) {
@@ -654,18 +656,18 @@ export const planWatch = (
     )
   }
   if (match !== "" && match !== "NotOlderThan" && match !== "Exact") errors.push(unsupportedMatch(match))
-  if (errors.length > 0) return Either.left(listOptionsInvalid(errors))
+  if (errors.length > 0) return Result.fail(listOptionsInvalid(errors))
   const selection = parseSelection(fields, namespace, params.labelSelector, params.fieldSelector)
-  if (Either.isLeft(selection)) return Either.left(selection.left)
+  if (Result.isFailure(selection)) return Result.fail(selection.failure)
   const rvParam = params.resourceVersion ?? ""
   let from: number | undefined
   if (rvParam !== "" && rvParam !== "0") {
     from = parseResourceVersion(rvParam)
-    if (from === undefined) return Either.left(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
+    if (from === undefined) return Result.fail(badRequest(`invalid resource version: ${JSON.stringify(rvParam)}`))
   }
   const sendInitialEvents = params.sendInitialEvents
-  return Either.right({
-    selection: selection.right,
+  return Result.succeed({
+    selection: selection.success,
     // with sendInitialEvents the state is sent at the current version, whatever N was (not older than N)
     from: sendInitialEvents === true ? undefined : from,
     initialEvents: sendInitialEvents === true || (sendInitialEvents === undefined && from === undefined),

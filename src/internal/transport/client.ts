@@ -4,14 +4,15 @@
  *
  * @internal
  */
-import * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import type { HttpClientError } from "@effect/platform/HttpClientError"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClient from "effect/http/HttpClient"
+import type { HttpClientError } from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -206,14 +207,14 @@ const deriveOptions = (parent: Client.Options, options: Client.DeriveOptions): C
 
 /** A Client over `config` and `http` (shared with the Clients it derives), with a rate limiter of its own. */
 const makeWith = (
-  config: KubeConfig["Type"],
+  config: KubeConfig["Service"],
   http: HttpClient.HttpClient.With<HttpClientError, Scope.Scope>,
   options: Client.Options
 ): Effect.Effect<Client.Client.Service> =>
   Effect.gen(function*() {
     const limiter = yield* Effect.sync(() => makeLimiter(options.qps ?? defaultQps, options.burst ?? defaultBurst))
     const prepare = makePrepare(config, options.userAgent ?? defaultUserAgent)
-    const timeout = Duration.decode(options.timeout ?? defaultTimeout)
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? defaultTimeout)
     const managerDefault = options.fieldManager ?? defaultFieldManager
 
     // ---------------------------------------------------------------------------------------------
@@ -222,7 +223,7 @@ const makeWith = (
 
     /** `fence`: what a write checks after the limiter's wait, in the step that sends it (`Term.check`). */
     const send = <X, E = never>(spec: Spec<X>, fence?: Effect.Effect<void, E>): Effect.Effect<X, ApiError | E> =>
-      Effect.zipRight(
+      Effect.andThen(
         limiter.take,
         Effect.suspend(() => {
           const url = config.server + spec.path
@@ -243,15 +244,17 @@ const makeWith = (
                     : statusError(spec.prefix, response, scrub, Duration.infinity)
               )
             )
-            const fenced = fence === undefined ? exchange : Effect.zipRight(fence, exchange)
+            const fenced = fence === undefined ? exchange : Effect.andThen(fence, exchange)
             return Duration.isFinite(timeout)
-              ? Effect.timeoutFail(fenced, {
+              ? Effect.timeoutOrElse(fenced, {
                 duration: timeout,
-                onTimeout: () =>
-                  new TransportError({
-                    reason: "Timeout",
-                    message: `${spec.prefix}: no complete answer within ${Duration.format(timeout)}`
-                  })
+                orElse: () =>
+                  Effect.fail(
+                    new TransportError({
+                      reason: "Timeout",
+                      message: `${spec.prefix}: no complete answer within ${Duration.format(timeout)}`
+                    })
+                  )
               })
               : fenced
           })
@@ -711,7 +714,7 @@ const makeWith = (
         // the scoped client as the plain one: the ListerWatcher scopes its requests itself
         Effect.provideService(HttpClient.HttpClient, http as unknown as HttpClient.HttpClient)
       )
-      return Stream.unwrap(Effect.zipRight(limiter.take, Effect.map(lw, (source) => source.watch(rest))))
+      return Stream.unwrap(Effect.andThen(limiter.take, Effect.map(lw, (source) => source.watch(rest))))
     }
 
     return {
@@ -742,20 +745,25 @@ const isConflict = (error: unknown): boolean =>
   isApiError(error) && error._tag === "StatusError" && error.reason === "Conflict"
 
 /** @internal */
-export const defaultRetry: Schedule.Schedule<[Duration.Duration, number]> = Schedule.exponential("10 millis", 1).pipe(
-  Schedule.jitteredWith({ min: 1, max: 1.1 }),
-  Schedule.intersect(Schedule.recurs(4))
-)
+export const defaultRetry: Schedule.Schedule<Duration.Duration> = Schedule.max([
+  // client-go's `retry.DefaultRetry`: 10ms, factor 1, jitter 0.1 (each delay between 10 and 11 ms)
+  Schedule.exponential("10 millis", 1).pipe(
+    Schedule.modifyDelay(({ duration }) =>
+      Effect.map(Random.next, (random) => Duration.millis(Duration.toMillis(duration) * (1 + 0.1 * random)))
+    )
+  ),
+  Schedule.recurs(4)
+])
 
 /** @internal */
 export const retryOnConflict: typeof Client.retryOnConflict = dual(
   (args) => Effect.isEffect(args[0]),
   <A, E, R, Out, R2>(
     self: Effect.Effect<A, E, R>,
-    schedule?: Schedule.Schedule<Out, unknown, R2>
+    schedule?: Schedule.Schedule<Out, unknown, never, R2>
   ): Effect.Effect<A, E, R | R2> =>
     Effect.retry(self, {
-      schedule: schedule ?? (defaultRetry as Schedule.Schedule<unknown, unknown, never>),
+      schedule: schedule ?? (defaultRetry as Schedule.Schedule<unknown, unknown, never, never>),
       while: isConflict
     })
 )

@@ -5,9 +5,9 @@
  * @internal
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -33,10 +33,10 @@ export const make = (
       ...(tls.serverName === undefined ? {} : { servername: tls.serverName }),
       rejectUnauthorized: tls.rejectUnauthorized
     })
-    return yield* Effect.provideService(NodeHttpClient.make, NodeHttpClient.HttpAgent, agent)
+    return yield* Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)
   })
 
 /** `ClusterHttpClient.layerWith`. */
 export const layerWith = (
   options: ClusterHttpClient.Options
-): Layer.Layer<HttpClient.HttpClient, never, KubeConfig> => Layer.scoped(HttpClient.HttpClient, make(options))
+): Layer.Layer<HttpClient.HttpClient, never, KubeConfig> => Layer.effect(HttpClient.HttpClient, make(options))

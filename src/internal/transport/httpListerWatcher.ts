@@ -5,12 +5,14 @@
  *
  * @internal
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Mailbox from "effect/Mailbox"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { TransportError } from "../../ApiError.js"
@@ -93,7 +95,7 @@ export const unsafeMake = <A>(
   const maxLineBytes = options.maxLineBytes ?? defaultMaxLineBytes
   const inactivity = options.watchInactivityTimeout === undefined
     ? undefined
-    : Duration.decode(options.watchInactivityTimeout)
+    : Duration.fromInputUnsafe(options.watchInactivityTimeout)
   const metadataOnly = resource.metadataOnly === true
   // a metadata-only watch accepts objects of any kind: PartialObjectMetadata, or full objects from a server
   // that ignored the Accept header (cut down by `decode`)
@@ -109,7 +111,7 @@ export const unsafeMake = <A>(
       )
   const userAgent = options.userAgent ?? defaultUserAgent
 
-  const listIdle = Duration.decode(options.listIdleTimeout ?? defaultListIdleTimeout)
+  const listIdle = Duration.fromInputUnsafe(options.listIdleTimeout ?? defaultListIdleTimeout)
 
   /**
    * Sends a LIST or WATCH request (a GET, so idempotent), again at once, on another connection, when it met a
@@ -172,7 +174,10 @@ export const unsafeMake = <A>(
       const sent = Effect.mapError(execute(req), transport("list", scrub))
       return Effect.scoped(Effect.flatMap(
         Duration.isFinite(listIdle)
-          ? Effect.timeoutFail(sent, { duration: listIdle, onTimeout: listIdleFailure("no response headers") })
+          ? Effect.timeoutOrElse(sent, {
+            duration: listIdle,
+            orElse: () => Effect.fail(listIdleFailure("no response headers")())
+          })
           : sent,
         (response): Effect.Effect<ListPage<A>, ListerWatcherError> =>
           response.status < 200 || response.status >= 300
@@ -189,8 +194,8 @@ export const unsafeMake = <A>(
 
   /**
    * A watch guarded by the inactivity watchdog. Waiting for the response headers is one timeout. The body
-   * is then pumped by its own fiber into a bounded Mailbox that the decoder reads; one timer fiber wakes
-   * up when `limit` ms may have passed since the last chunk and, if they have, fails the mailbox. Both
+   * is then pumped by its own fiber into a bounded Queue that the decoder reads; one timer fiber wakes
+   * up when `limit` ms may have passed since the last chunk and, if they have, fails the queue. Both
    * fibers live in the watch's scope: ending the watch stops them and aborts the request. This works with
    * any HttpClient (whether or not it honours abort signals), and the hot path only records the time of
    * each chunk: no race, fiber or timer per chunk.
@@ -201,33 +206,33 @@ export const unsafeMake = <A>(
     inactivity: Duration.Duration
   ): Effect.Effect<Stream.Stream<WatchEvent<A>, ListerWatcherError>, ListerWatcherError, Scope.Scope> =>
     Effect.gen(function*() {
-      const response = yield* Effect.timeoutFail(
+      const response = yield* Effect.timeoutOrElse(
         Effect.mapError(execute(req), transport("watch", scrub)),
-        { duration: inactivity, onTimeout: noBytes }
+        { duration: inactivity, orElse: () => Effect.fail(noBytes()) }
       )
       if (response.status < 200 || response.status >= 300) return yield* statusError("watch", response, scrub)
       const scope = yield* Effect.scope
-      const clock = yield* Effect.clock
+      const clock = yield* Clock.Clock
       const limit = Duration.toMillis(inactivity)
-      const mailbox = yield* Mailbox.make<Uint8Array, ListerWatcherError>({ capacity: pumpCapacity })
-      let last = clock.unsafeCurrentTimeMillis()
+      const queue = yield* Queue.make<Uint8Array, ListerWatcherError | Cause.Done>({ capacity: pumpCapacity })
+      let last = clock.currentTimeMillisUnsafe()
       yield* response.stream.pipe(
-        Stream.runForEachChunk((chunk) => {
-          last = clock.unsafeCurrentTimeMillis()
-          return mailbox.offerAll(chunk)
+        Stream.runForEachArray((chunk) => {
+          last = clock.currentTimeMillisUnsafe()
+          return Queue.offerAll(queue, chunk)
         }),
         Effect.mapError(transport("watch", scrub)),
-        Mailbox.into(mailbox),
+        Queue.into(queue),
         Effect.forkIn(scope)
       )
       const check: Effect.Effect<boolean> = Effect.suspend(() => {
-        const idle = clock.unsafeCurrentTimeMillis() - last
+        const idle = clock.currentTimeMillisUnsafe() - last
         return idle < limit
-          ? Effect.zipRight(Effect.sleep(Duration.millis(limit - idle)), check)
-          : mailbox.fail(noBytes())
+          ? Effect.andThen(Effect.sleep(Duration.millis(limit - idle)), check)
+          : Queue.fail(queue, noBytes())
       })
       yield* Effect.forkIn(check, scope)
-      return decodeBody(Mailbox.toStream(mailbox), scrub)
+      return decodeBody(Stream.fromQueue(queue), scrub)
     })
 
   const open = (
@@ -242,7 +247,7 @@ export const unsafeMake = <A>(
             : Effect.succeed(decodeBody(Stream.mapError(response.stream, transport("watch", scrub)), scrub))))
 
   const watch = (watchOptions: WatchOptions): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
-    Stream.unwrapScoped(open(watchOptions))
+    Stream.unwrap(open(watchOptions))
 
   return { list, watch, supportsWatchList: undefined, description }
 }

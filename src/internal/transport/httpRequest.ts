@@ -7,15 +7,16 @@
  *
  * @internal
  */
-import type * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import { identity } from "effect/Function"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { ApiError, StatusError } from "../../ApiError.js"
 import { DecodeError, fromStatus, reasonForCode, TransportError } from "../../ApiError.js"
@@ -132,9 +133,20 @@ export const readBounded = <E>(
  * @internal
  */
 export const closedConnection = (error: HttpClientError.HttpClientError): boolean => {
-  if (error._tag !== "RequestError" || error.reason !== "Transport") return false
-  const code = (error.cause as { readonly code?: unknown } | null | undefined)?.code
+  if (error.reason._tag !== "TransportError") return false
+  const code = (error.reason.cause as { readonly code?: unknown } | null | undefined)?.code
   return code === "ECONNRESET" || code === "EPIPE"
+}
+
+/**
+ * The kind of a failed exchange as Effect 3 named it in messages (`Transport`, `StatusCode`, `Decode`...):
+ * the reason's tag without its `Error`.
+ *
+ * @internal
+ */
+export const reasonName = (error: HttpClientError.HttpClientError): string => {
+  const tag = error.reason._tag
+  return tag.endsWith("Error") ? tag.slice(0, -5) : tag
 }
 
 /**
@@ -168,9 +180,9 @@ export const transportError =
   (prefix: string, scrub: Scrub) => (error: HttpClientError.HttpClientError): TransportError =>
     new TransportError({
       reason: "RequestFailed",
-      message: scrub(`${prefix}: ${causeMessage(error.cause) ?? `${error.reason} error`}`),
+      message: scrub(`${prefix}: ${causeMessage(error.reason.cause) ?? `${reasonName(error)} error`}`),
       // a copy, scrubbed of this request's secrets: the raw error may quote what the server sent
-      cause: scrubCause(error.cause, scrub)
+      cause: scrubCause(error.reason.cause, scrub)
     })
 
 const credentialsError = (prefix: string) => (error: KubeConfigError): TransportError =>
@@ -225,13 +237,15 @@ export const statusError = (
     Effect.mapError(readBounded(response.stream, maxErrorBodyBytes), transportError(prefix, scrub)).pipe(
       // a server that sends error headers and then stalls
       Duration.isFinite(idle)
-        ? Effect.timeoutFail({
+        ? Effect.timeoutOrElse({
           duration: idle,
-          onTimeout: () =>
-            new TransportError({
-              reason: "Timeout",
-              message: `${prefix}: HTTP ${response.status}, then no body for ${Duration.format(idle)}`
-            })
+          orElse: () =>
+            Effect.fail(
+              new TransportError({
+                reason: "Timeout",
+                message: `${prefix}: HTTP ${response.status}, then no body for ${Duration.format(idle)}`
+              })
+            )
         })
         : identity
     ),
@@ -271,13 +285,13 @@ export const decodeListBody = <A>(
   scrub: Scrub,
   idle: Duration.Duration
 ): Effect.Effect<ListPage<A>, ApiError> =>
-  Effect.flatMap(Effect.clock, (clock) => {
+  Clock.clockWith((clock) => {
     const decoder = new ListBodyDecoder<A>({ description, scrub })
     let failure: DecodeFailure | undefined
-    let last = clock.unsafeCurrentTimeMillis()
+    let last = clock.currentTimeMillisUnsafe()
     const read = response.stream.pipe(
       Stream.runForEachWhile((chunk) => {
-        last = clock.unsafeCurrentTimeMillis()
+        last = clock.currentTimeMillisUnsafe()
         failure = decoder.push(chunk)
         return Effect.succeed(failure === undefined)
       }),
@@ -285,16 +299,16 @@ export const decodeListBody = <A>(
     )
     const limit = Duration.toMillis(idle)
     const quiet: Effect.Effect<never, TransportError> = Effect.suspend(() => {
-      const elapsed = clock.unsafeCurrentTimeMillis() - last
+      const elapsed = clock.currentTimeMillisUnsafe() - last
       return elapsed < limit
-        ? Effect.zipRight(Effect.sleep(Duration.millis(limit - elapsed)), quiet)
+        ? Effect.andThen(Effect.sleep(Duration.millis(limit - elapsed)), quiet)
         : Effect.fail(listIdleError(description, idle, "no bytes received"))
     })
     return (Duration.isFinite(idle) ? Effect.raceFirst(read, quiet) : read).pipe(
       Effect.flatMap(() => {
-        const decoded = failure === undefined ? decoder.end() : Either.left(failure)
-        if (Either.isLeft(decoded)) {
-          const { detail, message } = decoded.left
+        const decoded = failure === undefined ? decoder.end() : Result.fail(failure)
+        if (Result.isFailure(decoded)) {
+          const { detail, message } = decoded.failure
           return Effect.fail(
             new DecodeError({
               reason: "Malformed",
@@ -303,7 +317,7 @@ export const decodeListBody = <A>(
             })
           )
         }
-        return Effect.succeed<ListPage<A>>(decoded.right)
+        return Effect.succeed<ListPage<A>>(decoded.success)
       })
     )
   })

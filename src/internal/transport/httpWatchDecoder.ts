@@ -11,9 +11,10 @@
  *
  * @internal
  */
-import * as Channel from "effect/Channel"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Pull from "effect/Pull"
 import * as Stream from "effect/Stream"
 import { StringDecoder } from "node:string_decoder"
 import { DecodeError, fromStatus, TransportError } from "../../ApiError.js"
@@ -168,16 +169,16 @@ export class WatchBodyDecoder<A> {
     if (line.charCodeAt(line.length - 1) === CR) line = line.slice(0, -1)
     if (line.length === 0 || (line.charCodeAt(0) <= 32 && isBlank(line))) return undefined
     const decoded = decodeWatchLine<A>(line, this.scrub)
-    if (decoded._tag === "Left") {
+    if (decoded._tag === "Failure") {
       // the message quotes the line, which may echo the request's credentials
       const scrub = this.scrub
       return new DecodeError({
         reason: "Malformed",
-        message: scrub(`watch ${this.options.description}: ${decoded.left.message}`),
-        ...(decoded.left.detail === undefined ? {} : { detail: scrub(decoded.left.detail) })
+        message: scrub(`watch ${this.options.description}: ${decoded.failure.message}`),
+        ...(decoded.failure.detail === undefined ? {} : { detail: scrub(decoded.failure.detail) })
       })
     }
-    const event = decoded.right
+    const event = decoded.success
     switch (event.type) {
       case "ADDED":
       case "MODIFIED":
@@ -212,48 +213,10 @@ export class WatchBodyDecoder<A> {
 }
 
 const logWarnings = (warnings: ReadonlyArray<string>) =>
-  Channel.fromEffect(Effect.forEach(warnings, (message) => Effect.logWarning(message), { discard: true }))
+  Effect.forEach(warnings, (message) => Effect.logWarning(message), { discard: true })
 
-/** Bytes in, watch events out. */
-type DecoderChannel<A> = Channel.Channel<
-  Chunk.Chunk<WatchEvent<A>>,
-  Chunk.Chunk<Uint8Array>,
-  ListerWatcherError,
-  ListerWatcherError,
-  unknown,
-  unknown
->
-
-const decoderChannel = <A>(decoder: WatchBodyDecoder<A>): DecoderChannel<A> => {
-  const emit = (out: Array<WatchEvent<A>>, next: DecoderChannel<A>) => {
-    const warnings = decoder.takeWarnings()
-    let channel = next
-    if (out.length > 0) channel = Channel.zipRight(Channel.write(Chunk.unsafeFromArray(out)), channel)
-    if (warnings !== undefined) channel = Channel.zipRight(logWarnings(warnings), channel)
-    return channel
-  }
-  const loop: DecoderChannel<A> = Channel.readWithCause({
-    onInput: (input: Chunk.Chunk<Uint8Array>) => {
-      const out: Array<WatchEvent<A>> = []
-      const chunks = Chunk.toReadonlyArray(input)
-      let failure: ListerWatcherError | undefined
-      for (let i = 0; i < chunks.length; i++) {
-        failure = decoder.push(chunks[i], out)
-        if (failure !== undefined) break
-      }
-      if (failure !== undefined) return emit(out, Channel.fail(failure))
-      if (out.length === 0 && decoder.warnings === undefined) return loop
-      return emit(out, loop)
-    },
-    onFailure: (cause) => Channel.failCause(cause),
-    onDone: () => {
-      const out: Array<WatchEvent<A>> = []
-      const failure = decoder.end(out)
-      return emit(out, failure === undefined ? Channel.void : Channel.fail(failure))
-    }
-  })
-  return loop
-}
+/** The pull of watch events. */
+type EventPull<A> = Pull.Pull<Arr.NonEmptyReadonlyArray<WatchEvent<A>>, ListerWatcherError>
 
 /**
  * Turns the bytes of a watch body into watch events (see the module comment).
@@ -264,7 +227,40 @@ export const decodeWatchBody = <A>(options: WatchDecoderOptions) =>
 (
   bytes: Stream.Stream<Uint8Array, ListerWatcherError>
 ): Stream.Stream<WatchEvent<A>, ListerWatcherError> =>
-  Stream.pipeThroughChannelOrFail(
-    bytes,
-    Channel.suspend(() => decoderChannel(new WatchBodyDecoder<A>(options)))
-  )
+  Stream.transformPull(bytes, (pull) =>
+    Effect.sync(() => {
+      const decoder = new WatchBodyDecoder<A>(options)
+      // what ends the stream once the events before it are out: a failure, or the end of the body
+      let last: EventPull<A> | undefined
+      // the warnings first, then the events, then what follows
+      const emit = (out: Array<WatchEvent<A>>, then: EventPull<A>): EventPull<A> => {
+        const warnings = decoder.takeWarnings()
+        const result = out.length > 0
+          ? Effect.succeed(out as unknown as Arr.NonEmptyReadonlyArray<WatchEvent<A>>)
+          : then
+        return warnings === undefined ? result : Effect.andThen(logWarnings(warnings), result)
+      }
+      const onChunk = (chunks: Arr.NonEmptyReadonlyArray<Uint8Array> | undefined): EventPull<A> => {
+        const out: Array<WatchEvent<A>> = []
+        if (chunks === undefined) {
+          // the end of the body
+          const failure = decoder.end(out)
+          last = failure === undefined ? Cause.done() : Effect.fail(failure)
+          return emit(out, last)
+        }
+        let failure: ListerWatcherError | undefined
+        for (let i = 0; i < chunks.length; i++) {
+          failure = decoder.push(chunks[i], out)
+          if (failure !== undefined) break
+        }
+        if (failure !== undefined) {
+          last = Effect.fail(failure)
+          return emit(out, last)
+        }
+        if (out.length === 0 && decoder.warnings === undefined) return next
+        return emit(out, next)
+      }
+      const upstream = Pull.catchDone(pull, () => Effect.succeed(undefined))
+      const next: EventPull<A> = Effect.suspend(() => last ?? Effect.flatMap(upstream, onChunk))
+      return next
+    }))

@@ -35,7 +35,7 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { DecodedList, DecodeFailure } from "../../Wire.js"
 import { ListEnvelope, ObjectWithMeta } from "../../Wire.js"
 import { isListEnvelope, isObjectWithMeta } from "../protocol/wireGuard.js"
@@ -366,8 +366,8 @@ export class ListBodyDecoder<A> {
    * The body ended: validates the envelope and returns the list, or why the body is not a list (the
    * failure `push` returned, if it did).
    */
-  end(): Either.Either<DecodedList<A>, DecodeFailure> {
-    if (this.state === S_FAILED) return Either.left(this.failure!)
+  end(): Result.Result<DecodedList<A>, DecodeFailure> {
+    if (this.state === S_FAILED) return Result.fail(this.failure!)
     if (!this.ended) {
       this.ended = true
       if (this.state !== S_DONE) {
@@ -378,7 +378,7 @@ export class ListBodyDecoder<A> {
               : `the response is not a JSON object: no '{' in its ${this.offset} bytes`
             : `malformed JSON in the response: the body ended early (after ${this.offset} bytes, ${this.where()})`
         )
-        return Either.left(failure)
+        return Result.fail(failure)
       }
     }
     const envelope = this.envelope
@@ -390,10 +390,10 @@ export class ListBodyDecoder<A> {
     if (this.hasItems) u.items = envelope.items === undefined || envelope.items === null ? [] : envelope.items
     if (!isListEnvelope(u)) {
       const explained = explain(ListEnvelope, u)
-      return Either.left(this.fail(`invalid list response: ${explained.line}`, undefined, explained.tree))
+      return Result.fail(this.fail(`invalid list response: ${explained.line}`, undefined, explained.tree))
     }
     const cont = u.metadata.continue
-    return Either.right({
+    return Result.succeed({
       items: this.items,
       resourceVersion: u.metadata.resourceVersion ?? "",
       continue: cont === undefined || cont === "" ? undefined : cont,

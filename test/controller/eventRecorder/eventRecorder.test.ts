@@ -3,7 +3,8 @@
  * filter per object, never blocking the caller.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Metric, TestClock } from "effect"
+import { Effect, Metric } from "effect"
+import { TestClock } from "effect/testing"
 import * as Client from "../../../src/Client.js"
 import * as EventRecorder from "../../../src/EventRecorder.js"
 import * as ControllerMetrics from "../../../src/internal/controller/metrics.js"
@@ -30,7 +31,7 @@ const events = (client: Client.Client.Service) =>
     })).sort((a, b) => `${a.regarding}${a.reason}${a.note}` < `${b.regarding}${b.reason}${b.note}` ? -1 : 1))
 
 describe("EventRecorder", () => {
-  it.scoped("writes an events.k8s.io Event about the object, with the reporting controller and instance", () =>
+  it.effect("writes an events.k8s.io Event about the object, with the reporting controller and instance", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
@@ -59,7 +60,7 @@ describe("EventRecorder", () => {
       })
     ))
 
-  it.scoped("isomorphic events within the window are one Event with a series; others are their own", () =>
+  it.effect("isomorphic events within the window are one Event with a series; others are their own", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
@@ -89,12 +90,12 @@ describe("EventRecorder", () => {
       })
     ))
 
-  it.scoped("the spam filter: 25 Events per object, then one every 5 minutes; other objects unaffected", () =>
+  it.effect("the spam filter: 25 Events per object, then one every 5 minutes; other objects unaffected", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
         const spamBefore =
-          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "spam")))).count
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.withAttributes({ reason: "spam" })))).count
         for (let i = 0; i < 30; i++) {
           yield* recorder.record(Resource.pods, pod, { type: "Warning", reason: "Loop", action: "Sync", note: `#${i}` })
         }
@@ -105,7 +106,7 @@ describe("EventRecorder", () => {
         assert.strictEqual(yield* count("web-1"), 25)
         assert.strictEqual(yield* count("web-2"), 1)
         const spamAfter =
-          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "spam")))).count
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.withAttributes({ reason: "spam" })))).count
         assert.strictEqual(spamAfter - spamBefore, 5)
         yield* TestClock.adjust("5 minutes")
         yield* recorder.record(Resource.pods, pod, { type: "Warning", reason: "Loop", action: "Sync", note: "later" })
@@ -114,7 +115,7 @@ describe("EventRecorder", () => {
       })
     ))
 
-  it.scoped("record never blocks and never fails: a server that refuses is logged and counted", () =>
+  it.effect("record never blocks and never fails: a server that refuses is logged and counted", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make({ ...options, capacity: 2 }).pipe(
@@ -122,14 +123,15 @@ describe("EventRecorder", () => {
         )
         yield* server.faults.inject({ _tag: "ServerError", count: 100, status: 500 })
         const before =
-          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "failed")))).count
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.withAttributes({ reason: "failed" })))).count
         for (let i = 0; i < 10; i++) {
           yield* recorder.record(Resource.pods, pod, { type: "Normal", reason: "R", action: "A", note: `${i}` })
         }
         yield* recorder.flush
         const failed =
-          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "failed")))).count
-        const full = (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.tagged("reason", "full")))).count
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.withAttributes({ reason: "failed" })))).count
+        const full =
+          (yield* Metric.value(ControllerMetrics.droppedEvents.pipe(Metric.withAttributes({ reason: "full" })))).count
         assert.isAtLeast(failed - before, 1)
         assert.isAtLeast(full, 1)
       })
@@ -137,7 +139,7 @@ describe("EventRecorder", () => {
 })
 
 describe("EventRecorder: names, notes and shutdown", () => {
-  it.scoped("events about one object in the same millisecond get names of their own", () =>
+  it.effect("events about one object in the same millisecond get names of their own", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         yield* TestClock.setTime(Date.parse("2026-12-01T10:00:00.123Z"))
@@ -153,7 +155,7 @@ describe("EventRecorder: names, notes and shutdown", () => {
       })
     ))
 
-  it.scoped("a note is cut to 1 KiB of UTF-8, on a character boundary", () =>
+  it.effect("a note is cut to 1 KiB of UTF-8, on a character boundary", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))
@@ -170,7 +172,7 @@ describe("EventRecorder: names, notes and shutdown", () => {
       })
     ))
 
-  it.scoped("closing the recorder's scope writes what is queued", () =>
+  it.effect("closing the recorder's scope writes what is queued", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         yield* Effect.scoped(Effect.gen(function*() {
@@ -186,7 +188,7 @@ describe("EventRecorder: names, notes and shutdown", () => {
 })
 
 describe("EventRecorder: series writes", () => {
-  it.scoped("a series is written at its first repeat, then at most every 30 seconds", () =>
+  it.effect("a series is written at its first repeat, then at most every 30 seconds", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const recorder = yield* EventRecorder.make(options).pipe(Effect.provideService(Client.Client, client))

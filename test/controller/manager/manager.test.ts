@@ -2,7 +2,8 @@
  * Manager: controllers started together, and the probes a Deployment points at.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Scope, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import * as Controller from "../../../src/Controller.js"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
 import * as Manager from "../../../src/Manager.js"
@@ -21,7 +22,7 @@ describe("Manager", () => {
       const fake = yield* FakeListerWatcher.make<Obj>({ resource: configMaps })
       const late = yield* SharedInformer.make(fake, { name: "late" })
       const extra = yield* Deferred.make<boolean>()
-      const starting = yield* Effect.fork(Manager.make({
+      const starting = yield* Effect.forkChild(Manager.make({
         probes: { port: 0, host: "127.0.0.1" },
         readyChecks: [{ name: "extra", check: Deferred.isDone(extra) }],
         controllers: [
@@ -35,7 +36,7 @@ describe("Manager", () => {
       }))
       // make waits for every controller: not done while the late source has not synced
       yield* Effect.sleep("200 millis")
-      assert.isNull(starting.unsafePoll(), "the manager finished before the late source synced")
+      assert.isUndefined(starting.pollUnsafe(), "the manager finished before the late source synced")
       yield* Effect.orDie(late.start)
       const manager = yield* Fiber.join(starting)
       assert.deepStrictEqual(manager.controllers.map((c) => c.name).sort(), ["first", "second"])
@@ -56,7 +57,7 @@ describe("Manager", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const first = yield* Manager.make<never>({ probes: { port: 0, host: "127.0.0.1" }, controllers: [] }).pipe(
-        Scope.extend(scope)
+        Scope.provide(scope)
       )
       const port = Number(new URL(first.probesUrl!).port)
       const error = yield* Effect.flip(
@@ -73,7 +74,7 @@ describe("Manager", () => {
 })
 
 describe("Manager: shutdown", () => {
-  it.scoped("closing the scope stops every controller, each letting its reconcile in progress finish", () =>
+  it.effect("closing the scope stops every controller, each letting its reconcile in progress finish", () =>
     Effect.gen(function*() {
       const cms = yield* source(configMaps, [obj("ns", "a")])
       const scope = yield* Scope.make()
@@ -89,10 +90,10 @@ describe("Manager: shutdown", () => {
               () => Effect.sync(() => running--)
             )
         })
-      yield* Manager.make({ controllers: [slow("one"), slow("two"), slow("three")] }).pipe(Scope.extend(scope))
+      yield* Manager.make({ controllers: [slow("one"), slow("two"), slow("three")] }).pipe(Scope.provide(scope))
       for (let i = 0; i < 50 && running < 3; i++) yield* TestClock.adjust(0)
       assert.strictEqual(running, 3)
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
       for (let i = 0; i < 20; i++) yield* TestClock.adjust(0)
       yield* TestClock.adjust("2 seconds")
       yield* Fiber.join(closing)

@@ -3,13 +3,18 @@
  * (typed shutdown, `process`, waiting and interruption, non-string keys).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as WorkQueue from "../../../src/WorkQueue.js"
 import type { Queue } from "./fixtures.js"
-import { drain, isBlocked, makeQueue } from "./fixtures.js"
+import { drain, forkAll, isBlocked, makeQueue } from "./fixtures.js"
+
+/** The cause is one reason, of the kind `is` tells (Effect 3's `cause._tag === "Die"` or `"Fail"`). */
+const isOnly = <E>(cause: Cause.Cause<E>, is: (reason: Cause.Reason<E>) => boolean): boolean =>
+  cause.reasons.length === 1 && is(cause.reasons[0])
 
 /** A consumer as client-go's tests write one: get until shutdown, `work` per key, then done. */
 const consumer = (
@@ -35,14 +40,14 @@ const consumer = (
 describe("queue_test", () => {
   for (const variant of ["shutdown", "shutdownWithDrain"] as const) {
     // real time (1 ms and 3 ms sleeps): TestClock would step through thousands of sleeps one by one
-    it.scopedLive(
+    it.live(
       `TestBasic (${variant}): 50 producers x 50 adds, 10 consumers; after shutdown an add is never handed out, every consumer ends, Len 0`,
       () =>
         Effect.gen(function*() {
           const queue = yield* makeQueue()
           const seen: Array<string> = []
           const inFlight = new Set<string>()
-          const producers = yield* Effect.forkAll(
+          const producers = yield* forkAll(
             Array.from({ length: 50 }, (_, i) =>
               Effect.gen(function*() {
                 for (let j = 0; j < 50; j++) {
@@ -51,12 +56,12 @@ describe("queue_test", () => {
                 }
               }))
           )
-          const consumers = yield* Effect.forkAll(
+          const consumers = yield* forkAll(
             Array.from({ length: 10 }, () => consumer(queue, seen, inFlight, () => Effect.sleep("3 millis")))
           )
           yield* Fiber.join(producers)
-          const shutting = yield* Effect.fork(queue[variant])
-          while (!(yield* queue.isShuttingDown)) yield* Effect.yieldNow()
+          const shutting = yield* Effect.forkChild(queue[variant])
+          while (!(yield* queue.isShuttingDown)) yield* Effect.yieldNow
           yield* queue.add("added after shutdown!")
           yield* Fiber.join(shutting)
           yield* Fiber.join(consumers)
@@ -67,13 +72,13 @@ describe("queue_test", () => {
     )
   }
 
-  it.scoped("TestAddWhileProcessing: every key re-added once while processing is processed again after done", () =>
+  it.effect("TestAddWhileProcessing: every key re-added once while processing is processed again after done", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       const counts = new Map<string, number>()
       const inFlight = new Set<string>()
-      yield* Effect.forkAll(Array.from({ length: 50 }, (_, i) => queue.add(String(i))))
-      const consumers = yield* Effect.forkAll(Array.from({ length: 10 }, () =>
+      yield* forkAll(Array.from({ length: 50 }, (_, i) => queue.add(String(i))))
+      const consumers = yield* forkAll(Array.from({ length: 10 }, () =>
         Effect.gen(function*() {
           for (;;) {
             const exit = yield* Effect.exit(queue.get)
@@ -97,7 +102,7 @@ describe("queue_test", () => {
       assert.strictEqual(yield* queue.len, 0)
     }))
 
-  it.scoped("TestLen: Add(foo) -> 1; Add(bar) -> 2; Add(foo) -> still 2", () =>
+  it.effect("TestLen: Add(foo) -> 1; Add(bar) -> 2; Add(foo) -> still 2", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("foo")
@@ -108,7 +113,7 @@ describe("queue_test", () => {
       assert.strictEqual(yield* queue.len, 2)
     }))
 
-  it.scoped("TestReinsert: foo got, re-added while processing; after Done Get returns foo again; then Len 0", () =>
+  it.effect("TestReinsert: foo got, re-added while processing; after Done Get returns foo again; then Len 0", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("foo")
@@ -124,7 +129,7 @@ describe("queue_test", () => {
       assert.strictEqual(yield* queue.len, 0)
     }))
 
-  it.scoped("TestCollapse: Add(bar) twice -> one Get, then empty", () =>
+  it.effect("TestCollapse: Add(bar) twice -> one Get, then empty", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("bar")
@@ -133,7 +138,7 @@ describe("queue_test", () => {
       assert.strictEqual(yield* queue.len, 0)
     }))
 
-  it.scoped(
+  it.effect(
     "TestCollapseWhileProcessing: foo processing, added twice; a second worker's Get blocks until Done(foo), then gets foo once",
     () =>
       Effect.gen(function*() {
@@ -142,7 +147,7 @@ describe("queue_test", () => {
         const foo = yield* queue.get
         yield* queue.add("foo")
         yield* queue.add("foo")
-        const second = yield* Effect.fork(queue.get)
+        const second = yield* Effect.forkChild(queue.get)
         assert.isTrue(yield* isBlocked(second), "foo is processing: not handed to a second worker")
         yield* queue.done(foo)
         assert.strictEqual(yield* Fiber.join(second), "foo")
@@ -151,7 +156,7 @@ describe("queue_test", () => {
       })
   )
 
-  it.scoped(
+  it.effect(
     "TestQueueDrainageUsingShutDownWithDrain: two keys handed out; Get reports shutdown; the drain returns only after both Done",
     () =>
       Effect.gen(function*() {
@@ -160,7 +165,7 @@ describe("queue_test", () => {
         yield* queue.add("bar")
         const foo = yield* queue.get
         const bar = yield* queue.get
-        const drainer = yield* Effect.fork(queue.shutdownWithDrain)
+        const drainer = yield* Effect.forkChild(queue.shutdownWithDrain)
         const error = yield* Effect.flip(queue.get)
         assert.strictEqual(error._tag, "WorkQueueShutdownError")
         assert.isTrue(yield* isBlocked(drainer))
@@ -171,7 +176,7 @@ describe("queue_test", () => {
       })
   )
 
-  it.scoped("TestNoQueueDrainageUsingShutDown: two keys handed out, never done; ShutDown returns at once", () =>
+  it.effect("TestNoQueueDrainageUsingShutDown: two keys handed out, never done; ShutDown returns at once", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("foo")
@@ -182,20 +187,20 @@ describe("queue_test", () => {
       assert.isTrue(yield* queue.isShuttingDown)
     }))
 
-  it.scoped("TestForceQueueShutdownUsingShutDown: a drain blocked on two undone keys is released by ShutDown", () =>
+  it.effect("TestForceQueueShutdownUsingShutDown: a drain blocked on two undone keys is released by ShutDown", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("foo")
       yield* queue.add("bar")
       yield* queue.get
       yield* queue.get
-      const drainer = yield* Effect.fork(queue.shutdownWithDrain)
+      const drainer = yield* Effect.forkChild(queue.shutdownWithDrain)
       assert.isTrue(yield* isBlocked(drainer))
       yield* queue.shutdown
       yield* Fiber.join(drainer)
     }))
 
-  it.scoped(
+  it.effect(
     "TestQueueDrainageUsingShutDownWithDrainWithDirtyItem: foo processing and re-added, drain pending; Done(foo) -> Get returns foo; after its Done Get reports shutdown and the drain returns",
     () =>
       Effect.gen(function*() {
@@ -203,7 +208,7 @@ describe("queue_test", () => {
         yield* queue.add("foo")
         const gotten = yield* queue.get
         yield* queue.add("foo")
-        const drainer = yield* Effect.fork(queue.shutdownWithDrain)
+        const drainer = yield* Effect.forkChild(queue.shutdownWithDrain)
         assert.strictEqual((yield* Effect.flip(queue.get))._tag, "WorkQueueShutdownError")
         yield* queue.done(gotten)
         const again = yield* queue.get
@@ -214,7 +219,7 @@ describe("queue_test", () => {
       })
   )
 
-  it.scoped("TestGarbageCollection: a key added, got and done leaves nothing in the queue", () =>
+  it.effect("TestGarbageCollection: a key added, got and done leaves nothing in the queue", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue<{ readonly data: string }>({ key: (o) => o.data })
       yield* queue.add({ data: "hello" })
@@ -225,7 +230,7 @@ describe("queue_test", () => {
 })
 
 describe("WorkQueue", () => {
-  it.scoped("a key added while processing is not handed out before done, then exactly once", () =>
+  it.effect("a key added while processing is not handed out before done, then exactly once", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("a")
@@ -233,7 +238,7 @@ describe("WorkQueue", () => {
       assert.strictEqual(yield* queue.get, "a")
       yield* queue.add("a")
       assert.strictEqual(yield* queue.get, "b")
-      const waiting = yield* Effect.fork(queue.get)
+      const waiting = yield* Effect.forkChild(queue.get)
       assert.isTrue(yield* isBlocked(waiting))
       yield* queue.done("a")
       assert.strictEqual(yield* Fiber.join(waiting), "a")
@@ -243,14 +248,14 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("FIFO by first add; a collapsed add does not move a key", () =>
+  it.effect("FIFO by first add; a collapsed add does not move a key", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       for (const key of ["c", "a", "b", "c", "a"]) yield* queue.add(key)
       assert.deepStrictEqual(yield* drain(queue), ["c", "a", "b"])
     }))
 
-  it.scoped("a done key that comes back goes to the back", () =>
+  it.effect("a done key that comes back goes to the back", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAll(["a", "b"])
@@ -259,7 +264,7 @@ describe("WorkQueue", () => {
       assert.deepStrictEqual(yield* drain(queue), ["b", "a"])
     }))
 
-  it.scoped("after shutdown queued keys are still handed out, then get fails with WorkQueueShutdownError", () =>
+  it.effect("after shutdown queued keys are still handed out, then get fails with WorkQueueShutdownError", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ name: "shutdown-test" })
       yield* queue.addAll(["a", "b"])
@@ -274,22 +279,22 @@ describe("WorkQueue", () => {
       assert.strictEqual((yield* Effect.flip(queue.process(() => Effect.void)))._tag, "WorkQueueShutdownError")
     }))
 
-  it.scoped("every waiting worker gets the shutdown error at shutdown", () =>
+  it.effect("every waiting worker gets the shutdown error at shutdown", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
-      const waiting = yield* Effect.forkAll([queue.get, queue.get, queue.getWithPriority], { discard: false })
+      const waiting = yield* forkAll([queue.get, queue.get, queue.getWithPriority], { discard: false })
       assert.isTrue(yield* isBlocked(waiting))
       yield* queue.shutdown
       const exit = yield* Fiber.await(waiting)
       assert.isTrue(Exit.isFailure(exit))
     }))
 
-  it.scoped("a waiting worker is woken by the add (no polling): the key goes to the oldest waiter", () =>
+  it.effect("a waiting worker is woken by the add (no polling): the key goes to the oldest waiter", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
-      const first = yield* Effect.fork(queue.get)
+      const first = yield* Effect.forkChild(queue.get)
       assert.isTrue(yield* isBlocked(first))
-      const second = yield* Effect.fork(queue.get)
+      const second = yield* Effect.forkChild(queue.get)
       assert.isTrue(yield* isBlocked(second))
       yield* queue.add("a")
       assert.strictEqual(yield* Fiber.join(first), "a")
@@ -300,11 +305,11 @@ describe("WorkQueue", () => {
       assert.strictEqual(yield* Fiber.join(second), "b")
     }))
 
-  it.scoped("an interrupted waiting worker takes no key; the next add goes to the next waiter", () =>
+  it.effect("an interrupted waiting worker takes no key; the next add goes to the next waiter", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
-      const first = yield* Effect.fork(queue.get)
-      const second = yield* Effect.fork(queue.get)
+      const first = yield* Effect.forkChild(queue.get)
+      const second = yield* Effect.forkChild(queue.get)
       assert.isTrue(yield* isBlocked(second))
       yield* Fiber.interrupt(first)
       yield* queue.add("a")
@@ -312,20 +317,20 @@ describe("WorkQueue", () => {
       assert.strictEqual(yield* queue.len, 0)
     }))
 
-  it.scoped("a worker interrupted right after it was handed a key gives the key back, at the front", () =>
+  it.effect("a worker interrupted right after it was handed a key gives the key back, at the front", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
-      const worker = yield* Effect.fork(queue.process(() => Effect.never))
+      const worker = yield* Effect.forkChild(queue.process(() => Effect.never))
       assert.isTrue(yield* isBlocked(worker))
       // hand the key over and interrupt in the same step: the worker never gets to run f
-      yield* Effect.zipRight(queue.addAll(["a", "b"]), Effect.sync(() => worker.unsafeInterruptAsFork(worker.id())))
+      yield* Effect.andThen(queue.addAll(["a", "b"]), Effect.sync(() => worker.interruptUnsafe()))
       yield* Fiber.await(worker)
       assert.strictEqual(yield* queue.len, 2)
       assert.deepStrictEqual(yield* drain(queue), ["a", "b"])
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("process calls done whatever f's outcome; an interrupted key is queued again", () =>
+  it.effect("process calls done whatever f's outcome; an interrupted key is queued again", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAll(["fails", "dies", "interrupted", "ok"])
@@ -333,7 +338,7 @@ describe("WorkQueue", () => {
       assert.strictEqual(failed, "boom fails")
       const died = yield* Effect.exit(queue.process(() => Effect.die("defect")))
       assert.isTrue(Exit.isFailure(died))
-      const running = yield* Effect.fork(queue.process(() => Effect.never))
+      const running = yield* Effect.forkChild(queue.process(() => Effect.never))
       assert.isTrue(yield* isBlocked(running))
       yield* Fiber.interrupt(running)
       assert.strictEqual(yield* queue.len, 2, "interrupted is queued again, behind ok")
@@ -345,11 +350,11 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 4)
     }))
 
-  it.scoped("runWorker processes keys until the queue is shut down and empty, then succeeds", () =>
+  it.effect("runWorker processes keys until the queue is shut down and empty, then succeeds", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       const seen: Array<string> = []
-      const worker = yield* Effect.fork(
+      const worker = yield* Effect.forkChild(
         queue.runWorker((key, priority) => Effect.sync(() => seen.push(`${key}@${priority}`)))
       )
       assert.isTrue(yield* isBlocked(worker))
@@ -364,7 +369,7 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("runWorker: a failure of f ends the worker with it, after done", () =>
+  it.effect("runWorker: a failure of f ends the worker with it, after done", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAll(["a", "b"])
@@ -373,38 +378,38 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0, "b is done, not processing")
     }))
 
-  it.scoped("runWorker interrupted while processing: its key is queued again and another worker takes it", () =>
+  it.effect("runWorker interrupted while processing: its key is queued again and another worker takes it", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       const seen: Array<string> = []
-      const stuck = yield* Effect.fork(queue.runWorker(() => Effect.never))
+      const stuck = yield* Effect.forkChild(queue.runWorker(() => Effect.never))
       yield* queue.add("a")
       assert.isTrue(yield* isBlocked(stuck))
       assert.strictEqual(yield* queue.len, 0)
       yield* Fiber.interrupt(stuck)
       assert.strictEqual(yield* queue.len, 1)
-      const worker = yield* Effect.fork(queue.runWorker((key) => Effect.sync(() => seen.push(key))))
+      const worker = yield* Effect.forkChild(queue.runWorker((key) => Effect.sync(() => seen.push(key))))
       yield* queue.shutdown
       yield* Fiber.join(worker)
       assert.deepStrictEqual(seen, ["a"])
     }))
 
-  it.scoped("runWorker interrupted while waiting takes no key; interrupted right after a hand-over gives the key back", () =>
+  it.effect("runWorker interrupted while waiting takes no key; interrupted right after a hand-over gives the key back", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
-      const idle = yield* Effect.fork(queue.runWorker(() => Effect.void))
+      const idle = yield* Effect.forkChild(queue.runWorker(() => Effect.void))
       assert.isTrue(yield* isBlocked(idle))
       yield* Fiber.interrupt(idle)
-      const worker = yield* Effect.fork(queue.runWorker(() => Effect.never))
+      const worker = yield* Effect.forkChild(queue.runWorker(() => Effect.never))
       assert.isTrue(yield* isBlocked(worker))
       // hand over and interrupt in the same step: the worker never gets to run f
-      yield* Effect.zipRight(queue.addAll(["a", "b"]), Effect.sync(() => worker.unsafeInterruptAsFork(worker.id())))
+      yield* Effect.andThen(queue.addAll(["a", "b"]), Effect.sync(() => worker.interruptUnsafe()))
       yield* Fiber.await(worker)
       assert.deepStrictEqual(yield* drain(queue), ["a", "b"])
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("an f that throws while building its effect is a defect; the key is done, not left processing", () =>
+  it.effect("an f that throws while building its effect is a defect; the key is done, not left processing", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       const boom = (): Effect.Effect<void> => {
@@ -412,13 +417,13 @@ describe("WorkQueue", () => {
       }
       yield* queue.addAll(["a", "b"])
       const exit = yield* Effect.exit(queue.process(boom))
-      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die")
+      assert.isTrue(Exit.isFailure(exit) && isOnly(exit.cause, Cause.isDieReason))
       const workerExit = yield* Effect.exit(queue.runWorker(boom))
-      assert.isTrue(Exit.isFailure(workerExit) && workerExit.cause._tag === "Die")
+      assert.isTrue(Exit.isFailure(workerExit) && isOnly(workerExit.cause, Cause.isDieReason))
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("process hands f the key and its priority", () =>
+  it.effect("process hands f the key and its priority", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("a", { priority: 7 })
@@ -428,7 +433,7 @@ describe("WorkQueue", () => {
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "b", priority: -3 })
     }))
 
-  it.scoped("done of a key that is not processing does nothing (it is not queued twice)", () =>
+  it.effect("done of a key that is not processing does nothing (it is not queued twice)", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.done("never-added")
@@ -438,7 +443,7 @@ describe("WorkQueue", () => {
       assert.deepStrictEqual(yield* drain(queue), ["a"])
     }))
 
-  it.scoped("non-string keys: identity by the key function, the first value queued is handed out", () =>
+  it.effect("non-string keys: identity by the key function, the first value queued is handed out", () =>
     Effect.gen(function*() {
       interface Request {
         readonly namespace: string
@@ -461,19 +466,19 @@ describe("WorkQueue", () => {
     Effect.gen(function*() {
       const waiting = yield* Effect.scoped(Effect.gen(function*() {
         const queue = yield* WorkQueue.make()
-        const fiber = yield* Effect.fork(queue.get)
+        const fiber = yield* Effect.forkChild(queue.get)
         assert.isTrue(yield* isBlocked(fiber))
         return fiber
       }))
       const exit = yield* Fiber.await(waiting)
-      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Fail")
+      assert.isTrue(Exit.isFailure(exit) && isOnly(exit.cause, Cause.isFailReason))
     }))
 
-  it.scoped("a worker loop of process ends with the shutdown error once the queue is empty", () =>
+  it.effect("a worker loop of process ends with the shutdown error once the queue is empty", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       const seen: Array<string> = []
-      const worker = yield* Effect.fork(
+      const worker = yield* Effect.forkChild(
         Effect.forever(queue.process((key) => Effect.sync(() => seen.push(key)))).pipe(
           Effect.catchTag("WorkQueueShutdownError", () => Effect.succeed("stopped"))
         )

@@ -5,11 +5,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { drain, isBlocked, makeQueue } from "./fixtures.js"
 
 describe("delaying_queue_test", () => {
-  it.scoped("TestSimpleQueue: AddAfter(foo, 50ms) -> Len 0; step 60ms -> Len 1; after Get/Done, 10 s more add nothing", () =>
+  it.effect("TestSimpleQueue: AddAfter(foo, 50ms) -> Len 0; step 60ms -> Len 1; after Get/Done, 10 s more add nothing", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("foo", "50 millis")
@@ -22,7 +22,7 @@ describe("delaying_queue_test", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped(
+  it.effect(
     "TestDeduping: AddAfter(foo,50ms), (foo,70ms); step 60ms -> one; 20ms more -> nothing; (foo,50ms), (foo,30ms); step 40ms -> one; 20ms -> nothing",
     () =>
       Effect.gen(function*() {
@@ -45,7 +45,7 @@ describe("delaying_queue_test", () => {
       })
   )
 
-  it.scoped("TestAddTwoFireEarly: foo@1s, bar@50ms; step 60ms -> bar; AddAfter(baz, 2s); step 1s -> foo; step 2s -> baz", () =>
+  it.effect("TestAddTwoFireEarly: foo@1s, bar@50ms; step 60ms -> bar; AddAfter(baz, 2s); step 1s -> foo; step 2s -> baz", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("foo", "1 second")
@@ -63,7 +63,7 @@ describe("delaying_queue_test", () => {
       assert.strictEqual(yield* queue.get, "baz")
     }))
 
-  it.scoped("TestCopyShifting: foo@1s, bar@500ms, baz@250ms; step 2s -> Get order baz, bar, foo", () =>
+  it.effect("TestCopyShifting: foo@1s, bar@500ms, baz@250ms; step 2s -> Get order baz, bar, foo", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("foo", "1 second")
@@ -77,7 +77,7 @@ describe("delaying_queue_test", () => {
 })
 
 describe("WorkQueue delays", () => {
-  it.scoped("a delay of zero or less is an immediate add", () =>
+  it.effect("a delay of zero or less is an immediate add", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("zero", 0)
@@ -87,10 +87,10 @@ describe("WorkQueue delays", () => {
       assert.strictEqual(queue.unsafeDelayedCount(), 0)
     }))
 
-  it.scoped("a waiting worker is woken when the delay passes, not before", () =>
+  it.effect("a waiting worker is woken when the delay passes, not before", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
-      const worker = yield* Effect.fork(queue.get)
+      const worker = yield* Effect.forkChild(queue.get)
       yield* queue.addAfter("a", "1 second")
       yield* TestClock.adjust("999 millis")
       assert.isTrue(yield* isBlocked(worker))
@@ -98,7 +98,7 @@ describe("WorkQueue delays", () => {
       assert.strictEqual(yield* Fiber.join(worker), "a")
     }))
 
-  it.scoped("keys with equal ready times come out in the order of their delayed adds", () =>
+  it.effect("keys with equal ready times come out in the order of their delayed adds", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       for (const key of ["c", "a", "b"]) yield* queue.addAfter(key, "1 second")
@@ -106,7 +106,7 @@ describe("WorkQueue delays", () => {
       assert.deepStrictEqual(yield* drain(queue), ["c", "a", "b"])
     }))
 
-  it.scoped("a key that becomes ready goes behind the keys already ready (ordered by readiness, not by add)", () =>
+  it.effect("a key that becomes ready goes behind the keys already ready (ordered by readiness, not by add)", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("delayed", "1 second")
@@ -119,7 +119,7 @@ describe("WorkQueue delays", () => {
       assert.deepStrictEqual(yield* drain(queue), ["now", "delayed"])
     }))
 
-  it.scoped("a plain add of a delayed key makes it ready now and cancels the delay (no second round later)", () =>
+  it.effect("a plain add of a delayed key makes it ready now and cancels the delay (no second round later)", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("a", "1 second")
@@ -132,7 +132,7 @@ describe("WorkQueue delays", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
-  it.scoped("a delay asked for a key that is already ready is ignored", () =>
+  it.effect("a delay asked for a key that is already ready is ignored", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("a")
@@ -143,7 +143,7 @@ describe("WorkQueue delays", () => {
       assert.strictEqual(yield* queue.len, 0)
     }))
 
-  it.scoped("a key delayed while processing: ready during processing -> queued at done; ready after -> when due", () =>
+  it.effect("a key delayed while processing: ready during processing -> queued at done; ready after -> when due", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("fast")
@@ -162,7 +162,7 @@ describe("WorkQueue delays", () => {
       assert.strictEqual(yield* queue.get, "slow")
     }))
 
-  it.scoped("the timer re-arms for an earlier key, and still fires for the later one", () =>
+  it.effect("the timer re-arms for an earlier key, and still fires for the later one", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("late", "1 hour")
@@ -176,7 +176,7 @@ describe("WorkQueue delays", () => {
       assert.deepStrictEqual(yield* drain(queue), ["late"])
     }))
 
-  it.scoped("a delayed key keeps the highest priority of its adds", () =>
+  it.effect("a delayed key keeps the highest priority of its adds", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("a", { after: "1 second", priority: 5 })
@@ -186,7 +186,7 @@ describe("WorkQueue delays", () => {
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "a", priority: 5 })
     }))
 
-  it.scoped("shutdown drops the delayed keys: they never become ready", () =>
+  it.effect("shutdown drops the delayed keys: they never become ready", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAfter("a", "1 second")
@@ -203,7 +203,7 @@ describe("WorkQueue delays", () => {
       assert.strictEqual((yield* Effect.flip(queue.get))._tag, "WorkQueueShutdownError")
     }))
 
-  it.scoped("many delays, one timer: 1,000 keys at 100 times come out by time, then by order of add", () =>
+  it.effect("many delays, one timer: 1,000 keys at 100 times come out by time, then by order of add", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       const delays = Array.from({ length: 1000 }, (_, i) => Math.floor(((i * 7919) % 1000) / 10))

@@ -4,20 +4,20 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { drain, makeQueue } from "./fixtures.js"
 
 const byNamespace = (key: string) => key.slice(0, key.indexOf("/"))
 
 describe("WorkQueue fairness", () => {
-  it.scoped("within a priority, keys are taken round robin across groups; FIFO within a group", () =>
+  it.effect("within a priority, keys are taken round robin across groups; FIFO within a group", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAll(["a/1", "a/2", "a/3", "a/4", "b/1", "b/2", "c/1"])
       assert.deepStrictEqual(yield* drain(queue), ["a/1", "b/1", "c/1", "a/2", "b/2", "a/3", "a/4"])
     }))
 
-  it.scoped("a busy group cannot starve another: one key of a quiet group waits at most one turn per group", () =>
+  it.effect("a busy group cannot starve another: one key of a quiet group waits at most one turn per group", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAll(Array.from({ length: 10_000 }, (_, i) => `busy/${i}`))
@@ -27,14 +27,14 @@ describe("WorkQueue fairness", () => {
       assert.strictEqual(yield* queue.get, "quiet/1")
     }))
 
-  it.scoped("without group the same adds are plain FIFO", () =>
+  it.effect("without group the same adds are plain FIFO", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addAll(["a/1", "a/2", "b/1", "c/1"])
       assert.deepStrictEqual(yield* drain(queue), ["a/1", "a/2", "b/1", "c/1"])
     }))
 
-  it.scoped("priorities come first: the round robin runs within each priority", () =>
+  it.effect("priorities come first: the round robin runs within each priority", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAll(["a/1", "a/2", "b/1"], { priority: -100 })
@@ -42,7 +42,7 @@ describe("WorkQueue fairness", () => {
       assert.deepStrictEqual(yield* drain(queue), ["a/3", "b/2", "b/3", "a/1", "b/1", "a/2"])
     }))
 
-  it.scoped("a group that empties and comes back joins the end of the ring", () =>
+  it.effect("a group that empties and comes back joins the end of the ring", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAll(["a/1", "b/1", "b/2", "c/1", "c/2"])
@@ -51,7 +51,7 @@ describe("WorkQueue fairness", () => {
       assert.deepStrictEqual(yield* drain(queue), ["b/1", "c/1", "a/2", "b/2", "c/2"])
     }))
 
-  it.scoped("raising a key's priority takes it out of its group's line into the new priority's ring", () =>
+  it.effect("raising a key's priority takes it out of its group's line into the new priority's ring", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAll(["a/1", "a/2", "b/1"])
@@ -62,7 +62,7 @@ describe("WorkQueue fairness", () => {
       assert.deepStrictEqual(yield* drain(queue), ["b/2", "a/3"])
     }))
 
-  it.scoped("delayed keys join their group's line when they become ready", () =>
+  it.effect("delayed keys join their group's line when they become ready", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAfter("b/1", "1 second")
@@ -71,7 +71,7 @@ describe("WorkQueue fairness", () => {
       assert.deepStrictEqual(yield* drain(queue), ["a/1", "b/1", "a/2"])
     }))
 
-  it.scoped("a key re-added while processing rejoins its group at done", () =>
+  it.effect("a key re-added while processing rejoins its group at done", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ group: byNamespace })
       yield* queue.addAll(["a/1", "a/2", "b/1"])
@@ -81,7 +81,7 @@ describe("WorkQueue fairness", () => {
       assert.deepStrictEqual(yield* drain(queue), ["b/1", "a/2", "a/1"])
     }))
 
-  it.scoped("the group function is called once per key entering the queue", () =>
+  it.effect("the group function is called once per key entering the queue", () =>
     Effect.gen(function*() {
       let calls = 0
       const queue = yield* makeQueue({
@@ -97,7 +97,7 @@ describe("WorkQueue fairness", () => {
       assert.strictEqual(calls, 3)
     }))
 
-  it.scoped("group with non-string keys", () =>
+  it.effect("group with non-string keys", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue<{ readonly ns: string; readonly n: number }>({
         key: (k) => `${k.ns}/${k.n}`,

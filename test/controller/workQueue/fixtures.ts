@@ -43,8 +43,32 @@ export const takeAll = <K>(queue: Queue<K>): Effect.Effect<Array<K>> =>
 /** Whether `fiber` is still running after every other fiber had its turn. */
 export const isBlocked = <A, E>(fiber: Fiber.Fiber<A, E>): Effect.Effect<boolean> =>
   Effect.gen(function*() {
-    for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
-    return (yield* Fiber.poll(fiber))._tag === "None"
+    for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+    return fiber.pollUnsafe() === undefined
+  })
+
+/**
+ * Effect 3's `Effect.forkAll`: each effect in a fiber of its own (all started at once), and one fiber that
+ * joins them (its interruption interrupts them).
+ */
+export const forkAll = <Eff extends Effect.Effect<any, any, any>>(
+  effects: Iterable<Eff>,
+  _options?: { readonly discard?: false }
+): Effect.Effect<
+  Fiber.Fiber<Array<Effect.Success<Eff>>, Effect.Error<Eff>>,
+  never,
+  Effect.Services<Eff>
+> =>
+  Effect.gen(function*() {
+    const fibers: Array<Fiber.Fiber<Effect.Success<Eff>, Effect.Error<Eff>>> = []
+    for (const effect of effects) {
+      fibers.push(
+        yield* Effect.forkChild(effect as Effect.Effect<Effect.Success<Eff>, Effect.Error<Eff>, Effect.Services<Eff>>)
+      )
+    }
+    return yield* Effect.forkChild(
+      Effect.onInterrupt(Fiber.joinAll(fibers), () => Fiber.interruptAll(fibers))
+    )
   })
 
 /** A queue name no other test uses: metrics live in one global registry. */

@@ -6,8 +6,8 @@
  * `(i - burst) / rate`), computed here in closed form, not by the library's code.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as FastCheck from "effect/FastCheck"
 import * as RateLimiter from "../../../src/RateLimiter.js"
+import { integer } from "../../fixtures/arbitrary.js"
 
 /** Due times compared with a little slack: 300 / 0.01 is 30000.000000000004 in floating point. */
 const epsilon = 1e-6
@@ -156,11 +156,11 @@ describe("RateLimiter: a mass failure", () => {
   it.prop(
     "any mass failure: retries within T stay under burst + rate * T and under the per-key exponential; once the keys outnumber what the bucket grants in T, exactly that many",
     {
-      keys: FastCheck.integer({ min: 1, max: 2000 }),
-      rate: FastCheck.integer({ min: 1, max: 40 }),
-      burst: FastCheck.integer({ min: 1, max: 150 }),
-      base: FastCheck.integer({ min: 1, max: 50 }),
-      seconds: FastCheck.integer({ min: 1, max: 40 })
+      keys: integer({ min: 1, max: 2000 }),
+      rate: integer({ min: 1, max: 40 }),
+      burst: integer({ min: 1, max: 150 }),
+      base: integer({ min: 1, max: 50 }),
+      seconds: integer({ min: 1, max: 40 })
     },
     ({ base, burst, keys, rate, seconds }) => {
       const horizon = seconds * 1000
@@ -179,6 +179,6 @@ describe("RateLimiter: a mass failure", () => {
         assert.strictEqual(retries, bucketBound)
       }
     },
-    { fastCheck: { numRuns: 60 } }
+    { arbitrary: { runs: 60 } }
   )
 })

@@ -6,11 +6,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { makeQueue, readMetrics, uniqueName } from "./fixtures.js"
 
 describe("metrics_test", () => {
-  it.scoped("TestMetricShutdown: after ShutDown, advancing the clock by 1 h sets the unfinished-work gauges no more", () =>
+  it.effect("TestMetricShutdown: after ShutDown, advancing the clock by 1 h sets the unfinished-work gauges no more", () =>
     Effect.gen(function*() {
       const name = uniqueName("metrics")
       const queue = yield* makeQueue({ name })
@@ -25,7 +25,7 @@ describe("metrics_test", () => {
       assert.closeTo(m.longest, 0.5, 1e-9)
     }))
 
-  it.scoped(
+  it.effect(
     "TestMetrics: adds, depth, queue latency 5e-5 then 2.5e-5, work duration 2.5e-5, unfinished and longest processor, work duration again",
     () =>
       Effect.gen(function*() {
@@ -76,7 +76,7 @@ describe("metrics_test", () => {
 })
 
 describe("WorkQueue metrics", () => {
-  it.scoped("unfinished work sums the ages of every key processing; the longest processor is the oldest", () =>
+  it.effect("unfinished work sums the ages of every key processing; the longest processor is the oldest", () =>
     Effect.gen(function*() {
       const name = uniqueName("metrics")
       const queue = yield* makeQueue({ name })
@@ -102,7 +102,7 @@ describe("WorkQueue metrics", () => {
       assert.strictEqual(m.longest, 0)
     }))
 
-  it.scoped("retries count adds with a positive delay (addAfter, after, addRateLimited), not immediate ones", () =>
+  it.effect("retries count adds with a positive delay (addAfter, after, addRateLimited), not immediate ones", () =>
     Effect.gen(function*() {
       const name = uniqueName("metrics")
       const queue = yield* makeQueue({ name })
@@ -115,7 +115,7 @@ describe("WorkQueue metrics", () => {
       assert.strictEqual((yield* readMetrics(name)).retries, 4)
     }))
 
-  it.scoped("a delayed key counts as an add (and in the depth) when it becomes ready", () =>
+  it.effect("a delayed key counts as an add (and in the depth) when it becomes ready", () =>
     Effect.gen(function*() {
       const name = uniqueName("metrics")
       const queue = yield* makeQueue({ name })
@@ -129,21 +129,22 @@ describe("WorkQueue metrics", () => {
       assert.strictEqual(m.depth, 1)
     }))
 
-  it.scoped("an unnamed queue records no metric", () =>
+  it.effect("an unnamed queue records no metric", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.add("a")
       yield* queue.addAfter("b", "1 second")
       yield* queue.process(() => Effect.void)
       const snapshot = yield* Metric.snapshot
-      const unnamed = snapshot.filter((pair) =>
-        pair.metricKey.name.startsWith("workqueue_") &&
-        !pair.metricKey.tags.some((tag) => tag.key === "name" && tag.value !== "")
+      const unnamed = snapshot.filter((series) =>
+        series.id.startsWith("workqueue_") &&
+        !(series.attributes !== undefined && series.attributes["name"] !== undefined &&
+          series.attributes["name"] !== "")
       )
-      assert.deepStrictEqual(unnamed.map((pair) => pair.metricKey.name), [])
+      assert.deepStrictEqual(unnamed.map((series) => series.id), [])
     }))
 
-  it.scoped("the metrics of two queues are apart: each is tagged with its own name", () =>
+  it.effect("the metrics of two queues are apart: each is tagged with its own name", () =>
     Effect.gen(function*() {
       const [first, second] = [uniqueName("metrics"), uniqueName("metrics")]
       const a = yield* makeQueue({ name: first })
@@ -154,13 +155,23 @@ describe("WorkQueue metrics", () => {
       assert.strictEqual((yield* readMetrics(second)).adds, 1)
     }))
 
-  it.scoped("a named queue's depth, adds and retries exist at 0 from its creation (a scrape before any add shows it)", () =>
+  it.effect("a named queue's depth, adds and retries exist at 0 from its creation (a scrape before any add shows it)", () =>
     Effect.gen(function*() {
       const name = uniqueName("metrics")
       yield* makeQueue({ name })
       const series = (yield* Metric.snapshot)
-        .filter((pair) => pair.metricKey.tags.some((tag) => tag.key === "name" && tag.value === name))
-        .map((pair) => `${pair.metricKey.name} ${JSON.stringify(pair.metricState)}`)
+        .filter((series) => series.attributes?.["name"] === name)
+        .map((series) =>
+          `${series.id} ${
+            JSON.stringify(
+              series.type === "Counter"
+                ? { count: series.state.count }
+                : series.type === "Gauge"
+                ? { value: series.state.value }
+                : series.state
+            )
+          }`
+        )
         .sort()
       assert.deepStrictEqual(series, [
         `workqueue_adds_total {"count":0}`,

@@ -8,10 +8,10 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as RateLimiter from "../../../src/RateLimiter.js"
 import * as WorkQueue from "../../../src/WorkQueue.js"
-import { assertMetrics, drain, isBlocked, makeQueue, uniqueName } from "./fixtures.js"
+import { assertMetrics, drain, forkAll, isBlocked, makeQueue, uniqueName } from "./fixtures.js"
 
 /** A queue with metrics under a name no other test uses. */
 const named = (options: WorkQueue.Options<string> = {}) =>
@@ -24,7 +24,7 @@ const lcg = (seed: number) => () => {
 }
 
 describe("priorityqueue_test", () => {
-  it.scoped("returns an item", () =>
+  it.effect("returns an item", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo")
@@ -32,7 +32,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 0, adds: 1 })
     }))
 
-  it.scoped("returns items in order", () =>
+  it.effect("returns items in order", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo")
@@ -42,7 +42,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 0, adds: 2 })
     }))
 
-  it.scoped("doesn't return an item that is currently locked (depth 1: foo added again while processing; adds 3)", () =>
+  it.effect("doesn't return an item that is currently locked (depth 1: foo added again while processing; adds 3)", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo")
@@ -53,7 +53,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 1, adds: 3 })
     }))
 
-  it.scoped(
+  it.effect(
     "returns an item as soon as its unlocked (client-go order: foo, re-added while locked, is queued at Done, behind baz)",
     () =>
       Effect.gen(function*() {
@@ -71,7 +71,7 @@ describe("priorityqueue_test", () => {
       })
   )
 
-  it.scoped("de-duplicates items", () =>
+  it.effect("de-duplicates items", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo")
@@ -80,7 +80,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 1, adds: 1 })
     }))
 
-  it.scoped("enqueues a locked item (Len 0 while it is locked, 1 after Done: client-go's Len)", () =>
+  it.effect("enqueues a locked item (Len 0 while it is locked, 1 after Done: client-go's Len)", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo")
@@ -101,7 +101,7 @@ describe("priorityqueue_test", () => {
       ["will not decrease the priority", 2, 1]
     ] as const
   ) {
-    it.scoped(title, () =>
+    it.effect(title, () =>
       Effect.gen(function*() {
         const { name, queue } = yield* named()
         yield* queue.add("foo", { priority: first })
@@ -112,7 +112,7 @@ describe("priorityqueue_test", () => {
       }))
   }
 
-  it.scoped("gets pushed to the front if the priority increases", () =>
+  it.effect("gets pushed to the front if the priority increases", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.addAll(["foo", "bar", "baz"])
@@ -122,7 +122,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 2, adds: 3 })
     }))
 
-  it.scoped("retains the lowest after duration", () =>
+  it.effect("retains the lowest after duration", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo", { after: 0 })
@@ -132,7 +132,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 0, adds: 1 })
     }))
 
-  it.scoped("doesn't include non-ready items in Len()", () =>
+  it.effect("doesn't include non-ready items in Len()", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo", { after: "1 minute" })
@@ -143,7 +143,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 2 })
     }))
 
-  it.scoped(
+  it.effect(
     "Get from priority queue might get stuck when the priority queue is shut down (client-go: the queued baz is still handed out, then shutdown every time)",
     () =>
       Effect.gen(function*() {
@@ -157,7 +157,7 @@ describe("priorityqueue_test", () => {
       })
   )
 
-  it.scoped("returns many items: 20 rounds of 1,000 adds (10% delayed < 10 ms, the rest random priorities), 100 workers", () =>
+  it.effect("returns many items: 20 rounds of 1,000 adds (10% delayed < 10 ms, the rest random priorities), 100 workers", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
       const random = lcg(42)
@@ -168,15 +168,15 @@ describe("priorityqueue_test", () => {
           else yield* queue.add(`foo${i}`, { priority: rn })
         }
         yield* TestClock.adjust("10 millis")
-        const workers = yield* Effect.forkAll(
-          Array.from({ length: 100 }, () => Effect.repeatN(queue.process(() => Effect.void), 9))
+        const workers = yield* forkAll(
+          Array.from({ length: 100 }, () => Effect.repeat(queue.process(() => Effect.void), { times: 9 }))
         )
         yield* Fiber.join(workers)
         assert.strictEqual(yield* queue.len, 0)
       }
     }))
 
-  it.scoped("updates metrics correctly for an item that gets initially added with after and then without", () =>
+  it.effect("updates metrics correctly for an item that gets initially added with after and then without", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo", { after: "1 hour" })
@@ -190,7 +190,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 0, adds: 1 })
     }))
 
-  it.scoped("updates metrics correctly when an item with after is re-added with higher priority and no after", () =>
+  it.effect("updates metrics correctly when an item with after is re-added with higher priority and no after", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
       yield* queue.add("foo", { after: "1 hour", priority: 0 })
@@ -203,7 +203,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 0 })
     }))
 
-  it.scoped("follows FIFO order in the new priority queue when item priority changes", () =>
+  it.effect("follows FIFO order in the new priority queue when item priority changes", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
       yield* queue.add("foo", { priority: 0 })
@@ -217,7 +217,7 @@ describe("priorityqueue_test", () => {
     }))
 
   for (const after of [-1000, 0, 1000]) {
-    it.scoped(
+    it.effect(
       `TestHighPriorityItemsAreReturnedBeforeLowPriorityItemMultipleTimes (after=${after}ms): 5 priorities x 1,000 keys -> by priority, then insertion order; retries only for a positive delay`,
       () =>
         Effect.gen(function*() {
@@ -237,10 +237,10 @@ describe("priorityqueue_test", () => {
     )
   }
 
-  it.scoped("TestItemIsOnlyReturnedAfterAfterHasPassed: a waiting Get gets foo only once its 1 s has passed", () =>
+  it.effect("TestItemIsOnlyReturnedAfterAfterHasPassed: a waiting Get gets foo only once its 1 s has passed", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
-      const getter = yield* Effect.fork(queue.getWithPriority)
+      const getter = yield* Effect.forkChild(queue.getWithPriority)
       yield* queue.add("foo", { after: "1 second" })
       yield* TestClock.adjust("999 millis")
       assert.isTrue(yield* isBlocked(getter))
@@ -249,7 +249,7 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { depth: 0, adds: 1, retries: 1 })
     }))
 
-  it.scoped(
+  it.effect(
     "TestHighPriorityItemThatBecameReadyIsReturnedBeforeLowPriorityItem: a high-priority key becoming ready beats a waiting low one",
     () =>
       Effect.gen(function*() {
@@ -262,19 +262,19 @@ describe("priorityqueue_test", () => {
       })
   )
 
-  it.scoped("TestItemIsReturnedAsSoonAsPossible: a blocked Get receives a later add at once", () =>
+  it.effect("TestItemIsReturnedAsSoonAsPossible: a blocked Get receives a later add at once", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
-      const getter = yield* Effect.fork(queue.get)
+      const getter = yield* Effect.forkChild(queue.get)
       assert.isTrue(yield* isBlocked(getter))
       yield* queue.add("foo")
       assert.strictEqual(yield* Fiber.join(getter), "foo")
     }))
 
-  it.scoped("TestWaitingItemIsReturnedRightAfterReadWithoutAfter: a delayed key added again without delay is handed out at once", () =>
+  it.effect("TestWaitingItemIsReturnedRightAfterReadWithoutAfter: a delayed key added again without delay is handed out at once", () =>
     Effect.gen(function*() {
       const { name, queue } = yield* named()
-      const getter = yield* Effect.fork(queue.get)
+      const getter = yield* Effect.forkChild(queue.get)
       yield* queue.add("foo", { after: "1 minute" })
       assert.isTrue(yield* isBlocked(getter))
       yield* queue.add("foo")
@@ -282,10 +282,10 @@ describe("priorityqueue_test", () => {
       yield* assertMetrics(name, { adds: 1 })
     }))
 
-  it.scoped("TestMultipleItemsWithAfterAreReturnedInCorrectOrder: bar@200ms, foo@1s -> bar then foo", () =>
+  it.effect("TestMultipleItemsWithAfterAreReturnedInCorrectOrder: bar@200ms, foo@1s -> bar then foo", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
-      const getter = yield* Effect.fork(Effect.all([queue.get, queue.get]))
+      const getter = yield* Effect.forkChild(Effect.all([queue.get, queue.get]))
       yield* queue.add("foo", { after: "1 second" })
       yield* queue.add("bar", { after: "200 millis" })
       assert.isTrue(yield* isBlocked(getter))
@@ -293,17 +293,17 @@ describe("priorityqueue_test", () => {
       assert.deepStrictEqual(yield* Fiber.join(getter), ["bar", "foo"])
     }))
 
-  it.scoped("TestGetFromPriorityQueueIsUnblockedOnShutdown", () =>
+  it.effect("TestGetFromPriorityQueueIsUnblockedOnShutdown", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
-      const getter = yield* Effect.fork(queue.getWithPriority)
+      const getter = yield* Effect.forkChild(queue.getWithPriority)
       assert.isTrue(yield* isBlocked(getter))
       yield* queue.shutdown
       const exit = yield* Fiber.await(getter)
       assert.isTrue(Exit.isFailure(exit))
     }))
 
-  it.scoped(
+  it.effect(
     "TestItemsAreInludedInLenAndMetricsOnceTheyAreReady: two delayed + two ready -> Len 2, depth 2; once due 4; twice",
     () =>
       Effect.gen(function*() {
@@ -324,7 +324,7 @@ describe("priorityqueue_test", () => {
       })
   )
 
-  it.scoped(
+  it.effect(
     "TestMetricsAreUpdatedForItemWhoseRequeueAfterExpiredThatGetsAddedAgainWithoutRequeueAfter: one add counted, depth 1 then 0",
     () =>
       Effect.gen(function*() {
@@ -340,15 +340,15 @@ describe("priorityqueue_test", () => {
       })
   )
 
-  it.scoped(
+  it.effect(
     "TestWhenAddingMultipleItemsWithRatelimitTrueTheyDontAffectEachOther: exponential 5 ms; bar failed 7 times -> foo after 5 ms, bar after 640 ms",
     () =>
       Effect.gen(function*() {
         const limiter = RateLimiter.exponential({ base: "5 millis", max: "1000 seconds" })
         const { name, queue } = yield* named({ rateLimiter: limiter })
-        for (let i = 0; i < 7; i++) yield* queue.addRateLimited("bar").pipe(Effect.zipRight(queue.add("bar")))
+        for (let i = 0; i < 7; i++) yield* queue.addRateLimited("bar").pipe(Effect.andThen(queue.add("bar")))
         yield* drain(queue)
-        const getter = yield* Effect.fork(Effect.all([queue.get, queue.get]))
+        const getter = yield* Effect.forkChild(Effect.all([queue.get, queue.get]))
         yield* queue.addAll(["foo", "bar"], { rateLimited: true })
         yield* TestClock.adjust("5 millis")
         assert.isTrue(yield* isBlocked(getter))
@@ -376,12 +376,12 @@ describe("priorityqueue_test", () => {
                 if (Exit.isFailure(exit)) return
               }
             })
-            const workers = yield* Effect.forkAll(Array.from({ length: 20 }, () => worker))
+            const workers = yield* forkAll(Array.from({ length: 20 }, () => worker))
             yield* Effect.sleep("1 millis")
             yield* queue.shutdown
-            yield* Fiber.join(workers).pipe(Effect.timeoutFail({
+            yield* Fiber.join(workers).pipe(Effect.timeoutOrElse({
               duration: "10 seconds",
-              onTimeout: () => new Error(`round ${round}: workers still blocked after shutdown`)
+              orElse: () => Effect.fail(new Error(`round ${round}: workers still blocked after shutdown`))
             }))
           }))
         }
@@ -390,7 +390,7 @@ describe("priorityqueue_test", () => {
 })
 
 describe("WorkQueue priorities", () => {
-  it.scoped("an informer's initial list at LowPriority: a fresh event overtakes the backlog", () =>
+  it.effect("an informer's initial list at LowPriority: a fresh event overtakes the backlog", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
       for (let i = 0; i < 100; i++) yield* queue.add(`ns/resync-${i}`, { priority: WorkQueue.LowPriority })
@@ -403,7 +403,7 @@ describe("WorkQueue priorities", () => {
       assert.strictEqual(yield* queue.get, "ns/resync-1")
     }))
 
-  it.scoped("a key re-added while processing at a higher priority is queued at done at that priority", () =>
+  it.effect("a key re-added while processing at a higher priority is queued at done at that priority", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
       yield* queue.add("a")
@@ -417,7 +417,7 @@ describe("WorkQueue priorities", () => {
       assert.deepStrictEqual(yield* queue.getWithPriority, { key: "a", priority: 0 })
     }))
 
-  it.scoped("fractional and negative priorities order as numbers", () =>
+  it.effect("fractional and negative priorities order as numbers", () =>
     Effect.gen(function*() {
       const { queue } = yield* named()
       yield* queue.add("a", { priority: -1.5 })

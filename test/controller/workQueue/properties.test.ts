@@ -1,5 +1,5 @@
 /**
- * WorkQueue property tests (fast-check):
+ * WorkQueue property tests (`it.prop`, `effect/Arbitrary`):
  * - against a model, one operation at a time: a key is never handed to a second worker, the key handed
  *   out has the highest priority waiting and is the oldest of its priority and group (FIFO within a
  *   priority and group; without groups, exactly the oldest), with the highest priority asked for since
@@ -11,12 +11,13 @@
  * - the token bucket never lets more than `burst + rate * T` reservations fall due within any `T`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import type * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/FastCheck"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as RateLimiter from "../../../src/RateLimiter.js"
+import { array, boolean, constant, constantFrom, integer, oneof, option, record } from "../../fixtures/arbitrary.js"
 import { makeQueue } from "./fixtures.js"
 
 type Op =
@@ -24,18 +25,18 @@ type Op =
   | { readonly _tag: "get" }
   | { readonly _tag: "done"; readonly pick: number }
 
-const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
+const opArb: Arbitrary.Arbitrary<Op> = oneof<Op>(
   {
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("add" as const),
-      key: FastCheck.integer({ min: 0, max: 7 }),
-      priority: FastCheck.option(FastCheck.integer({ min: -1, max: 2 }), { nil: undefined })
+    arbitrary: record({
+      _tag: constant("add"),
+      key: integer({ min: 0, max: 7 }),
+      priority: option(integer({ min: -1, max: 2 }), { nil: undefined })
     }),
     weight: 5
   },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("get" as const) }), weight: 3 },
+  { arbitrary: record({ _tag: constant("get") }), weight: 3 },
   {
-    arbitrary: FastCheck.record({ _tag: FastCheck.constant("done" as const), pick: FastCheck.nat(7) }),
+    arbitrary: record({ _tag: constant("done"), pick: integer({ min: 0, max: 7 }) }),
     weight: 3
   }
 )
@@ -43,9 +44,9 @@ const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
 const groupOf = (key: string) => String(Number(key.slice(1)) % 3)
 
 describe("WorkQueue properties", () => {
-  it.scoped.prop(
+  it.effect.prop(
     "against a model: one worker per key, highest priority first, FIFO within a priority and group, nothing lost",
-    { ops: FastCheck.array(opArb, { maxLength: 80 }), grouped: FastCheck.boolean() },
+    { ops: array(opArb, { maxLength: 80 }), grouped: boolean() },
     ({ grouped, ops }) =>
       Effect.gen(function*() {
         const queue = yield* makeQueue(grouped ? { group: groupOf } : {})
@@ -127,26 +128,26 @@ describe("WorkQueue properties", () => {
         }
         assert.strictEqual(queue.unsafeEntryCount(), 0)
       }),
-    { fastCheck: { numRuns: 300 } }
+    { arbitrary: { runs: 300 } }
   )
 
-  const eventArb = FastCheck.record({
-    at: FastCheck.integer({ min: 0, max: 40 }),
-    key: FastCheck.integer({ min: 0, max: 5 }),
-    priority: FastCheck.integer({ min: -1, max: 1 }),
-    after: FastCheck.oneof(FastCheck.constant(0), FastCheck.integer({ min: 1, max: 20 })),
-    rateLimited: FastCheck.boolean()
+  const eventArb = record({
+    at: integer({ min: 0, max: 40 }),
+    key: integer({ min: 0, max: 5 }),
+    priority: integer({ min: -1, max: 1 }),
+    after: oneof(constant(0), integer({ min: 1, max: 20 })),
+    rateLimited: boolean()
   })
 
-  it.scoped.prop(
+  it.effect.prop(
     "concurrently (workers, delays, rate limiting, priorities, groups, workers interrupted): no key processed twice at once, none lost",
     {
-      events: FastCheck.array(eventArb, { minLength: 1, maxLength: 40 }),
-      workers: FastCheck.integer({ min: 1, max: 4 }),
-      durations: FastCheck.array(FastCheck.integer({ min: 0, max: 8 }), { minLength: 6, maxLength: 6 }),
-      grouped: FastCheck.boolean(),
-      loop: FastCheck.constantFrom("runWorker" as const, "process" as const),
-      interrupts: FastCheck.array(FastCheck.integer({ min: 0, max: 60 }), { maxLength: 4 })
+      events: array(eventArb, { minLength: 1, maxLength: 40 }),
+      workers: integer({ min: 1, max: 4 }),
+      durations: array(integer({ min: 0, max: 8 }), { minLength: 6, maxLength: 6 }),
+      grouped: boolean(),
+      loop: constantFrom("runWorker", "process"),
+      interrupts: array(integer({ min: 0, max: 60 }), { maxLength: 4 })
     },
     ({ durations, events, grouped, interrupts, loop, workers }) =>
       Effect.gen(function*() {
@@ -184,7 +185,7 @@ describe("WorkQueue properties", () => {
         const pool = Array.from({ length: workers }, () => worker)
         const fibers = yield* Effect.forEach(pool, (w) => Effect.forkScoped(w))
         // workers interrupted at random times, each replaced by a new one (an interrupted key is queued again)
-        const killer = yield* Effect.fork(Effect.forEach([...interrupts].sort((a, b) => a - b), (at, i) =>
+        const killer = yield* Effect.forkChild(Effect.forEach([...interrupts].sort((a, b) => a - b), (at, i) =>
           Effect.gen(function*() {
             const previous = i === 0 ? 0 : [...interrupts].sort((a, b) => a - b)[i - 1]
             yield* Effect.sleep(at - previous)
@@ -196,7 +197,7 @@ describe("WorkQueue properties", () => {
         const sorted = [...events].sort((a, b) =>
           a.at - b.at
         )
-        const producer = yield* Effect.fork(Effect.gen(function*() {
+        const producer = yield* Effect.forkChild(Effect.gen(function*() {
           let now = 0
           for (const event of sorted) {
             if (event.at > now) {
@@ -225,15 +226,15 @@ describe("WorkQueue properties", () => {
         yield* queue.shutdownWithDrain
         for (const fiber of fibers) assert.isTrue(Exit.isSuccess(yield* Fiber.await(fiber)))
       }),
-    { fastCheck: { numRuns: 80 } }
+    { arbitrary: { runs: 80 } }
   )
 
   it.prop(
     "token bucket: never more than burst + rate * T reservations fall due within any window of T",
     {
-      rate: FastCheck.integer({ min: 1, max: 50 }),
-      burst: FastCheck.integer({ min: 1, max: 10 }),
-      gaps: FastCheck.array(FastCheck.integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 100 })
+      rate: integer({ min: 1, max: 50 }),
+      burst: integer({ min: 1, max: 10 }),
+      gaps: array(integer({ min: 0, max: 200 }), { minLength: 1, maxLength: 100 })
     },
     ({ burst, gaps, rate }) => {
       const limiter = RateLimiter.unsafeMake(RateLimiter.bucket({ rate, burst }))
@@ -260,7 +261,7 @@ describe("WorkQueue properties", () => {
   it.prop(
     "exponential: per key, the delays since the last forget double from base up to max",
     {
-      calls: FastCheck.array(FastCheck.oneof(FastCheck.integer({ min: 0, max: 2 }), FastCheck.constant(-1)), {
+      calls: array(oneof(integer({ min: 0, max: 2 }), constant(-1)), {
         maxLength: 60
       })
     },

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as RateLimiter from "../../../src/RateLimiter.js"
 import { drain, makeQueue } from "./fixtures.js"
 
@@ -240,7 +240,7 @@ describe("default_rate_limiters_test", () => {
 })
 
 describe("rate_limiting_queue_test", () => {
-  it.scoped(
+  it.effect(
     "TestRateLimitingQueue (exponential 1 ms -> 1 s): AddRateLimited(one) asks 1 ms then 2 ms (NumRequeues 2) and one is ready after the earlier; two 1 ms, 2 ms; Forget(one) -> NumRequeues 0, next 1 ms",
     () =>
       Effect.gen(function*() {
@@ -273,7 +273,7 @@ describe("rate_limiting_queue_test", () => {
       })
   )
 
-  it.scoped("the default queue limiter is defaultController: 5 ms for a first failure", () =>
+  it.effect("the default queue limiter is defaultController: 5 ms for a first failure", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.addRateLimited("a")
@@ -283,7 +283,7 @@ describe("rate_limiting_queue_test", () => {
       assert.strictEqual(yield* queue.len, 1)
     }))
 
-  it.scoped("rateLimited with after takes the shorter delay (controller-runtime)", () =>
+  it.effect("rateLimited with after takes the shorter delay (controller-runtime)", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({
         rateLimiter: RateLimiter.fastSlow({ fast: "1 second", slow: "1 hour", maxFast: 1 })
@@ -302,7 +302,7 @@ describe("rate_limiting_queue_test", () => {
       assert.strictEqual(yield* queue.numRequeues("b"), 2)
     }))
 
-  it.scoped("a rate-limited add after shutdown is ignored and counts no failure", () =>
+  it.effect("a rate-limited add after shutdown is ignored and counts no failure", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
       yield* queue.shutdown
@@ -312,7 +312,7 @@ describe("rate_limiting_queue_test", () => {
       assert.strictEqual(yield* queue.numRequeues("b"), 0)
     }))
 
-  it.scoped("addRateLimited keeps the priority it is given", () =>
+  it.effect("addRateLimited keeps the priority it is given", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue({ rateLimiter: RateLimiter.exponential({ base: "1 second" }) })
       yield* queue.add("low")

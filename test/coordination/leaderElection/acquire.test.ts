@@ -8,10 +8,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: acquiring", () => {
-  it.scoped("no Lease: get (NotFound), create; the replica leads, holder baz, no transition", () =>
+  it.effect("no Lease: get (NotFound), create; the replica leads, holder baz, no transition", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
@@ -26,9 +27,9 @@ describe("LeaderElection: acquiring", () => {
       assert.strictEqual(record.leaseTransitions, 0)
       assert.strictEqual(record.acquireTime, "1970-01-01T00:00:00.000000Z")
       assert.strictEqual(record.renewTime, record.acquireTime)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a Lease with an empty spec: taken at once, one transition", () =>
+  it.effect("a Lease with an empty spec: taken at once, one transition", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", LeaderElection.recordFromSpec({}))
@@ -39,9 +40,9 @@ describe("LeaderElection: acquiring", () => {
       const record = yield* recordOf(leases)
       assert.strictEqual(record.holderIdentity, "baz")
       assert.strictEqual(record.leaseTransitions, 1)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a released record (no holder), even one just written: taken at once, one more transition", () =>
+  it.effect("a released record (no holder), even one just written: taken at once, one more transition", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", { ...heldBy("", 1, 4) })
@@ -52,9 +53,9 @@ describe("LeaderElection: acquiring", () => {
       assert.strictEqual(record.holderIdentity, "baz")
       assert.strictEqual(record.leaseTransitions, 5)
       assert.strictEqual(record.leaseDurationSeconds, 15)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("held by bing for 3 s: the first attempt fails (newly observed); 3 s later, unchanged, it is expired: get, get, update", () =>
+  it.effect("held by bing for 3 s: the first attempt fails (newly observed); 3 s later, unchanged, it is expired: get, get, update", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("bing", 3))
@@ -71,9 +72,9 @@ describe("LeaderElection: acquiring", () => {
       assert.strictEqual(record.holderIdentity, "baz")
       assert.strictEqual(record.leaseTransitions, 1)
       assert.strictEqual(record.acquireTime, "1970-01-01T00:00:03.000000Z")
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("held by bing, observed recently: not taken before 15 s of an unchanged record; taken at the first attempt after", () =>
+  it.effect("held by bing, observed recently: not taken before 15 s of an unchanged record; taken at the first attempt after", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("bing"))
@@ -87,9 +88,9 @@ describe("LeaderElection: acquiring", () => {
       yield* advance(2000) // the attempt at 16 s
       assert.isTrue(yield* service.isLeader)
       assert.strictEqual((yield* recordOf(leases)).leaseTransitions, 1)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("the holder renewing resets the wait: a record that keeps changing is never taken", () =>
+  it.effect("the holder renewing resets the wait: a record that keeps changing is never taken", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("bing"))
@@ -100,9 +101,9 @@ describe("LeaderElection: acquiring", () => {
       }
       assert.isFalse(yield* service.isLeader)
       assert.deepStrictEqual(yield* service.state, LeaderElection.State.Following({ leader: "bing" }))
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("its own record (a previous run of the same identity): get, update; acquire time and transitions kept", () =>
+  it.effect("its own record (a previous run of the same identity): get, update; acquire time and transitions kept", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("baz", 15, 3))
@@ -114,9 +115,9 @@ describe("LeaderElection: acquiring", () => {
       assert.strictEqual(record.leaseTransitions, 3)
       assert.strictEqual(record.acquireTime, "2024-01-01T00:00:00.000000Z")
       assert.strictEqual(record.renewTime, "1970-01-01T00:00:00.000000Z")
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("jitter: a candidate waits retryPeriod · (1 + random · 1.2) between attempts", () =>
+  it.effect("jitter: a candidate waits retryPeriod · (1 + random · 1.2) between attempts", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("bing", 60))
@@ -129,5 +130,5 @@ describe("LeaderElection: acquiring", () => {
       assert.strictEqual((yield* verbsOf(leases, "baz")).length, 2)
       const ops = yield* leases.operations
       assert.deepStrictEqual(ops.map((op) => op.at), [0, 3200])
-    }).pipe(Effect.withRandomFixed([0.5])))
+    }).pipe(withRandomFixed([0.5])))
 })

@@ -6,10 +6,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, makeTimeline, markedWork, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: two candidates, one Lease", () => {
-  it.scoped("both create at once: one leads, the other got AlreadyExists and follows it", () =>
+  it.effect("both create at once: one leads, the other got AlreadyExists and follows it", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       // each create is applied 100 ms after it is sent, so both read "no Lease" first
@@ -23,9 +24,9 @@ describe("LeaderElection: two candidates, one Lease", () => {
       assert.deepStrictEqual(leaders, ["a"])
       assert.deepStrictEqual((yield* verbsOf(leases, "b")).slice(0, 2), ["get", "create(AlreadyExists)"])
       assert.deepStrictEqual(yield* b.service.state, LeaderElection.State.Following({ leader: "a" }))
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("both take an expired Lease over the same resourceVersion: one wins, the other gets a Conflict", () =>
+  it.effect("both take an expired Lease over the same resourceVersion: one wins, the other gets a Conflict", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -48,9 +49,9 @@ describe("LeaderElection: two candidates, one Lease", () => {
       assert.strictEqual(record.leaseTransitions, 6)
       assert.strictEqual(record.holderIdentity, loser === "a" ? "b" : "a")
       assert.deepStrictEqual(timeline.whats(), [`${record.holderIdentity} start`])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("many attempts of three candidates over a minute: never two holders, the Lease taken once", () =>
+  it.effect("many attempts of three candidates over a minute: never two holders, the Lease taken once", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -64,5 +65,5 @@ describe("LeaderElection: two candidates, one Lease", () => {
       yield* advance(60_000)
       assert.strictEqual(timeline.entries.length, 1)
       assert.strictEqual((yield* recordOf(leases)).leaseTransitions, 0)
-    }).pipe(Effect.withRandomFixed([0, 0.3, 0.7, 0.2, 0.9])))
+    }).pipe(withRandomFixed([0, 0.3, 0.7, 0.2, 0.9])))
 })

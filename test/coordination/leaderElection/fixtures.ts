@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 
 export interface Timeline {
@@ -58,7 +58,7 @@ export const startElector = (
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const service = yield* Effect.orDie(
-      Scope.extend(
+      Scope.provide(
         LeaderElection.make({ lock: leases.lock("leader", { client: identity }), identity, ...options }),
         scope
       )
@@ -82,11 +82,14 @@ export const verbsOf = (leases: LeaderElection.MemoryLeases, client: string) =>
  * Lets forked fibers run at the current instant (a fiber forked just before has not started yet: TestClock's
  * `adjust` alone does not wait for it, a yield does).
  */
-export const settle = Effect.zipRight(Effect.yieldNow(), TestClock.adjust(0))
+export const settle = Effect.andThen(Effect.yieldNow, TestClock.adjust(0))
 
-/** Advances the TestClock by `millis` (sleeps due meanwhile run in time order), in steps of `step` when a test samples in between. */
+/**
+ * Advances the TestClock by `millis` (sleeps due meanwhile run in time order), in steps of `step` when a test
+ * samples in between; `advance(0)` settles.
+ */
 export const advance = (millis: number, step = millis) =>
-  Effect.gen(function*() {
+  millis <= 0 ? settle : Effect.gen(function*() {
     for (let t = 0; t < millis; t += step) yield* TestClock.adjust(Math.min(step, millis - t))
   })
 

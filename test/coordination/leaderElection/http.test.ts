@@ -23,7 +23,7 @@ interface Mark {
 }
 
 describe("LeaderElection over the embedded API server", () => {
-  it.scopedLive(
+  it.live(
     "acquire, handover on release, takeover after a holder's scope closed without release",
     () =>
       Effect.gen(function*() {
@@ -40,7 +40,7 @@ describe("LeaderElection over the embedded API server", () => {
         const elector = (identity: string, releaseOnCancel = true) =>
           Effect.gen(function*() {
             const scope = yield* Scope.make()
-            const service = yield* Scope.extend(
+            const service = yield* Scope.provide(
               Effect.flatMap(
                 LeaderElection.clientLock({ namespace: "default", name: "effect-informers-test" }),
                 (lock) => LeaderElection.make({ lock, identity, releaseOnCancel, ...timings })
@@ -133,7 +133,7 @@ describe("LeaderElection over the embedded API server", () => {
 })
 
 describe("LeaderElection over the embedded API server: the lock's watch", () => {
-  it.scopedLive(
+  it.live(
     "a Lease edited to another holder, then deleted: the leader's work stops at once, with no renewal in between",
     () =>
       Effect.gen(function*() {
@@ -149,7 +149,7 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
           const counted: LeaderElection.LeaseLock = {
             ...lock,
             update: (record, resourceVersion) =>
-              Effect.zipRight(Effect.sync(() => updates.push(Date.now())), lock.update(record, resourceVersion))
+              Effect.andThen(Effect.sync(() => updates.push(Date.now())), lock.update(record, resourceVersion))
           }
           return yield* LeaderElection.make({ lock: counted, identity: "a", ...slow })
         }).pipe(Effect.provideService(Client.Client, client), Effect.orDie)

@@ -43,7 +43,7 @@ const recordStates = (election: LeaderElection.LeaderElection.Service) =>
   })
 
 describe("LeaderElection under a write load above the Client's rate limit", () => {
-  it.scopedLive(
+  it.live(
     "layerClient: the elector's own Client renews throughout; no step-down over four renew deadlines",
     () =>
       Effect.gen(function*() {
@@ -115,7 +115,7 @@ describe("LeaderElection under a write load above the Client's rate limit", () =
     30_000
   )
 
-  it.scopedLive(
+  it.live(
     "control: the elector on the work's own Client waits behind the work and steps down",
     () =>
       Effect.gen(function*() {

@@ -6,27 +6,31 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { heldBy, settle, startElector } from "./fixtures.js"
 
 /** The series the registry holds for election `name`, as `metric{other tags} value`. */
 const series = (name: string) =>
-  Metric.unsafeSnapshot()
-    .filter((pair) => pair.metricKey.tags.some((tag) => tag.key === "name" && tag.value === name))
-    .map((pair) => {
-      const tags = pair.metricKey.tags.filter((tag) => tag.key !== "name").map((tag) => `${tag.key}=${tag.value}`)
-      const state = pair.metricState as { readonly count?: number; readonly value?: number }
-      return `${pair.metricKey.name}{${tags.join(",")}} ${state.count ?? state.value}`
-    })
-    .sort()
+  Effect.map(Metric.snapshot, (snapshots) =>
+    snapshots
+      .filter((snapshot) => snapshot.attributes?.name === name)
+      .map((snapshot) => {
+        const tags = Object.entries(snapshot.attributes ?? {}).filter(([key]) => key !== "name").map(([key, value]) =>
+          `${key}=${value}`
+        )
+        const state = snapshot.state as { readonly count?: number; readonly value?: number }
+        return `${snapshot.id}{${tags.join(",")}} ${state.count ?? state.value}`
+      })
+      .sort())
 
 describe("LeaderElection: metrics", () => {
-  it.scoped("a follower shows every series at 0 before anything happened", () =>
+  it.effect("a follower shows every series at 0 before anything happened", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("other", 3))
       yield* startElector(leases, "me", { name: "metrics-follower" })
       yield* settle
-      assert.deepStrictEqual(series("metrics-follower"), [
+      assert.deepStrictEqual(yield* series("metrics-follower"), [
         "effect_informers_leader_election_renew_failures_total{} 0",
         "effect_informers_leader_election_step_downs_total{reason=Failure} 0",
         "effect_informers_leader_election_step_downs_total{reason=LeaseLost} 0",
@@ -36,5 +40,5 @@ describe("LeaderElection: metrics", () => {
         "leader_election_master_status{} 0",
         "leader_election_slowpath_total{} 0"
       ])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

@@ -3,7 +3,6 @@
  * `GetLeader`, also after a release), `isLeader`, and the metrics tagged with the election's name.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Metric from "effect/Metric"
@@ -11,30 +10,33 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as metrics from "../../../src/internal/coordination/metrics.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, settle, startElector } from "./fixtures.js"
 
 const { State } = LeaderElection
 
 const gauge = (name: string) =>
-  Effect.map(Metric.value(Metric.tagged(metrics.isLeader, "name", name)), (state) => state.value)
-const counter = (metric: Metric.Metric.Counter<number>, name: string, ...tags: ReadonlyArray<string>) =>
+  Effect.map(Metric.value(Metric.withAttributes(metrics.isLeader, { name })), (state) => state.value)
+const counter = (metric: Metric.Counter<number>, name: string, ...tags: ReadonlyArray<string>) =>
   Effect.map(
     Metric.value(
       tags.length === 2
-        ? Metric.tagged(Metric.tagged(metric, "name", name), tags[0], tags[1])
-        : Metric.tagged(metric, "name", name)
+        ? Metric.withAttributes(metric, { name, [tags[0]]: tags[1] })
+        : Metric.withAttributes(metric, { name })
     ),
     (state) => state.count
   )
 
 describe("LeaderElection: observing", () => {
-  it.scoped("changes: each state once, in order, through a term lost and won again and the shutdown", () =>
+  it.effect("changes: each state once, in order, through a term lost and won again and the shutdown", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("bing", 3))
       const elector = yield* startElector(leases, "baz", { retryPeriod: "3 seconds" })
-      const collected = yield* Effect.fork(
-        Stream.runCollect(Stream.takeUntil(elector.service.changes, (s) => s._tag === "Stopped"))
+      // subscribed at once, before the elector's first attempt has run (a forked fiber starts later in Effect 4)
+      const collected = yield* Effect.forkChild(
+        Stream.runCollect(Stream.takeUntil(elector.service.changes, (s) => s._tag === "Stopped")),
+        { startImmediately: true }
       )
       yield* settle
       yield* advance(3000) // takes the expired lease: term 1
@@ -43,7 +45,7 @@ describe("LeaderElection: observing", () => {
       yield* leases.heal("baz")
       yield* advance(3000) // term 2
       yield* elector.close
-      const states = Chunk.toReadonlyArray(yield* Fiber.join(collected))
+      const states = yield* Fiber.join(collected)
       assert.deepStrictEqual(states, [
         State.Acquiring(),
         State.Following({ leader: "bing" }),
@@ -55,9 +57,9 @@ describe("LeaderElection: observing", () => {
         State.Releasing(),
         State.Stopped()
       ])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("holder: the holder of the record last seen; none before any read and after the release", () =>
+  it.effect("holder: the holder of the record last seen; none before any read and after the release", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* leases.write("leader", heldBy("bing"))
@@ -74,9 +76,9 @@ describe("LeaderElection: observing", () => {
       yield* a.close
       assert.deepStrictEqual(yield* a.service.holder, Option.none())
       assert.isFalse(yield* a.service.isLeader)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("metrics: is_leader 1 then 0, transitions, renew failures, slow path, step downs by reason", () =>
+  it.effect("metrics: is_leader 1 then 0, transitions, renew failures, slow path, step downs by reason", () =>
     Effect.gen(function*() {
       const name = "observability/metrics"
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -100,9 +102,9 @@ describe("LeaderElection: observing", () => {
       yield* elector.close
       assert.strictEqual(yield* gauge(name), 0)
       assert.strictEqual(yield* counter(metrics.stepDowns, name, "reason", "Shutdown"), 1)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("the election's name defaults to the lock's", () =>
+  it.effect("the election's name defaults to the lock's", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
@@ -110,7 +112,7 @@ describe("LeaderElection: observing", () => {
       assert.strictEqual(service.identity, "baz")
     }))
 
-  it.scoped("make fails with InvalidConfigError on invalid options", () =>
+  it.effect("make fails with InvalidConfigError on invalid options", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const error = yield* Effect.flip(

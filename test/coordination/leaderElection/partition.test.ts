@@ -7,6 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import type { Timeline } from "./fixtures.js"
 import { advance, makeTimeline, markedWork, recordOf, settle, startElector } from "./fixtures.js"
 
@@ -25,7 +26,7 @@ const assertOneAtATime = (timeline: Timeline) => {
 }
 
 describe("LeaderElection: a partitioned leader", () => {
-  it.scoped("steps down at its renew deadline, before the follower may take the Lease; healed, it follows", () =>
+  it.effect("steps down at its renew deadline, before the follower may take the Lease; healed, it follows", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -50,9 +51,9 @@ describe("LeaderElection: a partitioned leader", () => {
       assert.deepStrictEqual(yield* a.service.state, LeaderElection.State.Following({ leader: "b" }))
       assert.strictEqual((yield* recordOf(leases)).leaseTransitions, 1)
       assertOneAtATime(timeline)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("its writes land but the answers are lost: it steps down all the same, and the follower takes over after", () =>
+  it.effect("its writes land but the answers are lost: it steps down all the same, and the follower takes over after", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -69,9 +70,9 @@ describe("LeaderElection: a partitioned leader", () => {
       assert.strictEqual(timeline.at("a stop"), 12_000)
       assert.isAbove(timeline.at("b start")!, timeline.at("a stop")!)
       assertOneAtATime(timeline)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a partition shorter than the renew deadline: the leader keeps leading, the follower never takes over", () =>
+  it.effect("a partition shorter than the renew deadline: the leader keeps leading, the follower never takes over", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -87,9 +88,9 @@ describe("LeaderElection: a partitioned leader", () => {
       assert.deepStrictEqual(yield* a.service.state, LeaderElection.State.Leading({ term: 1 }))
       assert.deepStrictEqual(yield* b.service.state, LeaderElection.State.Following({ leader: "a" }))
       assert.deepStrictEqual(timeline.whats(), ["a start"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("the follower partitioned instead: it cannot take the Lease, and the leader goes on", () =>
+  it.effect("the follower partitioned instead: it cannot take the Lease, and the leader goes on", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startElector(leases, "a")
@@ -102,5 +103,5 @@ describe("LeaderElection: a partitioned leader", () => {
       assert.isFalse(yield* b.service.isLeader)
       // b saw a's lease before the partition; it still names a (it cannot read any more)
       assert.deepStrictEqual(yield* b.service.state, LeaderElection.State.Acquiring())
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

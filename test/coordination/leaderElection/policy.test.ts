@@ -4,14 +4,16 @@
  * order), the record's wire form, and the state machine; with properties over random inputs.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
-import * as FastCheck from "effect/FastCheck"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as internal from "../../../src/internal/coordination/leaderElection.js"
 import * as policy from "../../../src/internal/coordination/leaderElectionPolicy.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import * as Gen from "../../fixtures/arbitrary.js"
 
 const { Decision, LeaderStep } = policy
 const { Event, State } = LeaderElection
@@ -40,7 +42,7 @@ const observation = (
   resourceVersion = "10"
 ): policy.Observation => ({ record: r, resourceVersion, observedAt })
 
-const timing = Either.getOrThrow(LeaderElection.validateTiming({}))
+const timing = Result.getOrThrow(LeaderElection.validateTiming({}))
 
 describe("LeaderElection policies", () => {
   describe("isExpired: observedAt + the record's leaseDurationSeconds <= now", () => {
@@ -152,12 +154,12 @@ describe("LeaderElection policies", () => {
     })
 
     it("property: never writes over another holder whose lease has not expired; Renew only for itself", () => {
-      FastCheck.assert(
-        FastCheck.property(
-          FastCheck.constantFrom("", "baz", "bing", "bong"),
-          FastCheck.integer({ min: 0, max: 120 }),
-          FastCheck.integer({ min: 0, max: 1_000_000 }),
-          FastCheck.integer({ min: 0, max: 1_000_000 }),
+      Gen.assert(
+        Gen.property(
+          Gen.constantFrom("", "baz", "bing", "bong"),
+          Gen.integer({ min: 0, max: 120 }),
+          Gen.integer({ min: 0, max: 1_000_000 }),
+          Gen.integer({ min: 0, max: 1_000_000 }),
           (holder, seconds, observedAt, elapsed) => {
             const o = observation(record(holder, seconds), observedAt)
             const now = observedAt + elapsed
@@ -234,7 +236,7 @@ describe("LeaderElection policies", () => {
         ["1500 millis", 1000]
       ] as const
     )("attemptTimeout with renewDeadline %s: %d ms", (renewDeadline, expected) => {
-      const t = Either.getOrThrow(
+      const t = Result.getOrThrow(
         LeaderElection.validateTiming({ leaseDuration: "15 seconds", renewDeadline, retryPeriod: "200 millis" })
       )
       assert.strictEqual(policy.requestTimeout(t), expected)
@@ -266,7 +268,7 @@ describe("LeaderElection policies", () => {
 
   describe("validation", () => {
     const message = (options: LeaderElection.TimingOptions) =>
-      Either.match(LeaderElection.validateTiming(options), { onLeft: (e) => e.message, onRight: () => "ok" })
+      Result.match(LeaderElection.validateTiming(options), { onFailure: (e) => e.message, onSuccess: () => "ok" })
 
     it.each(
       [
@@ -307,13 +309,13 @@ describe("LeaderElection policies", () => {
     it("validate: the identity must not be empty; the name defaults to the lock's; release on cancel by default", () => {
       const lock: LeaderElection.LeaseLock = {
         describe: "ns/lock",
-        get: Either.right(Option.none()),
-        create: () => Either.left(new LeaderElection.LockError({ reason: "Failed", message: "no" })),
-        update: () => Either.left(new LeaderElection.LockError({ reason: "Failed", message: "no" }))
+        get: Effect.succeed(Option.none()),
+        create: () => Effect.fail(new LeaderElection.LockError({ reason: "Failed", message: "no" })),
+        update: () => Effect.fail(new LeaderElection.LockError({ reason: "Failed", message: "no" }))
       }
       const empty = internal.validate({ lock, identity: "" })
-      assert.isTrue(Either.isLeft(empty) && empty.left.message === "Lock identity is empty")
-      const config = Either.getOrThrow(internal.validate({ lock, identity: "baz" }))
+      assert.isTrue(Result.isFailure(empty) && empty.failure.message === "Lock identity is empty")
+      const config = Result.getOrThrow(internal.validate({ lock, identity: "baz" }))
       assert.strictEqual(config.name, "ns/lock")
       assert.isTrue(config.releaseOnCancel)
       assert.strictEqual(Duration.toMillis(config.leaseDuration), 15_000)
@@ -322,7 +324,7 @@ describe("LeaderElection policies", () => {
       assert.strictEqual(config.jitterFactor, 1.2)
       const invalid = internal.validate({ lock, identity: "", leaseDuration: "1 second" })
       assert.isTrue(
-        Either.isLeft(invalid) && invalid.left.message === "leaseDuration must be greater than renewDeadline"
+        Result.isFailure(invalid) && invalid.failure.message === "leaseDuration must be greater than renewDeadline"
       )
     })
   })
@@ -378,13 +380,11 @@ describe("LeaderElection policies", () => {
     })
 
     it("MicroTime strings are RFC 3339 with six fractional digits", () => {
-      FastCheck.assert(
-        FastCheck.property(FastCheck.bigInt({ min: 0n, max: 4_000_000_000_000_000_000n }), (nanos) => {
-          const text = policy.formatMicroTime(nanos)
-          return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(text) &&
-            Date.parse(text) === Number(nanos / 1_000_000n)
-        })
-      )
+      Gen.assert(Gen.property(Gen.bigInt({ min: 0n, max: 4_000_000_000_000_000_000n }), (nanos) => {
+        const text = policy.formatMicroTime(nanos)
+        return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/.test(text) &&
+          Date.parse(text) === Number(nanos / 1_000_000n)
+      }))
     })
   })
 
@@ -435,13 +435,14 @@ describe("LeaderElection policies", () => {
     )("%o + %o", (from, event, to) => {
       assert.deepStrictEqual(LeaderElection.transition(from, event), to)
       assert.isTrue(Equal.equals(LeaderElection.transition(from, event), to))
+      assert.isTrue(policy.sameState(LeaderElection.transition(from, event), to))
     })
 
-    const events = FastCheck.oneof(
-      FastCheck.constantFrom("bing", "bong").map((leader) => Event.Observed({ leader: Option.some(leader) })),
-      FastCheck.constant(Event.Observed({ leader: Option.none() })),
-      FastCheck.integer({ min: 1, max: 9 }).map((term) => Event.Acquired({ term })),
-      FastCheck.constantFrom(
+    const events = Gen.oneof<LeaderElection.Event>(
+      Arbitrary.map(Gen.constantFrom("bing", "bong"), (leader) => Event.Observed({ leader: Option.some(leader) })),
+      Gen.constant(Event.Observed({ leader: Option.none() })),
+      Arbitrary.map(Gen.integer({ min: 1, max: 9 }), (term) => Event.Acquired({ term })),
+      Gen.constantFrom(
         Event.Renewed(),
         Event.RenewFailed(),
         Event.DeadlineReached(),
@@ -454,8 +455,8 @@ describe("LeaderElection policies", () => {
     )
 
     it("property: Leading is entered only by Acquired, left only through SteppingDown; after ShutdownStarted it is never entered again; Stopped is final", () => {
-      FastCheck.assert(
-        FastCheck.property(FastCheck.array(events, { maxLength: 40 }), (sequence) => {
+      Gen.assert(
+        Gen.property(Arbitrary.array(events, { maxLength: 40 }), (sequence) => {
           let state: LeaderElection.State = State.Acquiring()
           let shutdown = false
           for (const event of sequence) {

@@ -6,12 +6,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, makeTimeline, markedWork, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: releasing", () => {
-  it.scoped("closing the leader's scope: work stopped, then get + update with no holder, duration 1, transitions kept", () =>
+  it.effect("closing the leader's scope: work stopped, then get + update with no holder, duration 1, transitions kept", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -45,9 +47,9 @@ describe("LeaderElection: releasing", () => {
       })
       assert.deepStrictEqual(yield* a.service.state, LeaderElection.State.Stopped())
       assert.deepStrictEqual(yield* a.service.holder, Option.none())
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a graceful shutdown hands over at the candidate's next attempt, one more transition", () =>
+  it.effect("a graceful shutdown hands over at the candidate's next attempt, one more transition", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -67,9 +69,9 @@ describe("LeaderElection: releasing", () => {
         { at: 6000, what: "b start" }
       ])
       assert.strictEqual((yield* recordOf(leases)).leaseTransitions, 1)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a 409 on the release update is retried from a read, and the release succeeds", () =>
+  it.effect("a 409 on the release update is retried from a read, and the release succeeds", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startElector(leases, "baz")
@@ -85,24 +87,24 @@ describe("LeaderElection: releasing", () => {
         "update"
       ])
       assert.strictEqual((yield* recordOf(leases)).holderIdentity, "")
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a renewal in flight when the scope closes lands; the release reads after it and then writes", () =>
+  it.effect("a renewal in flight when the scope closes lands; the release reads after it and then writes", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startElector(leases, "baz")
       yield* settle
       yield* leases.setLatency("baz", "1 second")
       yield* advance(2500) // the renewal sent at 2 s lands at 3 s
-      const closing = yield* Effect.fork(a.close)
+      const closing = yield* Effect.forkChild(a.close)
       yield* advance(3000)
-      yield* closing.await
+      yield* Fiber.await(closing)
       const ops = (yield* leases.operations).map((op) => `${op.verb}@${op.at}`)
       assert.deepStrictEqual(ops, ["get@0", "create@0", "update@3000", "get@3500", "update@4500"])
       assert.strictEqual((yield* recordOf(leases)).holderIdentity, "")
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a follower's shutdown writes nothing", () =>
+  it.effect("a follower's shutdown writes nothing", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       yield* startElector(leases, "a")
@@ -114,9 +116,9 @@ describe("LeaderElection: releasing", () => {
       assert.deepStrictEqual(yield* verbsOf(leases, "b"), before)
       assert.deepStrictEqual(yield* b.service.state, LeaderElection.State.Stopped())
       assert.strictEqual((yield* recordOf(leases)).holderIdentity, "a")
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("without release (releaseOnCancel false: a killed replica), the candidate waits the lease duration", () =>
+  it.effect("without release (releaseOnCancel false: a killed replica), the candidate waits the lease duration", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -136,9 +138,9 @@ describe("LeaderElection: releasing", () => {
       // b's first sight of the last record was at 4 or 6 s: it takes over at the first attempt 15 s later
       assert.include([20_000, 22_000], start)
       assert.strictEqual(timeline.at("a stop"), 4500)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a replica shut down after stepping down (partitioned) tries to release; the failure is logged, not raised", () =>
+  it.effect("a replica shut down after stepping down (partitioned) tries to release; the failure is logged, not raised", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startElector(leases, "a")
@@ -149,5 +151,5 @@ describe("LeaderElection: releasing", () => {
       yield* a.close
       assert.deepStrictEqual(yield* a.service.state, LeaderElection.State.Stopped())
       assert.strictEqual((yield* recordOf(leases)).holderIdentity, "a")
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

@@ -8,10 +8,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, makeTimeline, markedWork, recordOf, settle, startElector, verbsOf } from "./fixtures.js"
 
 describe("LeaderElection: renewing", () => {
-  it.scoped("the fast path: two renewals without a read (get, create, update, update); times move, the rest is kept", () =>
+  it.effect("the fast path: two renewals without a read (get, create, update, update); times move, the rest is kept", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
@@ -24,9 +25,9 @@ describe("LeaderElection: renewing", () => {
       assert.strictEqual(record.acquireTime, "1970-01-01T00:00:00.000000Z")
       assert.strictEqual(record.leaseTransitions, 0)
       assert.deepStrictEqual(yield* service.state, LeaderElection.State.Leading({ term: 1 }))
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a conflict on the fast path: read, then renew over the fresh resourceVersion; leadership goes on", () =>
+  it.effect("a conflict on the fast path: read, then renew over the fresh resourceVersion; leadership goes on", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
@@ -43,9 +44,9 @@ describe("LeaderElection: renewing", () => {
         "update"
       ])
       assert.deepStrictEqual(yield* service.state, LeaderElection.State.Leading({ term: 1 }))
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("renewals failing at once: the leader steps down at lastSent + renewDeadline, work stopped then", () =>
+  it.effect("renewals failing at once: the leader steps down at lastSent + renewDeadline, work stopped then", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -65,9 +66,9 @@ describe("LeaderElection: renewing", () => {
         [4000, 6000, 8000, 10_000, 12_000].flatMap((at) => [`update@${at}`, `get@${at}`])
       )
       assert.deepStrictEqual(yield* service.state, LeaderElection.State.Acquiring())
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("renewals that hang: each attempt is cut by its timeout and by the deadline; step down at 12 s", () =>
+  it.effect("renewals that hang: each attempt is cut by its timeout and by the deadline; step down at 12 s", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -82,9 +83,9 @@ describe("LeaderElection: renewing", () => {
       yield* advance(1)
       assert.isFalse(yield* service.isLeader)
       assert.strictEqual(timeline.at("baz stop"), 12_000)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("the deadline counts from when the last successful write was sent: renewals that land after 3 s keep the lease", () =>
+  it.effect("the deadline counts from when the last successful write was sent: renewals that land after 3 s keep the lease", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
@@ -95,9 +96,9 @@ describe("LeaderElection: renewing", () => {
       // renewals every 2 s after the previous answer: sent at 2, 7, 12, ... and applied 3 s later
       const renewals = (yield* leases.operations).filter((op) => op.verb === "update").map((op) => op.at)
       assert.deepStrictEqual(renewals.slice(0, 3), [5000, 10_000, 15_000])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("after stepping down the replica campaigns; healed, it renews its own record: term 2, transitions kept", () =>
+  it.effect("after stepping down the replica campaigns; healed, it renews its own record: term 2, transitions kept", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -115,9 +116,9 @@ describe("LeaderElection: renewing", () => {
       assert.strictEqual(record.leaseTransitions, 0)
       assert.strictEqual(record.acquireTime, "1970-01-01T00:00:00.000000Z")
       assert.deepStrictEqual(yield* service.holder, Option.some("baz"))
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a Lease written by someone else ends the term at once (the watch), not at the next renewal", () =>
+  it.effect("a Lease written by someone else ends the term at once (the watch), not at the next renewal", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -138,5 +139,5 @@ describe("LeaderElection: renewing", () => {
       assert.deepStrictEqual(yield* service.state, LeaderElection.State.Following({ leader: "intruder" }))
       // the campaign's first attempt at once: a fast renewal (a conflict, then a read)
       assert.deepStrictEqual(yield* verbsOf(leases, "baz"), ["get", "create", "update(Conflict)", "get"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

@@ -6,12 +6,14 @@
  * transitions only grow.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
-import * as Fiber from "effect/Fiber"
+import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import * as Gen from "../../fixtures/arbitrary.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import type { Elector } from "./fixtures.js"
 import { makeTimeline, markedWork, settle, startElector } from "./fixtures.js"
 
@@ -25,30 +27,30 @@ type Step =
   | { readonly _tag: "stop"; readonly who: Name; readonly release: boolean }
   | { readonly _tag: "start"; readonly who: Name }
 
-const who = FastCheck.constantFrom(...names)
-const step: FastCheck.Arbitrary<Step> = FastCheck.oneof(
-  FastCheck.record({
-    _tag: FastCheck.constant("partition" as const),
+const who = Gen.constantFrom(...names)
+const step: Arbitrary.Arbitrary<Step> = Gen.oneof<Step>(
+  Arbitrary.all({
+    _tag: Gen.constant("partition" as const),
     who,
-    mode: FastCheck.constantFrom<LeaderElection.PartitionMode>("fail", "hang", "drop-responses")
+    mode: Gen.constantFrom<LeaderElection.PartitionMode>("fail", "hang", "drop-responses")
   }),
-  FastCheck.record({ _tag: FastCheck.constant("heal" as const), who }),
-  FastCheck.record({
-    _tag: FastCheck.constant("latency" as const),
+  Arbitrary.all({ _tag: Gen.constant("heal" as const), who }),
+  Arbitrary.all({
+    _tag: Gen.constant("latency" as const),
     who,
-    millis: FastCheck.constantFrom(0, 50, 500, 3000)
+    millis: Gen.constantFrom(0, 50, 500, 3000)
   }),
-  FastCheck.record({ _tag: FastCheck.constant("stop" as const), who, release: FastCheck.boolean() }),
-  FastCheck.record({ _tag: FastCheck.constant("start" as const), who })
+  Arbitrary.all({ _tag: Gen.constant("stop" as const), who, release: Gen.boolean() }),
+  Arbitrary.all({ _tag: Gen.constant("start" as const), who })
 )
-const scenario = FastCheck.array(
-  FastCheck.record({ wait: FastCheck.integer({ min: 0, max: 8000 }), step }),
+const scenario = Arbitrary.array(
+  Arbitrary.all({ wait: Gen.integer({ min: 0, max: 8000 }), step }),
   { minLength: 4, maxLength: 12 }
 )
-const randoms = FastCheck.array(FastCheck.double({ min: 0, max: 0.999, noNaN: true }), { minLength: 1, maxLength: 8 })
+const randoms = Arbitrary.array(Gen.fraction(0.999), { minLength: 1, maxLength: 8 })
 
 describe("LeaderElection: never two leaders at work", () => {
-  it.scoped.prop(
+  it.effect.prop(
     "three candidates under random faults: one at a time, takeovers after the margin",
     [scenario, randoms],
     ([steps, random]) =>
@@ -56,7 +58,7 @@ describe("LeaderElection: never two leaders at work", () => {
         const timeline = yield* makeTimeline
         const leases = yield* LeaderElection.makeMemoryLeases
         const running = new Map<Name, Elector>()
-        const closing = new Map<Name, Fiber.RuntimeFiber<void>>()
+        const closing = new Map<Name, Fiber.Fiber<void>>()
         let generation = 0
         const start = (name: Name) =>
           Effect.gen(function*() {
@@ -97,7 +99,7 @@ describe("LeaderElection: never two leaders at work", () => {
             case "start": {
               // identities are unique: a replica starts again once the previous one with its name is gone
               const previous = closing.get(step.who)
-              if (running.has(step.who) || (previous !== undefined && Option.isNone(yield* Fiber.poll(previous)))) break
+              if (running.has(step.who) || (previous !== undefined && previous.pollUnsafe() === undefined)) break
               yield* leases.heal(step.who)
               yield* start(step.who)
               break
@@ -132,11 +134,11 @@ describe("LeaderElection: never two leaders at work", () => {
             1
           )
         }
-      }).pipe(Effect.withRandomFixed(random as [number, ...Array<number>])),
-    { timeout: 120_000, fastCheck: { numRuns: 15 } }
+      }).pipe(withRandomFixed(random as [number, ...Array<number>])),
+    { timeout: 120_000, arbitrary: { runs: 15, size: 12 } }
   )
 
-  it.scoped("a takeover without release: the new leader starts at least leaseDuration − renewDeadline after the old one stopped", () =>
+  it.effect("a takeover without release: the new leader starts at least leaseDuration − renewDeadline after the old one stopped", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -153,5 +155,5 @@ describe("LeaderElection: never two leaders at work", () => {
         const next = timeline.entries.find((e) => e.what.endsWith("start") && e.at > stop.at)!
         assert.isAtLeast(next.at - stop.at, 5000)
       }
-    }).pipe(Effect.withRandomFixed([0.1, 0.6, 0.3])))
+    }).pipe(withRandomFixed([0.1, 0.6, 0.3])))
 })

@@ -6,14 +6,16 @@
  * elector's end interrupts it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, heldBy, makeTimeline, markedWork, settle, startElector } from "./fixtures.js"
 
 describe("LeaderElection: whileLeading", () => {
-  it.scoped("work does not run on a follower; it starts when the replica becomes leader", () =>
+  it.effect("work does not run on a follower; it starts when the replica becomes leader", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -24,9 +26,9 @@ describe("LeaderElection: whileLeading", () => {
       assert.deepStrictEqual(timeline.entries, [])
       yield* advance(2000)
       assert.deepStrictEqual(timeline.entries, [{ at: 4000, what: "baz start" }])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("work registered during a term starts at once; several works run side by side", () =>
+  it.effect("work registered during a term starts at once; several works run side by side", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -36,9 +38,9 @@ describe("LeaderElection: whileLeading", () => {
       yield* Effect.forkScoped(service.whileLeading(markedWork(timeline, "two")))
       yield* settle
       assert.deepStrictEqual(timeline.entries, [{ at: 0, what: "one start" }, { at: 3000, what: "two start" }])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("each term runs the work again; the fibers it forked are stopped with it", () =>
+  it.effect("each term runs the work again; the fibers it forked are stopped with it", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -65,9 +67,9 @@ describe("LeaderElection: whileLeading", () => {
         { at: 10_000, what: "child interrupted" },
         { at: 12_000, what: "work start" }
       ])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("work that completes is not run again in the same term, but in the next", () =>
+  it.effect("work that completes is not run again in the same term, but in the next", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -80,13 +82,13 @@ describe("LeaderElection: whileLeading", () => {
       yield* leases.heal("baz")
       yield* advance(4000)
       assert.deepStrictEqual(timeline.whats(), ["ran", "ran"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("work that fails ends whileLeading with its error; the replica goes on leading", () =>
+  it.effect("work that fails ends whileLeading with its error; the replica goes on leading", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         service.whileLeading(Effect.fail("reconciler broke" as const).pipe(Effect.delay("1 second")))
       )
       yield* advance(1000)
@@ -94,39 +96,39 @@ describe("LeaderElection: whileLeading", () => {
       assert.deepStrictEqual(exit, Exit.fail("reconciler broke"))
       yield* advance(10_000)
       assert.isTrue(yield* service.isLeader)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("interrupting whileLeading stops its work; the leadership goes on", () =>
+  it.effect("interrupting whileLeading stops its work; the leadership goes on", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
-      const fiber = yield* Effect.fork(service.whileLeading(markedWork(timeline, "baz")))
+      const fiber = yield* Effect.forkChild(service.whileLeading(markedWork(timeline, "baz")))
       yield* advance(1000)
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(timeline.entries, [{ at: 0, what: "baz start" }, { at: 1000, what: "baz stop" }])
       assert.isTrue(yield* service.isLeader)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("the elector's end stops the work, then interrupts whileLeading", () =>
+  it.effect("the elector's end stops the work, then interrupts whileLeading", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
       const elector = yield* startElector(leases, "baz")
-      const fiber = yield* Effect.fork(elector.service.whileLeading(markedWork(timeline, "baz")))
+      const fiber = yield* Effect.forkChild(elector.service.whileLeading(markedWork(timeline, "baz")))
       yield* advance(1000)
       yield* elector.close
       const exit = yield* Fiber.await(fiber)
-      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(Exit.hasInterrupts(exit))
       assert.deepStrictEqual(timeline.whats(), ["baz start", "baz stop"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("the work's requirements come from the caller's context", () =>
+  it.effect("the work's requirements come from the caller's context", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const { service } = yield* startElector(leases, "baz")
       const seen: Array<string> = []
-      class Greeting extends Effect.Tag("test/Greeting")<Greeting, { readonly text: string }>() {}
+      class Greeting extends Context.Service<Greeting, { readonly text: string }>()("test/Greeting") {}
       yield* Effect.forkScoped(
         service.whileLeading(Effect.flatMap(Greeting, (g) => Effect.sync(() => seen.push(g.text)))).pipe(
           Effect.provideService(Greeting, { text: "hello" })
@@ -134,5 +136,5 @@ describe("LeaderElection: whileLeading", () => {
       )
       yield* settle
       assert.deepStrictEqual(seen, ["hello"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

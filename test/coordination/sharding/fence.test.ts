@@ -6,13 +6,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Term from "../../../src/Term.js"
 import { withJumpClock } from "../../fixtures/clock.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, keys, makeTimeline, settle, startMember } from "./fixtures.js"
 
 /**
@@ -20,14 +21,14 @@ import { advance, keys, makeTimeline, settle, startMember } from "./fixtures.js"
  * that a failed check brings: the term's end interrupts the work).
  */
 const checking = (asks: Queue.Queue<void>, results: Array<string>) =>
-  Effect.forever(Effect.zipRight(
+  Effect.forever(Effect.andThen(
     Queue.take(asks),
-    Effect.flatMap(Effect.either(Term.check), (r) =>
-      Effect.sync(() => void results.push(Either.isRight(r) ? "ok" : r.left.reason))).pipe(Effect.uninterruptible)
+    Effect.flatMap(Effect.result(Term.check), (r) =>
+      Effect.sync(() => void results.push(Result.isSuccess(r) ? "ok" : r.failure.reason))).pipe(Effect.uninterruptible)
   ))
 
 describe("Sharding: fencing by the local clock", () => {
-  it.scoped("a member resumed past its renew deadline: the key's work fails its check, is interrupted, and the membership steps down at once", () =>
+  it.effect("a member resumed past its renew deadline: the key's work fails its check, is interrupted, and the membership steps down at once", () =>
     withJumpClock((clock) =>
       Effect.gen(function*() {
         const leases = yield* LeaderElection.makeMemoryLeases
@@ -35,7 +36,7 @@ describe("Sharding: fencing by the local clock", () => {
         yield* advance(15_000, 1000)
         const asks = yield* Queue.unbounded<void>()
         const results: Array<string> = []
-        const work = yield* Effect.fork(a.service.whileOwned(keys[0], checking(asks, results)))
+        const work = yield* Effect.forkChild(a.service.whileOwned(keys[0], checking(asks, results)))
         yield* Queue.offer(asks, undefined)
         yield* settle
         assert.deepStrictEqual(results, ["ok"])
@@ -51,15 +52,15 @@ describe("Sharding: fencing by the local clock", () => {
         // and it does not run new work before it warmed up again in a new term
         assert.deepStrictEqual(yield* a.service.whileOwned(keys[0], Effect.void), Option.none())
       })
-    ).pipe(Effect.withRandomFixed([0])))
+    ).pipe(withRandomFixed([0])))
 
-  it.scoped("a membership Lease written to another holder ends the key's work at once, not at the next renewal", () =>
+  it.effect("a membership Lease written to another holder ends the key's work at once, not at the next renewal", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startMember(leases, "a")
       yield* advance(15_500, 500)
-      const work = yield* Effect.fork(a.service.whileOwned(
+      const work = yield* Effect.forkChild(a.service.whileOwned(
         keys[0],
         Effect.gen(function*() {
           yield* timeline.mark("start")
@@ -73,5 +74,5 @@ describe("Sharding: fencing by the local clock", () => {
       yield* settle
       assert.deepStrictEqual(timeline.entries, [{ at: 15_500, what: "start" }, { at: 15_500, what: "stop" }])
       assert.deepStrictEqual(yield* Fiber.join(work), Option.none())
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

@@ -29,7 +29,7 @@ export const startMember = (
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const service = yield* Effect.orDie(
-      Scope.extend(
+      Scope.provide(
         Sharding.make({ backend: Sharding.memoryBackend(leases, identity), identity, group: "g", ...options }),
         scope
       )

@@ -20,7 +20,7 @@ const timings = { leaseDuration: "3 seconds", renewDeadline: "1 second", retryPe
 const keys = Array.from({ length: 16 }, (_, i) => `default/cm-${i}`)
 
 describe("Sharding over the embedded API server", () => {
-  it.scopedLive(
+  it.live(
     "membership Leases with the group label; keys split; a member's leave hands its keys over",
     () =>
       Effect.gen(function*() {
@@ -29,7 +29,7 @@ describe("Sharding over the embedded API server", () => {
         const member = (identity: string) =>
           Effect.gen(function*() {
             const scope = yield* Scope.make()
-            const service = yield* Scope.extend(
+            const service = yield* Scope.provide(
               Effect.flatMap(
                 Sharding.clientBackend("default"),
                 (backend) => Sharding.make({ backend, identity, group: "replicator", ...timings })

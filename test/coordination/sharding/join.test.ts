@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import {
   advance,
   keys,
@@ -19,7 +20,7 @@ import {
 } from "./fixtures.js"
 
 describe("Sharding: joining", () => {
-  it.scoped("a lone member warms up for a lease duration, then owns every key", () =>
+  it.effect("a lone member warms up for a lease duration, then owns every key", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startMember(leases, "a")
@@ -34,9 +35,9 @@ describe("Sharding: joining", () => {
       yield* advance(1)
       assert.deepStrictEqual((yield* a.service.assignment).status, "Active")
       assert.deepStrictEqual(yield* owned(a), keys)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a newcomer: the old owner stops its keys when it sees it, the newcomer starts them a lease duration later", () =>
+  it.effect("a newcomer: the old owner stops its keys when it sees it, the newcomer starts them a lease duration later", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -65,5 +66,5 @@ describe("Sharding: joining", () => {
         assert.isAbove(start, stop)
       }
       assert.deepStrictEqual(oneOwnerAtATime(timeline), [])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

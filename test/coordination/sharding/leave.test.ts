@@ -9,13 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, keys, makeTimeline, oneOwnerAtATime, owned, startMember, workOnGainedKeys } from "./fixtures.js"
 
 const ownedBy = (member: string, members: ReadonlyArray<string>) =>
   keys.filter((key) => Option.contains(Sharding.ownerOf(members, key), member))
 
 describe("Sharding: leaving, dying, partitions", () => {
-  it.scoped("leave: work stopped, Lease released, the keys taken at the others' next list", () =>
+  it.effect("leave: work stopped, Lease released, the keys taken at the others' next list", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -34,7 +35,7 @@ describe("Sharding: leaving, dying, partitions", () => {
           Effect.map(leases.read("b"), (entry) => {
             leaseWhenWorkStopped = Option.getOrThrow(entry).record.holderIdentity
           })
-        ).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+        ).pipe(Effect.andThen(Effect.never), Effect.scoped)
       ))
       yield* advance(0)
       yield* b.close // at 20.5 s
@@ -48,22 +49,25 @@ describe("Sharding: leaving, dying, partitions", () => {
         assert.strictEqual(timeline.entries.filter((e) => e.what === `a ${key} start`).pop()?.at, 22_000)
       }
       assert.deepStrictEqual(oneOwnerAtATime(timeline), [])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("death: the keys of a member killed without release are taken once its Lease expired for the others", () =>
+  it.effect("death: the keys of a member killed without release are taken once its Lease expired for the others", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
+      // b starts a second after a: a lists at even seconds, b renews at odd ones (no two requests at one
+      // instant, whose order the TestClock does not promise)
       const a = yield* startMember(leases, "a")
-      const b = yield* startMember(leases, "b")
       yield* workOnGainedKeys(a, timeline)
+      yield* advance(1000)
+      const b = yield* startMember(leases, "b")
       yield* workOnGainedKeys(b, timeline)
-      yield* advance(20_500)
+      yield* advance(19_500)
       const bKeys = ownedBy("b", ["a", "b"])
-      // killed: nothing it writes lands any more (its release neither)
+      // killed at 20.5 s: nothing it writes lands any more (its release neither)
       yield* leases.partition("b", "fail")
       yield* b.close
-      // b's last renewal was at 20 s; a saw it at 20 s: a takes b's keys at its first list from 35 s on
+      // b's last renewal was at 19 s; a saw it at 20 s: a takes b's keys at its first list from 35 s on
       yield* advance(14_000)
       assert.deepStrictEqual(yield* a.service.members, ["a", "b"])
       assert.deepStrictEqual(yield* owned(a), keys.filter((key) => !bKeys.includes(key)))
@@ -76,9 +80,9 @@ describe("Sharding: leaving, dying, partitions", () => {
         assert.isAtLeast(start - stop, 14_000)
       }
       assert.deepStrictEqual(oneOwnerAtATime(timeline), [])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a partitioned member stops its keys at its view timeout and renew deadline (5 s), long before the others take them", () =>
+  it.effect("a partitioned member stops its keys at its view timeout and renew deadline (5 s), long before the others take them", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -109,9 +113,9 @@ describe("Sharding: leaving, dying, partitions", () => {
       yield* advance(30_000)
       assert.deepStrictEqual(yield* owned(b), bKeys)
       assert.deepStrictEqual(oneOwnerAtATime(timeline), [])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a member that cannot list but still renews: it stops at the view timeout; the others never take its keys", () =>
+  it.effect("a member that cannot list but still renews: it stops at the view timeout; the others never take its keys", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startMember(leases, "a")
@@ -124,5 +128,5 @@ describe("Sharding: leaving, dying, partitions", () => {
       assert.deepStrictEqual(yield* owned(b), [])
       assert.deepStrictEqual(yield* owned(a), keys.filter((key) => !bKeys.includes(key)))
       assert.deepStrictEqual(yield* a.service.members, ["a", "b"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 })

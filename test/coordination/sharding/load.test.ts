@@ -40,7 +40,7 @@ const bothActive = (members: ReadonlyArray<Sharding.Sharding.Service>) =>
   )
 
 describe("Sharding under a write load above the Client's rate limit", () => {
-  it.scopedLive(
+  it.live(
     "layerClient: the members' own Client keeps them Active, no membership change over three renew deadlines",
     () =>
       Effect.gen(function*() {
@@ -95,7 +95,7 @@ describe("Sharding under a write load above the Client's rate limit", () => {
     40_000
   )
 
-  it.scopedLive(
+  it.live(
     "control: a member on the work's own Client waits behind the work and loses its membership",
     () =>
       Effect.gen(function*() {

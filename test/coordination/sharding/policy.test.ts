@@ -5,16 +5,18 @@
  * gained/lost.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
+import * as Equal from "effect/Equal"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as policy from "../../../src/internal/coordination/shardingPolicy.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
+import * as Gen from "../../fixtures/arbitrary.js"
 
 const { State } = LeaderElection
-const timing = Either.getOrThrow(Sharding.validate({ identity: "a", group: "g" }))
+const timing = Result.getOrThrow(Sharding.validate({ identity: "a", group: "g" }))
 
 const entry = (
   name: string,
@@ -58,15 +60,15 @@ describe("Sharding policies", () => {
       assert.deepStrictEqual(Sharding.ownerOf(["solo"], "default/web"), Option.some("solo"))
     })
 
-    const members = FastCheck.uniqueArray(FastCheck.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), {
+    const members = Gen.uniqueArray(Gen.stringMatching(/^[a-z][a-z0-9-]{0,10}$/), {
       minLength: 1,
       maxLength: 8
     })
-    const key = FastCheck.string({ maxLength: 30 })
+    const key = Gen.string({ maxLength: 30 })
 
     it("property: the owner is a member, the same whatever the members' order", () => {
-      FastCheck.assert(
-        FastCheck.property(members, key, (ms, k) => {
+      Gen.assert(
+        Gen.property(members, key, (ms, k) => {
           const owner = Option.getOrThrow(Sharding.ownerOf(ms, k))
           return ms.includes(owner) && Option.contains(Sharding.ownerOf([...ms].reverse(), k), owner)
         }),
@@ -75,11 +77,11 @@ describe("Sharding policies", () => {
     })
 
     it("property: a member that joins takes keys only for itself; one that leaves gives only its own keys", () => {
-      FastCheck.assert(
-        FastCheck.property(
+      Gen.assert(
+        Gen.property(
           members,
-          FastCheck.stringMatching(/^[a-z][a-z0-9-]{0,10}$/),
-          FastCheck.array(key, { minLength: 1, maxLength: 20 }),
+          Gen.stringMatching(/^[a-z][a-z0-9-]{0,10}$/),
+          Arbitrary.array(key, { minLength: 1, maxLength: 20 }),
           (ms, newcomer, ks) => {
             if (ms.includes(newcomer)) return true
             const joined = [...ms, newcomer]
@@ -107,7 +109,7 @@ describe("Sharding policies", () => {
 
   describe("validation", () => {
     const message = (options: Sharding.TimingOptions & Sharding.Names) =>
-      Either.match(Sharding.validate(options), { onLeft: (e) => e.message, onRight: () => "ok" })
+      Result.match(Sharding.validate(options), { onFailure: (e) => e.message, onSuccess: () => "ok" })
     it.each(
       [
         ["defaults", { identity: "replica-0", group: "replicator" }, "ok"],
@@ -293,6 +295,19 @@ describe("Sharding policies", () => {
       const x = Sharding.makeAssignment("a", "Active", ["a", "b"])
       const y = Sharding.makeAssignment("a", "Active", ["a", "b"])
       assert.deepStrictEqual(x, y)
+      assert.isTrue(Equal.equals(x, y))
+      assert.isTrue(policy.sameAssignment(x, y))
+      for (
+        const z of [
+          Sharding.makeAssignment("b", "Active", ["a", "b"]),
+          Sharding.makeAssignment("a", "Stale", ["a", "b"]),
+          Sharding.makeAssignment("a", "Active", ["a"]),
+          Sharding.makeAssignment("a", "Active", ["a", "c"])
+        ]
+      ) {
+        assert.isFalse(Equal.equals(x, z))
+        assert.isFalse(policy.sameAssignment(x, z))
+      }
     })
 
     it.each(

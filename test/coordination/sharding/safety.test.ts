@@ -6,12 +6,14 @@
  * `changes` says were gained) runs on one member at a time. In the end, healed, every key has an owner.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as FastCheck from "effect/FastCheck"
-import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import type * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/testing/TestClock"
 import * as LeaderElection from "../../../src/LeaderElection.js"
+import * as Gen from "../../fixtures/arbitrary.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import type { Member } from "./fixtures.js"
 import { makeTimeline, oneOwnerAtATime, settle, startMember, workOnGainedKeys } from "./fixtures.js"
 
@@ -28,36 +30,36 @@ type Step =
   | { readonly _tag: "latency"; readonly who: Name; readonly millis: number }
   | { readonly _tag: "listFails"; readonly who: Name; readonly times: number }
 
-const who = FastCheck.constantFrom(...names)
-const step: FastCheck.Arbitrary<Step> = FastCheck.oneof(
-  { weight: 3, arbitrary: FastCheck.record({ _tag: FastCheck.constant("join" as const), who }) },
-  FastCheck.record({ _tag: FastCheck.constant("leave" as const), who }),
-  FastCheck.record({ _tag: FastCheck.constant("die" as const), who }),
-  FastCheck.record({
-    _tag: FastCheck.constant("partition" as const),
+const who = Gen.constantFrom(...names)
+const step: Arbitrary.Arbitrary<Step> = Gen.oneof<Step>(
+  { weight: 3, arbitrary: Arbitrary.all({ _tag: Gen.constant("join" as const), who }) },
+  Arbitrary.all({ _tag: Gen.constant("leave" as const), who }),
+  Arbitrary.all({ _tag: Gen.constant("die" as const), who }),
+  Arbitrary.all({
+    _tag: Gen.constant("partition" as const),
     who,
-    mode: FastCheck.constantFrom<LeaderElection.PartitionMode>("fail", "hang", "drop-responses")
+    mode: Gen.constantFrom<LeaderElection.PartitionMode>("fail", "hang", "drop-responses")
   }),
-  FastCheck.record({ _tag: FastCheck.constant("heal" as const), who }),
-  FastCheck.record({
-    _tag: FastCheck.constant("latency" as const),
+  Arbitrary.all({ _tag: Gen.constant("heal" as const), who }),
+  Arbitrary.all({
+    _tag: Gen.constant("latency" as const),
     who,
-    millis: FastCheck.constantFrom(0, 300, 1500, 2400)
+    millis: Gen.constantFrom(0, 300, 1500, 2400)
   }),
-  FastCheck.record({
-    _tag: FastCheck.constant("listFails" as const),
+  Arbitrary.all({
+    _tag: Gen.constant("listFails" as const),
     who,
-    times: FastCheck.integer({ min: 1, max: 5 })
+    times: Gen.integer({ min: 1, max: 5 })
   })
 )
-const scenario = FastCheck.array(
-  FastCheck.record({ wait: FastCheck.integer({ min: 0, max: 20_000 }), step }),
+const scenario = Arbitrary.array(
+  Arbitrary.all({ wait: Gen.integer({ min: 0, max: 20_000 }), step }),
   { minLength: 3, maxLength: 12 }
 )
-const randoms = FastCheck.array(FastCheck.double({ min: 0, max: 0.999, noNaN: true }), { minLength: 1, maxLength: 6 })
+const randoms = Arbitrary.array(Gen.fraction(0.999), { minLength: 1, maxLength: 6 })
 
 describe("Sharding: one owner per key at a time", () => {
-  it.scoped.prop(
+  it.effect.prop(
     "members joining, leaving, dying and partitioned at random",
     [scenario, randoms],
     ([steps, random]) =>
@@ -65,7 +67,7 @@ describe("Sharding: one owner per key at a time", () => {
         const timeline = yield* makeTimeline
         const leases = yield* LeaderElection.makeMemoryLeases
         const running = new Map<Name, Member>()
-        const closing = new Map<Name, Fiber.RuntimeFiber<void>>()
+        const closing = new Map<Name, Fiber.Fiber<void>>()
         const join = (name: Name) =>
           Effect.gen(function*() {
             const member = yield* startMember(leases, name)
@@ -76,7 +78,7 @@ describe("Sharding: one owner per key at a time", () => {
           for (const key of keys) {
             const owners: Array<string> = []
             for (const [name, member] of running) if (yield* member.service.owns(key)) owners.push(name)
-            assert.isAtMost(owners.length, 1, `${key} owned by ${owners} at ${yield* TestClock.currentTimeMillis}`)
+            assert.isAtMost(owners.length, 1, `${key} owned by ${owners} at ${yield* Clock.currentTimeMillis}`)
           }
         })
         const wait = (millis: number) =>
@@ -93,7 +95,7 @@ describe("Sharding: one owner per key at a time", () => {
           switch (step._tag) {
             case "join": {
               const previous = closing.get(step.who)
-              if (running.has(step.who) || (previous !== undefined && Option.isNone(yield* Fiber.poll(previous)))) break
+              if (running.has(step.who) || (previous !== undefined && previous.pollUnsafe() === undefined)) break
               yield* leases.heal(step.who)
               yield* join(step.who)
               break
@@ -138,7 +140,7 @@ describe("Sharding: one owner per key at a time", () => {
             assert.strictEqual(owners.length, 1, `${key}: ${owners}`)
           }
         }
-      }).pipe(Effect.withRandomFixed(random as [number, ...Array<number>])),
-    { timeout: 120_000, fastCheck: { numRuns: 5 } }
+      }).pipe(withRandomFixed(random as [number, ...Array<number>])),
+    { timeout: 120_000, arbitrary: { runs: 5, size: 12 } }
   )
 })

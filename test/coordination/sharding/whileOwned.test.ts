@@ -11,10 +11,11 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Sharding from "../../../src/Sharding.js"
+import { withRandomFixed } from "../../fixtures/random.js"
 import { advance, keys, makeTimeline, settle, startMember } from "./fixtures.js"
 
 describe("Sharding: whileOwned and changes", () => {
-  it.scoped("not owned: not run (None); owned: run, Some of its result; failures are its own", () =>
+  it.effect("not owned: not run (None); owned: run, Some of its result; failures are its own", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startMember(leases, "a")
@@ -25,9 +26,9 @@ describe("Sharding: whileOwned and changes", () => {
       assert.deepStrictEqual(yield* a.service.whileOwned(keys[0], work), Option.some(1))
       const failed = yield* Effect.exit(a.service.whileOwned(keys[0], Effect.fail("boom" as const)))
       assert.deepStrictEqual(failed, Exit.fail("boom"))
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("a key that moves away: the work is interrupted and its finalizers run before the change is published", () =>
+  it.effect("a key that moves away: the work is interrupted and its finalizers run before the change is published", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
@@ -40,9 +41,9 @@ describe("Sharding: whileOwned and changes", () => {
           yield* Effect.addFinalizer(() => timeline.mark(`stopped ${key}`))
           return yield* Effect.never
         }).pipe(Effect.scoped)
-      const movingFiber = yield* Effect.fork(a.service.whileOwned(moving, work(moving)))
-      const stayingFiber = yield* Effect.fork(a.service.whileOwned(staying, work(staying)))
-      const changes = yield* Effect.fork(
+      const movingFiber = yield* Effect.forkChild(a.service.whileOwned(moving, work(moving)))
+      const stayingFiber = yield* Effect.forkChild(a.service.whileOwned(staying, work(staying)))
+      const changes = yield* Effect.forkChild(
         Stream.runForEach(
           Stream.drop(a.service.changes, 1),
           (change) => timeline.mark(`published ${change.current.members.join(",")}`)
@@ -52,27 +53,27 @@ describe("Sharding: whileOwned and changes", () => {
       yield* startMember(leases, "b")
       yield* advance(2000)
       assert.deepStrictEqual(yield* Fiber.join(movingFiber), Option.none())
-      assert.isNull(yield* Fiber.poll(stayingFiber).pipe(Effect.map(Option.getOrNull)))
+      assert.isUndefined(stayingFiber.pollUnsafe(), "the work of the key that stays runs on")
       assert.deepStrictEqual(timeline.whats(), [`stopped ${moving}`, "published a,b"])
       yield* Fiber.interrupt(changes)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("interrupting the caller interrupts the work", () =>
+  it.effect("interrupting the caller interrupts the work", () =>
     Effect.gen(function*() {
       const timeline = yield* makeTimeline
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startMember(leases, "a")
       yield* advance(15_000)
-      const fiber = yield* Effect.fork(a.service.whileOwned(
+      const fiber = yield* Effect.forkChild(a.service.whileOwned(
         keys[0],
-        Effect.addFinalizer(() => timeline.mark("stopped")).pipe(Effect.zipRight(Effect.never), Effect.scoped)
+        Effect.addFinalizer(() => timeline.mark("stopped")).pipe(Effect.andThen(Effect.never), Effect.scoped)
       ))
       yield* settle
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(timeline.whats(), ["stopped"])
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("changes: the assignment at subscription, then each change; gained and lost", () =>
+  it.effect("changes: the assignment at subscription, then each change; gained and lost", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const a = yield* startMember(leases, "a")
@@ -98,9 +99,9 @@ describe("Sharding: whileOwned and changes", () => {
       // a first change gains every key owned at subscription
       const first = { previous: Option.none(), current: active.current }
       assert.deepStrictEqual(keys.filter((key) => Sharding.gained(first, key)), keys)
-    }).pipe(Effect.withRandomFixed([0])))
+    }).pipe(withRandomFixed([0])))
 
-  it.scoped("make fails with InvalidConfigError on invalid options", () =>
+  it.effect("make fails with InvalidConfigError on invalid options", () =>
     Effect.gen(function*() {
       const leases = yield* LeaderElection.makeMemoryLeases
       const backend = Sharding.memoryBackend(leases)

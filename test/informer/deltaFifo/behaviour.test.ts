@@ -7,8 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
-import type * as Scheduler from "effect/Scheduler"
+import * as Scheduler from "effect/Scheduler"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import type { Delta, TestObj } from "./fixtures.js"
 import {
@@ -101,10 +100,10 @@ describe("DeltaFifo", () => {
     it.effect(`pop blocks until an item arrives`, () =>
       Effect.gen(function*() {
         const f = make()
-        const fiber = yield* Effect.fork(pop(f))
-        yield* Effect.yieldNow()
-        yield* Effect.yieldNow()
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        const fiber = yield* Effect.forkChild(pop(f))
+        yield* Effect.yieldNow
+        yield* Effect.yieldNow
+        assert.isUndefined(fiber.pollUnsafe())
         yield* f.add(obj("a", 1))
         assert.deepStrictEqual(yield* Fiber.join(fiber), ["Added a 1"])
       }))
@@ -230,9 +229,10 @@ describe("DeltaFifo", () => {
         seed = (seed * 1103515245 + 12345) & 0x7fffffff
         return seed / 0x7fffffff
       }
-      const tasks: Array<Scheduler.Task> = []
+      const tasks: Array<() => void> = []
       let flushing = false
-      const scheduler: Scheduler.Scheduler = {
+      // One dispatcher for every fiber, so that tasks of all fibers are shuffled together.
+      const dispatcher: Scheduler.SchedulerDispatcher = {
         scheduleTask: (task) => {
           tasks.splice(Math.floor(random() * (tasks.length + 1)), 0, task)
           if (!flushing) {
@@ -243,7 +243,14 @@ describe("DeltaFifo", () => {
             })
           }
         },
-        shouldYield: (fiber) => (fiber.currentOpCount > 8 && random() < 0.15 ? 0 : false)
+        flush: () => {
+          while (tasks.length > 0) for (const t of tasks.splice(0)) t()
+        }
+      }
+      const scheduler: Scheduler.Scheduler = {
+        executionMode: "async",
+        makeDispatcher: () => dispatcher,
+        shouldYield: (fiber) => fiber.currentOpCount > 8 && random() < 0.15
       }
       for (const mode of ["coalescing", "inOrder"] as const) {
         for (let trial = 0; trial < 12; trial++) {
@@ -254,15 +261,18 @@ describe("DeltaFifo", () => {
             () => popLoop
           )
           const exits = yield* Effect.gen(function*() {
-            const poppers = yield* Effect.forEach(Array.from({ length: 2 + (trial % 3) }), () => Effect.fork(popLoop))
+            const poppers = yield* Effect.forEach(
+              Array.from({ length: 2 + (trial % 3) }),
+              () => Effect.forkChild(popLoop)
+            )
             for (let i = 0; i < 60; i++) {
               yield* f.add(obj(`k${i}`, i))
-              if (i % (1 + (trial % 4)) === 0) yield* Effect.yieldNow()
+              if (i % (1 + (trial % 4)) === 0) yield* Effect.yieldNow
             }
-            while (f.unsafeLength() > 0) yield* Effect.yieldNow()
+            while (f.unsafeLength() > 0) yield* Effect.yieldNow
             yield* f.close
             return yield* Effect.forEach(poppers, Fiber.await)
-          }).pipe(Effect.withScheduler(scheduler))
+          }).pipe(Effect.provideService(Scheduler.Scheduler, scheduler))
           for (const exit of exits) {
             assert.isTrue(Exit.isFailure(exit) && String(exit).includes("FifoClosedError"), String(exit))
           }

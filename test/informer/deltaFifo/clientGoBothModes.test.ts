@@ -213,7 +213,7 @@ describe.each(["coalescing", "inOrder"] as const)("client-go FIFO tests, %s mode
     b: { fifo: () => m.make({ knownObjects: knownFooBarBaz() }), before: (f) => f.add(obj("baz", 10)) },
     c: {
       fifo: () => m.make({ knownObjects: knownFooBarBaz() }),
-      before: (f) => Effect.zipRight(f.delete(obj("bar", 6)), f.add(obj("bar", 100)))
+      before: (f) => Effect.andThen(f.delete(obj("bar", 6)), f.add(obj("bar", 100)))
     },
     d: {
       fifo: () => m.make({ knownObjects: knownFooBarBaz() }),

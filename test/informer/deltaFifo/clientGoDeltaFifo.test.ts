@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as Indexer from "../../../src/Indexer.js"
 import type { Fifo, TestObj } from "./fixtures.js"
@@ -161,8 +161,8 @@ describe("delta_fifo_test (coalescing)", () => {
   it.effect("TestDeltaFIFO_KeyOf: object -> name; tombstone -> Key; deltas -> key of newest (also a tombstone)", () =>
     Effect.gen(function*() {
       // The key is computed once at enqueue and carried by every delta.
-      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(obj("A", 1)), Either.right("A"))
-      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(tomb("B", undefined)), Either.right("B"))
+      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(obj("A", 1)), Result.succeed("A"))
+      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(tomb("B", undefined)), Result.succeed("B"))
       const f = deltaFifo({ knownObjects: known(obj("D", 1)) })
       yield* f.add(obj("C", 1))
       yield* f.delete(tomb("D", undefined))
@@ -177,17 +177,17 @@ describe("delta_fifo_test (coalescing)", () => {
     ["Replace([a,b]) -> false", (f) => f.replace([obj("a", 1), obj("b", 2)], "0"), false],
     [
       "Replace([a,b]) + 1 Pop -> false",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("b", 2)], "0"), pop(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("b", 2)], "0"), pop(f)),
       false
     ],
     [
       "Replace([a,b]) + 2 Pops -> true",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("b", 2)], "0"), Effect.zipRight(pop(f), pop(f))),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("b", 2)], "0"), Effect.andThen(pop(f), pop(f))),
       true
     ],
     [
       "Replace([a1,a2]) + 1 Pop -> true (counts unique keys)",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("a", 2)], "0"), pop(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("a", 2)], "0"), pop(f)),
       true
     ]
   ]

@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as Indexer from "../../../src/Indexer.js"
 import { DeletedFinalStateUnknown } from "../../../src/KubeObject.js"
@@ -147,8 +147,8 @@ describe("the_real_fifo_test (inOrder)", () => {
 
   it.effect("TestRealFIFO_KeyOf: object -> name; tombstone -> Key; a popped delta carries its key", () =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(obj("A", 1)), Either.right("A"))
-      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(tomb("B", undefined)), Either.right("B"))
+      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(obj("A", 1)), Result.succeed("A"))
+      assert.deepStrictEqual(Indexer.deletionHandlingMetaNamespaceKey(tomb("B", undefined)), Result.succeed("B"))
       const f = realFifo()
       yield* f.add(obj("C", 1))
       yield* f.delete(tomb("D", undefined))
@@ -156,7 +156,7 @@ describe("the_real_fifo_test (inOrder)", () => {
       assert.deepStrictEqual(yield* f.pop((p) => Effect.succeed(p.deltas.map((d) => "key" in d && d.key))), ["D"])
     }))
 
-  const twice = (f: Fifo) => Effect.zipRight(pop(f), pop(f))
+  const twice = (f: Fifo) => Effect.andThen(pop(f), pop(f))
   const realFifoHasSynced: ReadonlyArray<readonly [string, (f: Fifo) => Effect.Effect<unknown, unknown>, boolean]> = [
     ["no ops -> false", () => Effect.void, false],
     ["Add -> true", (f) => f.add(obj("a", 1)), true],
@@ -164,22 +164,22 @@ describe("the_real_fifo_test (inOrder)", () => {
     ["Replace([a,b]) -> false", (f) => f.replace([obj("a", 1), obj("b", 2)], "0"), false],
     [
       "Replace([a,b]) + 1 Pop -> false",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("b", 2)], "0"), pop(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("b", 2)], "0"), pop(f)),
       false
     ],
     [
       "Replace([a,b]) + 2 Pops -> true",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("b", 2)], "0"), twice(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("b", 2)], "0"), twice(f)),
       true
     ],
     [
       "Replace([a1,a2]) + 1 Pop -> false (every delta counted)",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("a", 2)], "0"), pop(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("a", 2)], "0"), pop(f)),
       false
     ],
     [
       "Replace([a1,a2]) + 2 Pops -> true",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("a", 2)], "0"), twice(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("a", 2)], "0"), twice(f)),
       true
     ]
   ]
@@ -196,20 +196,20 @@ describe("the_real_fifo_test (inOrder)", () => {
     ["no ops -> false", () => Effect.void, false],
     ["Add -> true", (f) => f.add(obj("a", 1)), true],
     ["Replace([]) -> false until its ReplacedAll is popped", (f) => f.replace([], "0"), false],
-    ["Replace([]) + 1 Pop -> true", (f) => Effect.zipRight(f.replace([], "0"), pop(f)), true],
+    ["Replace([]) + 1 Pop -> true", (f) => Effect.andThen(f.replace([], "0"), pop(f)), true],
     [
       "Replace([a,b]) + 1 Pop -> true (one ReplacedAll)",
-      (f) => Effect.zipRight(f.replace([obj("a", 1), obj("b", 2)], "0"), pop(f)),
+      (f) => Effect.andThen(f.replace([obj("a", 1), obj("b", 2)], "0"), pop(f)),
       true
     ],
     [
       "Resync; Replace([a]) + 1 Pop -> false (prior items + 1 counted)",
-      (f) => Effect.zipRight(Effect.zipRight(f.resync, f.replace([obj("a", 1)], "0")), pop(f)),
+      (f) => Effect.andThen(Effect.andThen(f.resync, f.replace([obj("a", 1)], "0")), pop(f)),
       false
     ],
     [
       "Resync; Replace([a]) + 2 Pops -> true",
-      (f) => Effect.zipRight(Effect.zipRight(f.resync, f.replace([obj("a", 1)], "0")), twice(f)),
+      (f) => Effect.andThen(Effect.andThen(f.resync, f.replace([obj("a", 1)], "0")), twice(f)),
       true
     ]
   ]
@@ -311,7 +311,7 @@ describe("the_real_fifo_test (inOrder)", () => {
   const failing = new Set(["foo3", "foo4"])
   const brokenKeyFunction: Indexer.KeyFunction<TestObj> = (o) =>
     !(o instanceof DeletedFinalStateUnknown) && failing.has(o.metadata.name)
-      ? Either.left(new Indexer.KeyError({ reason: "KeyFunctionFailed", message: "test key func error" }))
+      ? Result.fail(new Indexer.KeyError({ reason: "KeyFunctionFailed", message: "test key func error" }))
       : Indexer.deletionHandlingMetaNamespaceKey(o)
   const brokenCases: ReadonlyArray<readonly [string, ReadonlyArray<TestObj>, ReadonlyArray<ReadonlyArray<string>>]> = [
     ["1st item is broken", [obj3], []],
@@ -324,11 +324,11 @@ describe("the_real_fifo_test (inOrder)", () => {
       Effect.gen(function*() {
         const f = realFifo({ keyFunction: brokenKeyFunction })
         for (const item of items) {
-          const result = yield* Effect.either(f.add(item))
+          const result = yield* Effect.result(f.add(item))
           if (failing.has(item.metadata.name)) {
-            assert.isTrue(Either.isLeft(result) && result.left._tag === "KeyError", item.metadata.name)
+            assert.isTrue(Result.isFailure(result) && result.failure._tag === "KeyError", item.metadata.name)
           } else {
-            assert.isTrue(Either.isRight(result))
+            assert.isTrue(Result.isSuccess(result))
           }
         }
         assert.deepStrictEqual((yield* drainBatches(f, unlimited)).map((b) => b.deltas), expected)
@@ -380,7 +380,7 @@ describe("the_real_fifo_test (inOrder)", () => {
   for (
     const [name, operations, expected] of [
       ["Base resync", (f: Fifo) => f.resync, ["SyncAll"]],
-      ["Added object exists in deltas on Atomic Resync", (f: Fifo) => Effect.zipRight(f.add(obj("foo", 2)), f.resync), [
+      ["Added object exists in deltas on Atomic Resync", (f: Fifo) => Effect.andThen(f.add(obj("foo", 2)), f.resync), [
         "Added foo 2",
         "SyncAll"
       ]]

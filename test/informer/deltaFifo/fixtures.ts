@@ -6,7 +6,6 @@
 import { assert } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as Indexer from "../../../src/Indexer.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
@@ -144,11 +143,11 @@ export const producersKeepTheirOwnOrder = (fifo: Fifo) =>
     const producer = (prefix: string) =>
       Effect.forEach(
         Array.from({ length: amount }, (_, i) => i),
-        (i) => Effect.zipRight(fifo.add(obj(`${prefix}${i}`, i + 1)), Effect.yieldNow()),
+        (i) => Effect.andThen(fifo.add(obj(`${prefix}${i}`, i + 1)), Effect.yieldNow),
         { discard: true }
       )
-    const a = yield* Effect.fork(producer("a"))
-    const b = yield* Effect.fork(producer("b"))
+    const a = yield* Effect.forkChild(producer("a"))
+    const b = yield* Effect.forkChild(producer("b"))
     const last: Record<string, number> = { a: 0, b: 0 }
     const seen: Record<string, number> = { a: 0, b: 0 }
     for (let i = 0; i < amount * 2; i++) {
@@ -169,10 +168,10 @@ export const producersKeepTheirOwnOrder = (fifo: Fifo) =>
 /** 10 pops blocked on an empty queue all fail with FifoClosedError after close. */
 export const popShouldUnblockWhenClosed = (fifo: Fifo) =>
   Effect.gen(function*() {
-    const fibers = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.fork(pop(fifo)))
-    yield* Effect.yieldNow()
-    yield* Effect.yieldNow()
-    for (const fiber of fibers) assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)), "pop returned before close")
+    const fibers = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.forkChild(pop(fifo)))
+    yield* Effect.yieldNow
+    yield* Effect.yieldNow
+    for (const fiber of fibers) assert.isUndefined(fiber.pollUnsafe(), "pop returned before close")
     yield* fifo.close
     for (const fiber of fibers) {
       const error = yield* Effect.flip(Fiber.join(fiber))

@@ -2,12 +2,14 @@
  * DeltaFifo property tests: a consumer that applies every delta as an informer would ends where the server is.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Arbitrary from "effect/Arbitrary"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FastCheck from "effect/FastCheck"
+import * as Schema from "effect/Schema"
 import * as DeltaFifo from "../../../src/DeltaFifo.js"
 import * as Indexer from "../../../src/Indexer.js"
 import * as IndexerStore from "../../../src/internal/informer/indexerStore.js"
+import { boolean, integer, oneof } from "../../fixtures/arbitrary.js"
 import type { Delta, Options, TestObj } from "./fixtures.js"
 import { obj, objectOf, tomb } from "./fixtures.js"
 
@@ -17,26 +19,28 @@ type Op =
   | { readonly _tag: "resync" | "bookmark" }
   | { readonly _tag: "pop"; readonly max: number }
 
-const keyArb = FastCheck.integer({ min: 0, max: 5 })
-const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("add" as const), key: keyArb }), weight: 4 },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("update" as const), key: keyArb }), weight: 4 },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("delete" as const), key: keyArb }), weight: 3 },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constant("deleteTombstone" as const), key: keyArb }), weight: 1 },
+const keyArb = integer({ min: 0, max: 5 })
+const opArb: Arbitrary.Arbitrary<Op> = oneof<Op>(
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("add"), key: keyArb }), weight: 4 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("update"), key: keyArb }), weight: 4 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("delete"), key: keyArb }), weight: 3 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("deleteTombstone"), key: keyArb }), weight: 1 },
   {
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("replace" as const),
-      keys: FastCheck.uniqueArray(keyArb, { maxLength: 6 }),
-      reuseHeld: FastCheck.boolean()
+    arbitrary: Arbitrary.all({
+      _tag: Arbitrary.Constant("replace"),
+      keys: Arbitrary.schema(
+        Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 5 }))).check(
+          Schema.isUnique(),
+          Schema.isMaxLength(6)
+        )
+      ),
+      reuseHeld: boolean()
     }),
     weight: 2
   },
-  { arbitrary: FastCheck.record({ _tag: FastCheck.constantFrom("resync" as const, "bookmark" as const) }), weight: 1 },
+  { arbitrary: Arbitrary.all({ _tag: Arbitrary.schema(Schema.Literals(["resync", "bookmark"])) }), weight: 1 },
   {
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("pop" as const),
-      max: FastCheck.integer({ min: 1, max: 4 })
-    }),
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("pop"), max: integer({ min: 1, max: 4 }) }),
     weight: 5
   }
 )
@@ -161,12 +165,12 @@ describe("property: draining the queue into an informer-like consumer reproduces
     ["inOrder non-atomic", { mode: "inOrder", atomic: false }]
   ]
   for (const [name, options] of scenarios) {
-    it.effect(`${name}: random add/update/delete/replace/resync/pop on 6 keys`, () =>
-      Effect.sync(() =>
-        FastCheck.assert(
-          FastCheck.property(FastCheck.array(opArb, { maxLength: 60 }), (ops) => runScenario(options, ops)),
-          { numRuns: 250 }
-        )
-      ))
+    it.prop(
+      `${name}: random add/update/delete/replace/resync/pop on 6 keys`,
+      [Arbitrary.array(opArb, { maxLength: 60 })],
+      ([ops]) => runScenario(options, ops),
+      // size: arrays up to their maxLength, as fast-check generates them when maxLength is given
+      { arbitrary: { runs: 250, size: 60 } }
+    )
   }
 })

@@ -4,8 +4,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Indexer from "../../../src/Indexer.js"
 import { DeletedFinalStateUnknown } from "../../../src/KubeObject.js"
 import { commaStore } from "./fixtures.js"
@@ -19,7 +19,7 @@ interface StoreObject {
 const mkObj = (id: string, val: string): StoreObject => ({ id, val })
 
 const storeKeyFunction: Indexer.KeyFunction<StoreObject> = (obj) =>
-  Either.right(obj instanceof DeletedFinalStateUnknown ? obj.key : obj.id)
+  Result.succeed(obj instanceof DeletedFinalStateUnknown ? obj.key : obj.id)
 
 const vals = (objs: ReadonlyArray<StoreObject>): ReadonlyArray<string> => objs.map((o) => o.val).sort()
 const ids = (objs: ReadonlyArray<StoreObject>): ReadonlyArray<string> => objs.map((o) => o.id).sort()
@@ -86,7 +86,7 @@ describe("store_test", () => {
       const inner = new Error("error")
       const store = Indexer.unsafeMake<StoreObject>({
         keyFunction: () =>
-          Either.left(new Indexer.KeyError({ reason: "KeyFunctionFailed", message: "no key", cause: inner }))
+          Result.fail(new Indexer.KeyError({ reason: "KeyFunctionFailed", message: "no key", cause: inner }))
       })
       const error = yield* Effect.flip(store.add(mkObj("a", "b")))
       assert.strictEqual(error._tag, "KeyError")
@@ -113,17 +113,17 @@ describe("store_test", () => {
           keyFunction: (obj) =>
             obj instanceof DeletedFinalStateUnknown || obj.id.startsWith("s")
               ? storeKeyFunction(obj)
-              : Either.left(new Indexer.KeyError({ reason: "KeyFunctionFailed", message: "test error" })),
+              : Result.fail(new Indexer.KeyError({ reason: "KeyFunctionFailed", message: "test error" })),
           indexers: { by_val: (obj) => [obj.val] }
         })
         yield* store.add(mkObj("s0", "old"))
-        const result = yield* Effect.either(store.replace(objs.map((id) => mkObj(id, "new")), "5"))
+        const result = yield* Effect.result(store.replace(objs.map((id) => mkObj(id, "new")), "5"))
         if (ok) {
-          assert.isTrue(Either.isRight(result))
+          assert.isTrue(Result.isSuccess(result))
           assert.deepStrictEqual([...(yield* store.listKeys)].sort(), ["s1", "s2"])
           assert.deepStrictEqual(yield* store.indexKeys("by_val", "new"), ["s1", "s2"])
         } else {
-          assert.isTrue(Either.isLeft(result) && result.left._tag === "KeyError")
+          assert.isTrue(Result.isFailure(result) && result.failure._tag === "KeyError")
           assert.deepStrictEqual(yield* store.listKeys, ["s0"])
           assert.deepStrictEqual(yield* store.indexKeys("by_val", "old"), ["s0"])
           assert.deepStrictEqual(yield* store.indexKeys("by_val", "new"), [])

@@ -159,12 +159,12 @@ describe("thread_safe_store_test", () => {
         ["update to a lower rv (last write wins, not max)", store.update(pod("b", { rv: "3" })), "3"],
         [
           "failed write (index function throws)",
-          Effect.either(store.add(pod("d", { rv: "99", labels: { bad: "true" } }))),
+          Effect.result(store.add(pod("d", { rv: "99", labels: { bad: "true" } }))),
           "3"
         ],
         ["bookmark", store.bookmark("100"), "100"],
         ["replace", store.replace([pod("e", { rv: "20" })], "90"), "90"],
-        ["failed replace", Effect.either(store.replace([pod("f", { rv: "1", labels: { bad: "true" } })], "91")), "90"]
+        ["failed replace", Effect.result(store.replace([pod("f", { rv: "1", labels: { bad: "true" } })], "91")), "90"]
       ]
       for (const [step, run, expected] of steps) {
         yield* run

@@ -3,7 +3,7 @@
  * without its default namespace "ns"); stores with their internal writer; the
  * comma-separated string store of client-go's thread_safe_store_test.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Indexer from "../../../src/Indexer.js"
 import * as IndexerStore from "../../../src/internal/informer/indexerStore.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
@@ -48,6 +48,6 @@ export const writable = <A = KubeObject>(options: Indexer.Indexer.Options<A> = {
 /** A store of comma-separated strings indexed by their parts (client-go's thread_safe_store_test). */
 export const commaStore = () =>
   writable<string>({
-    keyFunction: (obj) => Either.right(obj instanceof DeletedFinalStateUnknown ? obj.key : obj),
+    keyFunction: (obj) => Result.succeed(obj instanceof DeletedFinalStateUnknown ? obj.key : obj),
     indexers: { testIndexer: (obj) => obj.split(",") }
   })

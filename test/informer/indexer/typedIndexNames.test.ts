@@ -24,7 +24,7 @@ const byNode = (p: Resource.Pod) => p.spec?.nodeName === undefined ? [] : [p.spe
 const names = (objs: ReadonlyArray<KubeObject>) => objs.map((o) => o.metadata?.name).sort()
 
 describe("typed index names", () => {
-  it.scoped("SharedInformer.make: indexer and lister accept the informer's index names only", () =>
+  it.effect("SharedInformer.make: indexer and lister accept the informer's index names only", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make<Resource.Pod>({
         initial: [pod("a", "web-1", "web", "n1"), pod("b", "db-1", "db", "n2")]
@@ -59,7 +59,7 @@ describe("typed index names", () => {
       assert.strictEqual((yield* Effect.flip(anyLister.byIndex("nope", "x")))._tag, "IndexNotFoundError")
     }))
 
-  it.scoped("without named indexers any name compiles, as before", () =>
+  it.effect("without named indexers any name compiles, as before", () =>
     Effect.gen(function*() {
       const fake = yield* FakeListerWatcher.make<Resource.Pod>()
       const informer = yield* SharedInformer.make(fake)
@@ -91,7 +91,7 @@ describe("typed index names", () => {
       assert.deepStrictEqual(yield* indexer.listIndexFuncValues("unknown"), [])
     }))
 
-  it.scoped("InformerFactory: informerFor and listerFor are typed with the request's index names", () =>
+  it.effect("InformerFactory: informerFor and listerFor are typed with the request's index names", () =>
     Effect.gen(function*() {
       const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
       const factory = yield* InformerFactory.InformerFactory

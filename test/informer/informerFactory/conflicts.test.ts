@@ -3,7 +3,8 @@
  * names added by a later request.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import * as Indexer from "../../../src/Indexer.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
 import * as Resource from "../../../src/Resource.js"
@@ -20,7 +21,7 @@ const byTier: Indexer.IndexFunction<KubeObject> = (o) => {
 }
 
 describe("InformerFactory - informerFor", () => {
-  it.scoped("a conflicting transform is an InformerOptionsConflictError", () =>
+  it.effect("a conflicting transform is an InformerOptionsConflictError", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const transform = <A>(o: A): A => o
@@ -39,7 +40,7 @@ describe("InformerFactory - informerFor", () => {
       assert.strictEqual(late._tag, "InformerOptionsConflictError")
     }))
 
-  it.scoped("a conflicting resync period is an InformerOptionsConflictError", () =>
+  it.effect("a conflicting resync period is an InformerOptionsConflictError", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const first = yield* factory.informerFor(Resource.pods, { resyncPeriod: "1 minute" })
@@ -51,7 +52,7 @@ describe("InformerFactory - informerFor", () => {
       assert.include(error.message, "120000ms requested, 60000ms in use")
     }))
 
-  it.scoped("the resync period in use is the effective one (factory default, customResync)", () =>
+  it.effect("the resync period in use is the effective one (factory default, customResync)", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup({
         resyncPeriod: "5 minutes",
@@ -66,7 +67,7 @@ describe("InformerFactory - informerFor", () => {
       assert.include(error.message, "300000ms requested, 30000ms in use")
     }))
 
-  it.scoped("an index name registered with another function is an InformerOptionsConflictError", () =>
+  it.effect("an index name registered with another function is an InformerOptionsConflictError", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const first = yield* factory.informerFor(Resource.pods, { indexers: { byApp } })
@@ -89,7 +90,7 @@ describe("InformerFactory - informerFor", () => {
       )
     }))
 
-  it.scoped("a new index name on a later request is added to the existing informer", () =>
+  it.effect("a new index name on a later request is added to the existing informer", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup()
       const fake = fakes.fakeFor(Resource.pods)

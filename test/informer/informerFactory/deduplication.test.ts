@@ -3,13 +3,13 @@
  * namespaces, concurrent requests); malformed selectors are typed errors.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Scheduler } from "effect"
 import * as Resource from "../../../src/Resource.js"
 import { widgets } from "../../fixtures/index.js"
 import { setup } from "./fixtures.js"
 
 describe("InformerFactory - informerFor", () => {
-  it.scoped("same resource and scope returns the same informer, also for equivalent selectors", () =>
+  it.effect("same resource and scope returns the same informer, also for equivalent selectors", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const a = yield* factory.informerFor(Resource.pods, { namespace: "default", labelSelector: "a=b,c=d" })
@@ -34,7 +34,7 @@ describe("InformerFactory - informerFor", () => {
       assert.lengthOf(yield* factory.status, 5)
     }))
 
-  it.scoped("a different namespace, selector or resource gives a different informer", () =>
+  it.effect("a different namespace, selector or resource gives a different informer", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const base = yield* factory.informerFor(Resource.pods, { namespace: "default" })
@@ -49,19 +49,19 @@ describe("InformerFactory - informerFor", () => {
       assert.strictEqual(new Set([base, ...others]).size, 7)
     }))
 
-  it.scoped("concurrent requests for the same informer create it once", () =>
+  it.effect("concurrent requests for the same informer create it once", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       // Yield every 32 operations so that the two requests interleave (creating an informer takes more).
       const [a, b] = yield* Effect.all(
         [factory.informerFor(Resource.pods), factory.informerFor(Resource.pods)],
         { concurrency: "unbounded" }
-      ).pipe(Effect.withMaxOpsBeforeYield(32))
+      ).pipe(Effect.provideService(Scheduler.MaxOpsBeforeYield, 32))
       assert.strictEqual(a, b)
       assert.lengthOf(yield* factory.status, 1)
     }))
 
-  it.scoped("malformed selectors are typed parse errors", () =>
+  it.effect("malformed selectors are typed parse errors", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const label = yield* Effect.flip(factory.informerFor(Resource.pods, { labelSelector: "a in (b" }))

@@ -8,7 +8,7 @@ import { namespacedNames as names } from "../../fixtures/index.js"
 import { obj, setup } from "./fixtures.js"
 
 describe("InformerFactory - options", () => {
-  it.scoped("listerFor reads the informer's cache", () =>
+  it.effect("listerFor reads the informer's cache", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup()
       yield* fakes.fakeFor(Resource.pods).add(obj("ns", "a", { app: "web" }))
@@ -20,7 +20,7 @@ describe("InformerFactory - options", () => {
       assert.strictEqual((yield* lister.byNamespace("ns").get("b")).metadata?.name, "b")
     }))
 
-  it.scoped("handlers see the informer's events through the factory", () =>
+  it.effect("handlers see the informer's events through the factory", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup()
       const informer = yield* factory.informerFor(Resource.pods)

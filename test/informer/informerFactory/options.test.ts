@@ -3,14 +3,15 @@
  * and customResync.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, TestClock } from "effect"
+import { Duration, Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { resourceVersion } from "../../../src/KubeObject.js"
 import * as Resource from "../../../src/Resource.js"
 import { namespacedNames as names } from "../../fixtures/index.js"
 import { obj, setup } from "./fixtures.js"
 
 describe("InformerFactory - options", () => {
-  it.scoped("per-informer reflector settings apply over the factory's; other settings later are a conflict", () =>
+  it.effect("per-informer reflector settings apply over the factory's; other settings later are a conflict", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { pageSize: 7 } })
       const fake = fakes.fakeFor(Resource.deployments)
@@ -32,7 +33,7 @@ describe("InformerFactory - options", () => {
       assert.isTrue(conflict._tag === "InformerOptionsConflictError" && conflict.option === "reflector")
     }))
 
-  it.scoped("reflector settings compared structurally: equal durations in other forms are no conflict", () =>
+  it.effect("reflector settings compared structurally: equal durations in other forms are no conflict", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const informer = yield* factory.informerFor(Resource.pods, {
@@ -54,7 +55,7 @@ describe("InformerFactory - options", () => {
       assert.isTrue(other._tag === "InformerOptionsConflictError")
     }))
 
-  it.scoped("tweakListOptions adjusts every informer's scope", () =>
+  it.effect("tweakListOptions adjusts every informer's scope", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({
         tweakListOptions: (scope) => ({ ...scope, labelSelector: "tier=web" })
@@ -75,14 +76,14 @@ describe("InformerFactory - options", () => {
       assert.deepStrictEqual(names(yield* informer.indexer.list), ["ns/web-1", "ns/web-2"])
     }))
 
-  it.scoped("a tweak producing a malformed selector is a parse error", () =>
+  it.effect("a tweak producing a malformed selector is a parse error", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup({ tweakListOptions: (scope) => ({ ...scope, fieldSelector: "nope" }) })
       const error = yield* Effect.flip(factory.informerFor(Resource.pods))
       assert.strictEqual(error._tag, "FieldSelectorParseError")
     }))
 
-  it.scoped("the factory namespace is the default namespace", () =>
+  it.effect("the factory namespace is the default namespace", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ namespace: "team-a" })
       const fake = fakes.fakeFor(Resource.pods)
@@ -102,7 +103,7 @@ describe("InformerFactory - options", () => {
       assert.deepStrictEqual(names(yield* nodes.indexer.list), ["/node-1"])
     }))
 
-  it.scoped("customResync sets the resync period of one resource", () =>
+  it.effect("customResync sets the resync period of one resource", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ customResync: { "deployments.apps": "30 seconds" } })
       yield* fakes.fakeFor(Resource.deployments).add(obj("ns", "api"))

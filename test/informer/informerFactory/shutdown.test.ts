@@ -2,14 +2,15 @@
  * InformerFactory: shutdown (idempotent, concurrent), by closing the factory's scope and by releasing the layer.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Scope, TestClock } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
 import * as InformerFactory from "../../../src/InformerFactory.js"
 import * as Resource from "../../../src/Resource.js"
 import { setup } from "./fixtures.js"
 
 describe("InformerFactory - lifecycle", () => {
-  it.scoped("shutdown stops every informer, is idempotent, and ends the factory", () =>
+  it.effect("shutdown stops every informer, is idempotent, and ends the factory", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup()
       const pods = yield* factory.informerFor(Resource.pods)
@@ -36,7 +37,7 @@ describe("InformerFactory - lifecycle", () => {
       assert.strictEqual(yield* fakes.fakeFor(Resource.configMaps).openWatches, 0)
     }))
 
-  it.scoped("concurrent shutdowns all wait for the informers", () =>
+  it.effect("concurrent shutdowns all wait for the informers", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const pods = yield* factory.informerFor(Resource.pods)
@@ -46,12 +47,12 @@ describe("InformerFactory - lifecycle", () => {
       assert.isTrue(yield* pods.isStopped)
     }))
 
-  it.scoped("closing the factory's scope shuts it down", () =>
+  it.effect("closing the factory's scope shuts it down", () =>
     Effect.gen(function*() {
       const context = yield* Layer.build(FakeListerWatcher.layerSource())
       const fakes = Context.get(context, FakeListerWatcher.FakeListerWatcherSource)
       const scope = yield* Scope.make()
-      const factory = yield* InformerFactory.make().pipe(Effect.provide(context), Scope.extend(scope))
+      const factory = yield* InformerFactory.make().pipe(Effect.provide(context), Scope.provide(scope))
       const pods = yield* factory.informerFor(Resource.pods)
       yield* factory.start
       yield* factory.waitForCacheSync()
@@ -63,12 +64,12 @@ describe("InformerFactory - lifecycle", () => {
       assert.strictEqual((yield* Effect.flip(factory.informerFor(Resource.pods)))._tag, "FactoryShutdownError")
     }))
 
-  it.scoped("the layer shuts the factory down when released", () =>
+  it.effect("the layer shuts the factory down when released", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const context = yield* Layer.build(
         InformerFactory.layer().pipe(Layer.provideMerge(FakeListerWatcher.layerSource()))
-      ).pipe(Scope.extend(scope))
+      ).pipe(Scope.provide(scope))
       const factory = Context.get(context, InformerFactory.InformerFactory)
       const pods = yield* factory.informerFor(Resource.pods)
       yield* factory.start

@@ -4,7 +4,8 @@
  */
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Fiber, Layer, Logger, LogLevel, Option, TestClock } from "effect"
+import { Context, Duration, Effect, Fiber, Layer, Option, References } from "effect"
+import { TestClock } from "effect/testing"
 import * as InformerFactory from "../../../src/InformerFactory.js"
 import * as Informers from "../../../src/Layer.js"
 import type { ReflectorError } from "../../../src/Reflector.js"
@@ -20,7 +21,7 @@ const kindOf = (error: Option.Option<ReflectorError>): string | undefined =>
   })
 
 describe("InformerFactory - lifecycle", () => {
-  it.scoped("start starts the informers created before it; a later start picks up new ones", () =>
+  it.effect("start starts the informers created before it; a later start picks up new ones", () =>
     Effect.gen(function*() {
       const { factory } = yield* setup()
       const pods = yield* factory.informerFor(Resource.pods)
@@ -44,7 +45,7 @@ describe("InformerFactory - lifecycle", () => {
       ]])
     }))
 
-  it.scoped("waitForCacheSync returns every started informer's status, all synced", () =>
+  it.effect("waitForCacheSync returns every started informer's status, all synced", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup()
       yield* fakes.fakeFor(Resource.pods).add(obj("default", "web"))
@@ -60,7 +61,7 @@ describe("InformerFactory - lifecycle", () => {
       assert.deepStrictEqual(names(yield* pods.indexer.list), ["default/web"])
     }))
 
-  it.scoped("waitForCacheSync times out with a CacheSyncError naming a 403", () =>
+  it.effect("waitForCacheSync times out with a CacheSyncError naming a 403", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { watchList: false } })
       yield* fakes.fakeFor(Resource.pods).failNextList(
@@ -70,7 +71,7 @@ describe("InformerFactory - lifecycle", () => {
       yield* factory.informerFor(Resource.pods, { namespace: "default" })
       yield* factory.informerFor(Resource.nodes)
       yield* factory.start
-      const fiber = yield* Effect.fork(Effect.flip(factory.waitForCacheSync({ timeout: "10 seconds" })))
+      const fiber = yield* Effect.forkChild(Effect.flip(factory.waitForCacheSync({ timeout: "10 seconds" })))
       yield* TestClock.adjust("10 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "CacheSyncError")
@@ -85,7 +86,7 @@ describe("InformerFactory - lifecycle", () => {
       assert.isTrue(error.informers.find((s) => s.informer === "nodes")?.synced)
     }))
 
-  it.scoped("waitForCacheSync names a 404 for a missing CRD", () =>
+  it.effect("waitForCacheSync names a 404 for a missing CRD", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { watchList: false } })
       yield* fakes.fakeFor(widgets).failNextList(
@@ -94,7 +95,7 @@ describe("InformerFactory - lifecycle", () => {
       )
       yield* factory.informerFor(widgets)
       yield* factory.start
-      const fiber = yield* Effect.fork(Effect.flip(factory.waitForCacheSync({ timeout: "5 seconds" })))
+      const fiber = yield* Effect.forkChild(Effect.flip(factory.waitForCacheSync({ timeout: "5 seconds" })))
       yield* TestClock.adjust("5 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "CacheSyncError")
@@ -103,7 +104,7 @@ describe("InformerFactory - lifecycle", () => {
       assert.include(error.message, "could not find the requested resource")
     }))
 
-  it.scopedLive("waitForCacheSync names a 404 (a CRD the embedded API server does not serve) and a 403 over HTTP", () =>
+  it.live("waitForCacheSync names a 404 (a CRD the embedded API server does not serve) and a 403 over HTTP", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make()
       const build = Layer.build(
@@ -131,9 +132,9 @@ describe("InformerFactory - lifecycle", () => {
       assert.strictEqual(kindOf(status!.lastError), "StatusError (Forbidden)")
       yield* server.faults.clear
       yield* pods.waitForCacheSync({ timeout: "10 seconds" })
-    }).pipe(Logger.withMinimumLogLevel(LogLevel.Error)))
+    }).pipe(Effect.provideService(References.MinimumLogLevel, "Error")))
 
-  it.scoped("status reflects synced and the last error", () =>
+  it.effect("status reflects synced and the last error", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ reflector: { watchList: false } })
       const forbidden = statusError(403, "Forbidden", "forbidden for a while")

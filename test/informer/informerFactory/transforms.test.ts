@@ -2,14 +2,15 @@
  * InformerFactory: managedFields stripped by default (or kept), and the default transform before the informer's.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import * as InformerFactory from "../../../src/InformerFactory.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
 import * as Resource from "../../../src/Resource.js"
 import { obj, setup } from "./fixtures.js"
 
 describe("InformerFactory - options", () => {
-  it.scoped("managedFields are stripped by default, without touching the source's objects", () =>
+  it.effect("managedFields are stripped by default, without touching the source's objects", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup()
       const managedFields = [{ manager: "kubectl", operation: "Apply" }]
@@ -31,7 +32,7 @@ describe("InformerFactory - options", () => {
       for (const o of yield* fake.objects) assert.deepStrictEqual(o.metadata?.managedFields, managedFields)
     }))
 
-  it.scoped("stripManagedFields: false keeps managedFields", () =>
+  it.effect("stripManagedFields: false keeps managedFields", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({ stripManagedFields: false })
       const managedFields = [{ manager: "kubectl", operation: "Apply" }]
@@ -52,7 +53,7 @@ describe("InformerFactory - options", () => {
     assert.deepStrictEqual(withFields.metadata?.managedFields, [])
   })
 
-  it.scoped("defaultTransform runs on every informer, before the informer's own transform", () =>
+  it.effect("defaultTransform runs on every informer, before the informer's own transform", () =>
     Effect.gen(function*() {
       const { factory, fakes } = yield* setup({
         defaultTransform: (o) => ({ ...o, metadata: { ...o.metadata, annotations: { seen: "default" } } })

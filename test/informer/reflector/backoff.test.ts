@@ -3,11 +3,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
 import * as Reflector from "../../../src/Reflector.js"
-import { advance, pod, serverError, settle, tooManyRequests } from "../../fixtures/index.js"
+import { advance, pod, serverError, settle, tooManyRequests, withFixedRandom } from "../../fixtures/index.js"
 import { baseAt, errorLog, inRange, kinds, now, recordingStore, stepper, timed } from "./fixtures.js"
 
 describe("Reflector", () => {
@@ -51,7 +50,7 @@ describe("Reflector", () => {
               at += delay
             }
             return delays
-          }).pipe(Effect.withRandom(Random.fixed([random])))
+          }).pipe(withFixedRandom(random))
         assert.deepStrictEqual(yield* run(0), [800, 1600, 3200, 6400, 12800, 25600, 30000, 30000, 30000, 30000])
         const high = yield* run(0.999)
         high.forEach((delay, i) => inRange(delay, 2 * baseAt(i) * 0.999, 2 * baseAt(i), `step ${i}`))
@@ -112,7 +111,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* upTo(0, tooManyRequests(999999)), 300_000)
       }))
 
-    it.scoped("Retry-After end to end: a re-watch refused with 429 (Retry-After 20 s) is retried after exactly 20 s", () =>
+    it.effect("Retry-After end to end: a re-watch refused with 429 (Retry-After 20 s) is retried after exactly 20 s", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)

@@ -10,7 +10,7 @@ import { errorLog, recordingStore, watchesOf } from "./fixtures.js"
 
 describe("Reflector", () => {
   describe("bookmarks", () => {
-    it.scoped("a bookmark advances lastSyncResourceVersion, reaches store.bookmark, and the next watch starts there", () =>
+    it.effect("a bookmark advances lastSyncResourceVersion, reaches store.bookmark, and the next watch starts there", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { calls, names, store } = yield* recordingStore()
@@ -32,7 +32,7 @@ describe("Reflector", () => {
         assert.isTrue(watches.every((w) => w.allowWatchBookmarks === true))
       }))
 
-    it.scoped("a store without bookmark: the version still advances", () =>
+    it.effect("a store without bookmark: the version still advances", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { store } = yield* recordingStore({ withBookmark: false })

@@ -2,10 +2,12 @@
  * Reflector: ports of client-go's reflector_test.go (test names keep the client-go names).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -45,7 +47,7 @@ import {
 
 describe("Reflector", () => {
   describe("client-go reflector_test", () => {
-    it.scoped("TestCloseWatchChannelOnError: an error on the stream closes the watch and ends the session", () =>
+    it.effect("TestCloseWatchChannelOnError: an error on the stream closes the watch and ends the session", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { store } = yield* recordingStore()
@@ -64,15 +66,16 @@ describe("Reflector", () => {
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { store } = yield* recordingStore()
-        const fiber = yield* Effect.fork(Reflector.run(fake, store, { watchList: false }))
+        const fiber = yield* Effect.forkChild(Reflector.run(fake, store, { watchList: false }))
         yield* settle
         assert.strictEqual(yield* fake.openWatches, 1)
-        const exit = yield* Fiber.interrupt(fiber)
-        assert.isTrue(Exit.isInterrupted(exit))
+        yield* Fiber.interrupt(fiber)
+        const exit = yield* Fiber.await(fiber)
+        assert.isTrue(Exit.hasInterrupts(exit))
         assert.strictEqual(yield* fake.openWatches, 0)
       }))
 
-    it.scoped("TestReflectorResyncChan: a 1 ms resync period fires", () =>
+    it.effect("TestReflectorResyncChan: a 1 ms resync period fires", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { calls, store } = yield* recordingStore()
@@ -104,7 +107,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 0)
       }))
 
-    it.scoped("TestReflectorHandleWatchResultChanClosedBefore: a watch that ends at once: VeryShortWatch, backoff, relist", () =>
+    it.effect("TestReflectorHandleWatchResultChanClosedBefore: a watch that ends at once: VeryShortWatch, backoff, relist", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         let watches = 0
@@ -124,7 +127,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 1)
       }))
 
-    it.scoped("TestReflectorHandleWatchResultChanClosedAfter: closed after 10 ms without events: VeryShortWatch", () =>
+    it.effect("TestReflectorHandleWatchResultChanClosedAfter: closed after 10 ms without events: VeryShortWatch", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -140,7 +143,7 @@ describe("Reflector", () => {
         inRange(log[2].at - 10, 800, 1600, "relist")
       }))
 
-    it.scoped("a watch closed after 1 s without events, or at once after an event, is re-opened at once (no relist)", () =>
+    it.effect("a watch closed after 1 s without events, or at once after an event, is re-opened at once (no relist)", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { store } = yield* recordingStore()
@@ -181,7 +184,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 0)
       }))
 
-    it.scoped("TestReflectorWatchHandler: Deleted, Modified and Added events update the store and the version", () =>
+    it.effect("TestReflectorWatchHandler: Deleted, Modified and Added events update the store and the version", () =>
       Effect.gen(function*() {
         // client-go's first event is an object of the wrong type, dropped by the reflector; here the HTTP layer
         // decodes (and rejects) objects, so a ListerWatcher only ever yields the expected type.
@@ -228,7 +231,7 @@ describe("Reflector", () => {
       })
 
     for (const watchList of [true, false]) {
-      it.scoped(`TestReflectorListAndWatch (watch-list ${watchList ? "on" : "off"})`, () =>
+      it.effect(`TestReflectorListAndWatch (watch-list ${watchList ? "on" : "off"})`, () =>
         Effect.gen(function*() {
           const fake = yield* FakeListerWatcher.make({ initial: [pod("foo")] })
           const fifo = yield* DeltaFifo.make({ mode: "coalescing" })
@@ -258,7 +261,7 @@ describe("Reflector", () => {
         }))
     }
 
-    it.scoped("TestReflectorListAndWatchWithErrors: list and events compose; a failed list leaves the store; a refused watch relists", () =>
+    it.effect("TestReflectorListAndWatchWithErrors: list and events compose; a failed list leaves the store; a refused watch relists", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("foo")] })
         const { names, store } = yield* recordingStore()
@@ -292,11 +295,12 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["bar", "baz", "qux"])
       }))
 
-    it.scoped("TestReflectorListAndWatchInitConnBackoff: watches refused at connect back off without relisting", () =>
+    it.effect("TestReflectorListAndWatchInitConnBackoff: watches refused at connect back off without relisting", () =>
       Effect.gen(function*() {
-        const backoff = Schedule.exponential("1 millis", 2).pipe(
-          Schedule.union(Schedule.spaced("50 millis")),
-          Schedule.jitteredWith({ min: 1, max: 2 }),
+        const backoff = Schedule.min([Schedule.exponential("1 millis", 2), Schedule.spaced("50 millis")]).pipe(
+          Schedule.modifyDelay((metadata) =>
+            Effect.map(Random.next, (random) => Duration.millis(Duration.toMillis(metadata.duration) * (1 + random)))
+          ),
           Reflector.resetAfterIdle("100 millis")
         )
         for (const [failures, min, max] of [[5, 31, 62], [40, 1763, 3526]] as const) {
@@ -307,7 +311,7 @@ describe("Reflector", () => {
           const errors = errorLog()
           const scope = yield* Scope.make()
           const start = yield* now
-          yield* Scope.extend(Reflector.make(lw, store, { watchList: false, backoff, onError: errors.onError }), scope)
+          yield* Scope.provide(Reflector.make(lw, store, { watchList: false, backoff, onError: errors.onError }), scope)
           yield* advance(min - 1)
           assert.isTrue(log.length < failures + 2, `${failures} failures: done before ${min} ms`)
           yield* advance(max - min + 1)
@@ -322,13 +326,13 @@ describe("Reflector", () => {
         }
       }))
 
-    it.scoped("TestNewReflectorWithCustomBackoff: 10 ms doubling, capped at 100 ms, no jitter: 5 refusals take 250 ms", () =>
+    it.effect("TestNewReflectorWithCustomBackoff: 10 ms doubling, capped at 100 ms, no jitter: 5 refusals take 250 ms", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         yield* fake.failNextWatch(transport(), 5)
         const { log, lw } = timed(fake)
         const { store } = yield* recordingStore()
-        const backoff = Schedule.exponential("10 millis", 2).pipe(Schedule.union(Schedule.spaced("100 millis")))
+        const backoff = Schedule.min([Schedule.exponential("10 millis", 2), Schedule.spaced("100 millis")])
         yield* Reflector.make(lw, store, { watchList: false, backoff })
         yield* advance("249 millis")
         assert.strictEqual(log.filter((t) => t.request._tag === "Watch").length, 5)
@@ -343,7 +347,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("TestNewReflectorWithCustomBackoff: the default backoff with 2 refusals finishes within 10 s", () =>
+    it.effect("TestNewReflectorWithCustomBackoff: the default backoff with 2 refusals finishes within 10 s", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         yield* fake.failNextWatch(transport(), 2)
@@ -356,12 +360,12 @@ describe("Reflector", () => {
         inRange(watches[2].at, 2400, 4800, "third watch")
       }))
 
-    it.scoped("TestBackoffOnTooManyRequests: a 429 at watch start and one on the stream: exactly 2 backoff steps, no relist", () =>
+    it.effect("TestBackoffOnTooManyRequests: a 429 at watch start and one on the stream: exactly 2 backoff steps, no relist", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         yield* fake.failNextWatch(tooManyRequests())
         let steps = 0
-        const backoff = Reflector.defaultBackoff.pipe(Schedule.tapInput(() =>
+        const backoff = Reflector.defaultBackoff.pipe(Schedule.tap(() =>
           Effect.sync(() => {
             steps++
           })
@@ -382,7 +386,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 1)
       }))
 
-    it.scoped("TestNoRelistOnTooManyRequests: 4 × 429 at watch start: 1 List, 5 Watch", () =>
+    it.effect("TestNoRelistOnTooManyRequests: 4 × 429 at watch start: 1 List, 5 Watch", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         yield* fake.failNextWatch(tooManyRequests(), 4)
@@ -393,7 +397,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* fake.openWatches, 1)
       }))
 
-    it.scoped("TestRetryInternalError (no retry window): a 500 on the watch backs off and relists", () =>
+    it.effect("TestRetryInternalError (no retry window): a 500 on the watch backs off and relists", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -406,7 +410,7 @@ describe("Reflector", () => {
         inRange(log[2].at, 800, 1600, "relist")
       }))
 
-    it.scoped("TestReflectorResync: a resync failing on its 2nd call ends the session (phase resync) and relists", () =>
+    it.effect("TestReflectorResync: a resync failing on its 2nd call ends the session (phase resync) and relists", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { calls, store } = yield* recordingStore({ refuseResync: (call) => call === 2 })
@@ -423,7 +427,7 @@ describe("Reflector", () => {
         assert.strictEqual(calls.resync, 2)
       }))
 
-    it.scoped("TestReflectorResyncWithResourceVersion: list versions \"0\" then the last synced \"10\"", () =>
+    it.effect("TestReflectorResyncWithResourceVersion: list versions \"0\" then the last synced \"10\"", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { store } = yield* recordingStore()
@@ -434,7 +438,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(listsOf(yield* fake.requests).map((o) => o.resourceVersion), ["0", "10"])
       }))
 
-    it.scoped("TestReflectorResourceVersionUpdate: Added, Modified, Bookmark and Deleted each advance the version", () =>
+    it.effect("TestReflectorResourceVersionUpdate: Added, Modified, Bookmark and Deleted each advance the version", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { calls, store } = yield* recordingStore()
@@ -459,7 +463,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(calls.bookmark, ["13"])
       }))
 
-    it.scoped("TestReflectorReplacesStoreOnUnsafeDelete: an object from a watch that then fails is gone after the relist", () =>
+    it.effect("TestReflectorReplacesStoreOnUnsafeDelete: an object from a watch that then fails is gone after the relist", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 5) })
         let watches = 0
@@ -487,7 +491,7 @@ describe("Reflector", () => {
       }))
 
     describe.each(["inOrder", "coalescing"] as const)("%s", (mode) => {
-      it.scoped(`TestReflectorRespectStoreTransformer: watch-list objects transformed once each`, () =>
+      it.effect(`TestReflectorRespectStoreTransformer: watch-list objects transformed once each`, () =>
         Effect.gen(function*() {
           const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
           let transforms = 0
@@ -518,7 +522,7 @@ describe("Reflector", () => {
         }))
     })
 
-    it.scoped("TestNewReflectorWithDisablementWatchList: a ListerWatcher reporting no watch-list support is listed", () =>
+    it.effect("TestNewReflectorWithDisablementWatchList: a ListerWatcher reporting no watch-list support is listed", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")], supportsWatchList: false })
         const { store } = yield* recordingStore()

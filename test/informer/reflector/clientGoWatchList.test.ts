@@ -25,7 +25,7 @@ import {
 
 describe("Reflector", () => {
   describe("client-go reflector_watchlist_test", () => {
-    it.scoped("TestWatchListResourceVersion: the version is \"\" until the end bookmark, then its version", () =>
+    it.effect("TestWatchListResourceVersion: the version is \"\" until the end bookmark, then its version", () =>
       Effect.gen(function*() {
         const queue = yield* Queue.unbounded<Event>()
         const { lw } = scripted({ watches: [Stream.fromQueue(queue)] })
@@ -56,7 +56,7 @@ describe("Reflector", () => {
         assert.strictEqual(state.open, 0)
       }))
 
-    it.scoped("TestWatchList case 2: watch-list off: List {\"0\", 500} and Watch {\"1\"}", () =>
+    it.effect("TestWatchList case 2: watch-list off: List {\"0\", 500} and Watch {\"1\"}", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1")] })
         const { names, store } = yield* recordingStore()
@@ -68,7 +68,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["p1"])
       }))
 
-    it.scoped("TestWatchList case 3: a watch-list request failing with an arbitrary error falls back, and is tried again next cycle", () =>
+    it.effect("TestWatchList case 3: a watch-list request failing with an arbitrary error falls back, and is tried again next cycle", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1"), pod("p2")] })
         yield* fake.failNextWatch(serverError())
@@ -84,7 +84,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch", "WatchList"])
       }))
 
-    it.scoped("TestWatchList case 4: an Invalid (422) answer falls back to List+Watch", () =>
+    it.effect("TestWatchList case 4: an Invalid (422) answer falls back to List+Watch", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1"), pod("p2")] })
         yield* fake.failNextWatch(serverError(422, "Invalid"))
@@ -95,7 +95,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["p1", "p2"])
       }))
 
-    it.scoped("TestWatchList case 5: two Added and the bookmark: synced with one request", () =>
+    it.effect("TestWatchList case 5: two Added and the bookmark: synced with one request", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1"), pod("p2")] })
         const { names, store } = yield* recordingStore()
@@ -105,7 +105,7 @@ describe("Reflector", () => {
         assert.strictEqual((yield* fake.requests).length, 1)
       }))
 
-    it.scoped("TestWatchList case 7: two 429s: three identical watch-list requests", () =>
+    it.effect("TestWatchList case 7: two 429s: three identical watch-list requests", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1")] })
         yield* fake.failNextWatch(tooManyRequests(), 2)
@@ -125,7 +125,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("TestWatchList case 9: the stream ending after the bookmark: a plain watch from the last event's version", () =>
+    it.effect("TestWatchList case 9: the stream ending after the bookmark: a plain watch from the last event's version", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1"), pod("p2")] })
         const { names, store } = yield* recordingStore()
@@ -146,7 +146,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), [])
       }))
 
-    it.scoped("TestWatchList case 10: Gone on the re-watch after sync: a consistent watch-list at once", () =>
+    it.effect("TestWatchList case 10: Gone on the re-watch after sync: a consistent watch-list at once", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("p1"), pod("p2")] })
         const { names, store } = yield* recordingStore()

@@ -15,7 +15,7 @@ import { errorLog, kinds, listsOf, nameOf, recordingStore } from "./fixtures.js"
 
 describe("Reflector", () => {
   describe("error reporting", () => {
-    it.scoped("every error reaches onError exactly once with its phase, and the loop keeps running", () =>
+    it.effect("every error reaches onError exactly once with its phase, and the loop keeps running", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")], watchList: "reject" })
         let resyncing = false
@@ -72,21 +72,16 @@ describe("Reflector", () => {
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, yield* fake.resourceVersion)
       }))
 
-    it.scoped("every error is logged once (Gone at info, others as warnings) and counted by phase, error and reason", () => {
+    it.effect("every error is logged once (Gone at info, others as warnings) and counted by phase, error and reason", () => {
       const lines: Array<string> = []
       const logger = Logger.make(({ logLevel, message }) => {
         const text = Array.isArray(message) ? message.join(" ") : String(message)
-        if (text.includes("failed") || text.includes("too old")) lines.push(`${logLevel.label} ${text}`)
+        if (text.includes("failed") || text.includes("too old")) lines.push(`${logLevel.toUpperCase()} ${text}`)
       })
       const name = "pods-error-accounting"
       const errorsOf = (phase: string, error: string, reason: string) =>
         Metric.value(
-          Metrics.errors.pipe(
-            Metric.tagged("informer", name),
-            Metric.tagged("phase", phase),
-            Metric.tagged("error", error),
-            Metric.tagged("reason", reason)
-          )
+          Metric.withAttributes(Metrics.errors, { informer: name, phase, error, reason })
         ).pipe(Effect.map((state) => state.count))
       return Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")], watchList: "reject" })
@@ -105,10 +100,10 @@ describe("Reflector", () => {
         assert.strictEqual(yield* errorsOf("watch-list", "StatusError", "Invalid"), 1)
         assert.strictEqual(yield* errorsOf("watch", "StatusError", "ServerError"), 1)
         assert.strictEqual(yield* errorsOf("watch", "StatusError", "Gone"), 1)
-      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.provide(Logger.layer([logger])))
     })
 
-    it.scoped("a DeltaFifo transform throwing for one object: StoreError (phase event), the next events still apply", () =>
+    it.effect("a DeltaFifo transform throwing for one object: StoreError (phase event), the next events still apply", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const fifo = yield* DeltaFifo.make<KubeObject>({
@@ -133,7 +128,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "4")
       }))
 
-    it.scoped("Gone on the first page of a relist is reported once (phase list) before the consistent retry", () =>
+    it.effect("Gone on the first page of a relist is reported once (phase list) before the consistent retry", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { names, store } = yield* recordingStore()
@@ -158,7 +153,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a", "b"])
       }))
 
-    it.scoped("store update, delete and bookmark failures: one StoreError each (phase event), the version still advances", () =>
+    it.effect("store update, delete and bookmark failures: one StoreError each (phase event), the version still advances", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
         const inner = yield* recordingStore()
@@ -192,7 +187,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "Watch"])
       }))
 
-    it.scoped("the context carries the reflector's name and the resourceVersion at the time", () =>
+    it.effect("the context carries the reflector's name and the resourceVersion at the time", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
         const { store } = yield* recordingStore()
@@ -204,7 +199,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.reported[0].context, { phase: "watch", resourceVersion: "2", reflector: "pods" })
       }))
 
-    it.scoped("a failing onError handler does not stop the loop", () =>
+    it.effect("a failing onError handler does not stop the loop", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { names, store } = yield* recordingStore()

@@ -4,13 +4,11 @@
  */
 import { assert } from "@effect/vitest"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
-import type * as Schedule from "effect/Schedule"
-import * as ScheduleDecision from "effect/ScheduleDecision"
-import * as ScheduleIntervals from "effect/ScheduleIntervals"
+import * as Pull from "effect/Pull"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
@@ -199,29 +197,32 @@ export const recordingStore = (options: {
 export const startInScope = (lw: LW, store: Reflector.Store<KubeObject, unknown>, options: Options) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
-    const reflector = yield* Scope.extend(Reflector.make(lw, store, options), scope)
+    const reflector = yield* Scope.provide(Reflector.make(lw, store, options), scope)
     return { scope, reflector }
   })
 
 /** Closes `scope` and asserts it finished without the clock moving. */
-export const closeWithoutTime = (scope: Scope.CloseableScope) =>
+export const closeWithoutTime = (scope: Scope.Closeable) =>
   Effect.gen(function*() {
     const before = yield* now
-    const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+    const closing = yield* Effect.forkChild(Scope.close(scope, Exit.void))
     yield* settle
-    assert.isTrue(Option.isSome(yield* Fiber.poll(closing)), "closing the scope needed the clock to move")
+    assert.isTrue(closing.pollUnsafe() !== undefined, "closing the scope needed the clock to move")
     assert.strictEqual(yield* now, before)
   })
 
 // --- schedules -----------------------------------------------------------------------------------
 
-/** Steps a schedule as `Schedule.driver` does; each call returns the delay in ms (undefined when done). */
+/** Steps a schedule as the Reflector's backoff does; each call returns the delay in ms (NaN when done). */
 export const stepper = <In>(schedule: Schedule.Schedule<unknown, In>) => {
-  let state = schedule.initial
+  let step: ((now: number, input: In) => Pull.Pull<[unknown, Duration.Duration], never, unknown>) | undefined
   return (at: number, input: In): Effect.Effect<number> =>
-    Effect.map(schedule.step(at, input, state), ([next, , decision]) => {
-      state = next
-      return ScheduleDecision.isDone(decision) ? Number.NaN : ScheduleIntervals.start(decision.intervals) - at
+    Effect.gen(function*() {
+      step ??= yield* Schedule.toStep(schedule)
+      return yield* step(at, input).pipe(
+        Effect.map(([, delay]) => Duration.toMillis(delay)),
+        Pull.catchDone(() => Effect.succeed(Number.NaN))
+      )
     })
 }
 

@@ -13,7 +13,7 @@ import { errorLog, inRange, kinds, listsOf, now, recordingStore, timed } from ".
 
 describe("Reflector", () => {
   describe("Gone and too-large resourceVersions", () => {
-    it.scoped("Gone on the watch relists at once with a consistent read (resourceVersion \"\")", () =>
+    it.effect("Gone on the watch relists at once with a consistent read (resourceVersion \"\")", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
         const { names, store } = yield* recordingStore()
@@ -38,7 +38,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a", "b", "c", "lost"])
       }))
 
-    it.scoped("Gone twice in a row without a watch event backs off before the second relist; an event resets that", () =>
+    it.effect("Gone twice in a row without a watch event backs off before the second relist; an event resets that", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -70,7 +70,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("TestReflectorExpiredExactResourceVersion: a relist at \"10\" getting Gone retries at once with \"\"", () =>
+    it.effect("TestReflectorExpiredExactResourceVersion: a relist at \"10\" getting Gone retries at once with \"\"", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { log, lw } = timed(fake)
@@ -94,7 +94,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "11")
       }))
 
-    it.scoped("TestReflectorFullListIfTooLarge: each too-large format retries at once with \"\"", () =>
+    it.effect("TestReflectorFullListIfTooLarge: each too-large format retries at once with \"\"", () =>
       Effect.gen(function*() {
         const formats = [
           Wire.failureStatus(504, "Timeout", "The server was unable to return a response in the time allotted", {
@@ -137,7 +137,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("a too-large resourceVersion on the watch relists consistently", () =>
+    it.effect("a too-large resourceVersion on the watch relists consistently", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { store } = yield* recordingStore()
@@ -155,7 +155,7 @@ describe("Reflector", () => {
   })
 
   describe("list failures", () => {
-    it.scoped("a failed list is reported (phase list), leaves the store alone, and is retried after [0.8, 1.6) s", () =>
+    it.effect("a failed list is reported (phase list), leaves the store alone, and is retried after [0.8, 1.6) s", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
         yield* fake.failNextList(serverError())
@@ -178,7 +178,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), ["list:StatusError(ServerError)"])
       }))
 
-    it.scoped("a failed store replace is a failed list: reported as StoreError, retried after the backoff", () =>
+    it.effect("a failed store replace is a failed list: reported as StoreError, retried after the backoff", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const inner = yield* recordingStore()

@@ -13,7 +13,7 @@ import { added, bookmarkEvent, errorLog, kinds, nameOf, recordingStore, scripted
 
 describe("Reflector", () => {
   describe("hardening", () => {
-    it.scoped("resync starts only once the session has synced: a list that never returns never resyncs", () =>
+    it.effect("resync starts only once the session has synced: a list that never returns never resyncs", () =>
       Effect.gen(function*() {
         const { calls, store } = yield* recordingStore()
         const lw: LW = { list: () => Effect.never, watch: () => Stream.never }
@@ -22,7 +22,7 @@ describe("Reflector", () => {
         assert.strictEqual(calls.resync, 0)
       }))
 
-    it.scoped("a defect in the ListerWatcher is reported as UnexpectedError and the loop recovers", () =>
+    it.effect("a defect in the ListerWatcher is reported as UnexpectedError and the loop recovers", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         yield* fake.add(pod("a"))
@@ -41,13 +41,13 @@ describe("Reflector", () => {
         assert.deepStrictEqual((yield* indexer.list).map(nameOf), ["a"])
       }))
 
-    it.scoped("a finite custom backoff starts over with its first wait instead of retrying at once", () =>
+    it.effect("a finite custom backoff starts over with its first wait instead of retrying at once", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         yield* fake.failNextList(serverError(), 3)
         const t = timed(fake)
         const { store } = yield* recordingStore()
-        const backoff = Schedule.spaced("5 seconds").pipe(Schedule.intersect(Schedule.recurs(1)))
+        const backoff = Schedule.max([Schedule.spaced("5 seconds"), Schedule.recurs(1)])
         yield* Reflector.make(t.lw, store, { watchList: false, backoff })
         yield* advance("30 seconds")
         const lists = t.times("List")
@@ -55,7 +55,7 @@ describe("Reflector", () => {
         for (let i = 1; i < lists.length; i++) assert.isAtLeast(lists[i] - lists[i - 1], 5000, `list ${i}`)
       }))
 
-    it.scoped("a custom backoff still honours Retry-After", () =>
+    it.effect("a custom backoff still honours Retry-After", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         yield* fake.failNextList(tooManyRequests(25))
@@ -68,7 +68,7 @@ describe("Reflector", () => {
         assert.strictEqual(t.times("List").length, 2)
       }))
 
-    it.scoped("the watch-list timeout measures inactivity: a slow initial stream that keeps delivering is not cut", () =>
+    it.effect("the watch-list timeout measures inactivity: a slow initial stream that keeps delivering is not cut", () =>
       Effect.gen(function*() {
         // 10 objects, one every 4 s: 40 s in total, longer than the 10 s timeout, never 10 s idle.
         const initial = Stream.fromIterable(podsNamed("p", 10)).pipe(
@@ -87,7 +87,7 @@ describe("Reflector", () => {
         assert.strictEqual((yield* names).length, 10)
       }))
 
-    it.scoped("a watch-list stream that stalls before its end bookmark times out after watchListTimeout of silence", () =>
+    it.effect("a watch-list stream that stalls before its end bookmark times out after watchListTimeout of silence", () =>
       Effect.gen(function*() {
         const { lw, requests } = scripted({
           watches: [Stream.concat(Stream.make(added(pod("a", { rv: "2" }))), Stream.never)]
@@ -102,7 +102,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(requests), ["WatchList", "List", "Watch"])
       }))
 
-    it.scoped("reuse is applied page by page as a paged list arrives", () =>
+    it.effect("reuse is applied page by page as a paged list arrives", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         for (const obj of podsNamed("p", 10)) yield* fake.add(obj)

@@ -27,7 +27,7 @@ import {
 
 describe("Reflector", () => {
   describe("hostile servers", () => {
-    it.scoped("a BOOKMARK with an empty resourceVersion is not adopted: the re-watch resumes from the last good one", () =>
+    it.effect("a BOOKMARK with an empty resourceVersion is not adopted: the re-watch resumes from the last good one", () =>
       Effect.gen(function*() {
         const { lw, requests } = scripted({
           list: { items: [pod("a", { rv: "5" })], resourceVersion: "5", continue: undefined },
@@ -44,7 +44,7 @@ describe("Reflector", () => {
         assert.include(errors.reported[0].error.message, "has no resourceVersion")
       }))
 
-    it.scoped("an object event with an empty resourceVersion is applied, not adopted, and reported", () =>
+    it.effect("an object event with an empty resourceVersion is applied, not adopted, and reported", () =>
       Effect.gen(function*() {
         const { lw, requests } = scripted({
           list: { items: [pod("a", { rv: "5" }), pod("b", { rv: "5" })], resourceVersion: "5", continue: undefined },
@@ -74,7 +74,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors2.summary(), ["event:DecodeError(MissingResourceVersion)"])
       }))
 
-    it.scoped("a list without a resourceVersion is not used: DecodeError, back off, list again", () =>
+    it.effect("a list without a resourceVersion is not used: DecodeError, back off, list again", () =>
       Effect.gen(function*() {
         let listed = 0
         const lw: LW = {
@@ -96,14 +96,14 @@ describe("Reflector", () => {
         assert.strictEqual(yield* reflector.lastSyncResourceVersion, "3")
       }))
 
-    it.scoped("a watch-list whose initial-events-end bookmark has no resourceVersion falls back to LIST", () =>
+    it.effect("a watch-list whose initial-events-end bookmark has no resourceVersion falls back to LIST", () =>
       Effect.gen(function*() {
         const requests: Array<Request> = []
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const lw: LW = {
           ...fake,
           list: (options) =>
-            Effect.zipRight(Effect.sync(() => requests.push({ _tag: "List", options })), fake.list(options)),
+            Effect.andThen(Effect.sync(() => requests.push({ _tag: "List", options })), fake.list(options)),
           watch: (options) => {
             requests.push({ _tag: "Watch", options })
             return options.sendInitialEvents === true
@@ -120,7 +120,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(calls.replace.map((r) => r.resourceVersion), ["1"])
       }))
 
-    it.scoped("a continue token the server repeats: ProtocolError ContinueRepeated after a bounded number of pages, then backoff and relist", () =>
+    it.effect("a continue token the server repeats: ProtocolError ContinueRepeated after a bounded number of pages, then backoff and relist", () =>
       Effect.gen(function*() {
         let lists = 0
         const lw: LW = {
@@ -154,7 +154,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("Retry-After: 999999 is cut to maxRetryAfter (30 s by default)", () =>
+    it.effect("Retry-After: 999999 is cut to maxRetryAfter (30 s by default)", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const t = timed(fake)
@@ -166,7 +166,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
-    it.scoped("maxRetryAfter raises or lowers the cap", () =>
+    it.effect("maxRetryAfter raises or lowers the cap", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const t = timed(fake)

@@ -12,7 +12,7 @@ import { errorLog, kinds, listsOf, recordingStore } from "./fixtures.js"
 
 describe("Reflector", () => {
   describe("pagination", () => {
-    it.scoped("pageSize 4 with 10 objects: three pages following continue, without resourceVersion after the first", () =>
+    it.effect("pageSize 4 with 10 objects: three pages following continue, without resourceVersion after the first", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { calls, names, store } = yield* recordingStore()
@@ -32,7 +32,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["List", "List", "List", "Watch"])
       }))
 
-    it.scoped("TestReflectorWatchListPageSize: a relist at \"10\" with pageSize 4 pages too", () =>
+    it.effect("TestReflectorWatchListPageSize: a relist at \"10\" with pageSize 4 pages too", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { names, store } = yield* recordingStore()
@@ -50,7 +50,7 @@ describe("Reflector", () => {
         assert.strictEqual((yield* names).length, 10)
       }))
 
-    it.scoped("TestReflectorFullListIfExpired: an expired continue token falls back to one full list at the original version", () =>
+    it.effect("TestReflectorFullListIfExpired: an expired continue token falls back to one full list at the original version", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         let expireAfterFirstPage = false
@@ -91,7 +91,7 @@ describe("Reflector", () => {
 
     // client-go's policy: a relist at a concrete version carries no limit, so that the API server's watch
     // cache serves it instead of etcd.
-    it.scoped("TestReflectorNotPaginatingNotConsistentReads: a relist at a concrete version is not paginated", () =>
+    it.effect("TestReflectorNotPaginatingNotConsistentReads: a relist at a concrete version is not paginated", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { store } = yield* recordingStore()
@@ -105,7 +105,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("a consistent relist after Gone is paginated (etcd serves it)", () =>
+    it.effect("a consistent relist after Gone is paginated (etcd serves it)", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { store } = yield* recordingStore()
@@ -141,7 +141,7 @@ describe("Reflector", () => {
       }
     })
 
-    it.scoped("pageSize 0: every list is one unpaginated response", () =>
+    it.effect("pageSize 0: every list is one unpaginated response", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })
         const { names, store } = yield* recordingStore()
@@ -153,7 +153,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(listsOf(yield* fake.requests), [{ resourceVersion: "" }, { resourceVersion: "10" }])
       }))
 
-    it.scoped("TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled: a paginated any-age list keeps relists paged", () =>
+    it.effect("TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled: a paginated any-age list keeps relists paged", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 501) })
         const { names, store } = yield* recordingStore()
@@ -171,7 +171,7 @@ describe("Reflector", () => {
         ])
       }))
 
-    it.scoped("an any-age first list that was not paginated: a relist at a concrete version is not paginated", () =>
+    it.effect("an any-age first list that was not paginated: a relist at a concrete version is not paginated", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 3) })
         const { store } = yield* recordingStore()

@@ -27,7 +27,7 @@ import {
 
 describe("Reflector", () => {
   describe("decode errors", () => {
-    it.scoped("a DecodeError mid-stream is reported (phase watch), then a relist after the backoff loses nothing", () =>
+    it.effect("a DecodeError mid-stream is reported (phase watch), then a relist after the backoff loses nothing", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -56,7 +56,7 @@ describe("Reflector", () => {
   })
 
   describe("recovery paths", () => {
-    it.scoped("a connection reset after the watch was established re-watches at once, without backoff or relist", () =>
+    it.effect("a connection reset after the watch was established re-watches at once, without backoff or relist", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { store } = yield* recordingStore()
@@ -71,7 +71,7 @@ describe("Reflector", () => {
         assert.strictEqual(yield* now, 1000)
       }))
 
-    it.scoped("a watch-list request that cannot connect backs off and tries watch-list again", () =>
+    it.effect("a watch-list request that cannot connect backs off and tries watch-list again", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         yield* fake.failNextWatch(transport())
@@ -87,7 +87,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
-    it.scoped("after a watch-list sync, a 429 on its stream backs off (Retry-After) and watches on from the last version", () =>
+    it.effect("after a watch-list sync, a 429 on its stream backs off (Retry-After) and watches on from the last version", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
         const { names, store } = yield* recordingStore()
@@ -106,7 +106,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a", "b", "c"])
       }))
 
-    it.scoped("after a watch-list sync, a 500 on its stream backs off and syncs again, not older than the last version", () =>
+    it.effect("after a watch-list sync, a 500 on its stream backs off and syncs again, not older than the last version", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -124,7 +124,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), ["watch:StatusError(ServerError)"])
       }))
 
-    it.scoped("Gone right after each watch-list sync: the second in a row without progress backs off (no hot loop)", () =>
+    it.effect("Gone right after each watch-list sync: the second in a row without progress backs off (no hot loop)", () =>
       Effect.gen(function*() {
         const syncThenGone = (extra: ReadonlyArray<Event>) =>
           Stream.concat(
@@ -155,7 +155,7 @@ describe("Reflector", () => {
         assert.isTrue(requests.every((r) => r.options.resourceVersion === ""))
       }))
 
-    it.scoped("Gone on a watch-list request at a known version: a consistent watch-list at once", () =>
+    it.effect("Gone on a watch-list request at a known version: a consistent watch-list at once", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -173,7 +173,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
-    it.scoped("a watch-list stream ending early after more than a second of progress is retried at once", () =>
+    it.effect("a watch-list stream ending early after more than a second of progress is retried at once", () =>
       Effect.gen(function*() {
         const { lw, requests } = scripted({
           watches: [
@@ -193,7 +193,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["p1"])
       }))
 
-    it.scoped("a 429 on the LIST waits for its Retry-After", () =>
+    it.effect("a 429 on the LIST waits for its Retry-After", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         yield* fake.failNextList(tooManyRequests(10))
@@ -210,7 +210,7 @@ describe("Reflector", () => {
       }))
 
     for (const watchList of [true, false]) {
-      it.scoped(`reuse replaces listed objects (watch-list ${watchList ? "on" : "off"})`, () =>
+      it.effect(`reuse replaces listed objects (watch-list ${watchList ? "on" : "off"})`, () =>
         Effect.gen(function*() {
           const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
           const held = new Map((yield* fake.objects).map((obj) => [nameOf(obj), { ...obj }] as const))

@@ -11,7 +11,7 @@ import { errorLog, recordingStore, watchesOf } from "./fixtures.js"
 
 describe("Reflector", () => {
   describe("resync", () => {
-    it.scoped("resyncs every resyncPeriod: one call after 1 s, three after 3 s", () =>
+    it.effect("resyncs every resyncPeriod: one call after 1 s, three after 3 s", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { calls, store } = yield* recordingStore()
@@ -26,7 +26,7 @@ describe("Reflector", () => {
         assert.strictEqual(calls.resync, 3)
       }))
 
-    it.scoped("shouldResync answering false: no resync, and it is asked every period", () =>
+    it.effect("shouldResync answering false: no resync, and it is asked every period", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { calls, store } = yield* recordingStore()
@@ -47,7 +47,7 @@ describe("Reflector", () => {
         assert.strictEqual(calls.resync, 2)
       }))
 
-    it.scoped("no resyncPeriod: no resync", () =>
+    it.effect("no resyncPeriod: no resync", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { calls, store } = yield* recordingStore()
@@ -84,16 +84,16 @@ describe("Reflector", () => {
       assert.isTrue(new Set(values).size > 1, "timeoutSeconds is drawn at random")
     }
 
-    it.scoped("TestWatchTimeout: default timeoutSeconds in [300, 600]", () =>
+    it.effect("TestWatchTimeout: default timeoutSeconds in [300, 600]", () =>
       Effect.map(timeouts({ watchList: false }), (values) => check(values, 300, 600)))
 
-    it.scoped("TestWatchTimeout: watch-list requests too", () =>
+    it.effect("TestWatchTimeout: watch-list requests too", () =>
       Effect.map(timeouts({}), (values) => check(values, 300, 600)))
 
-    it.scoped("TestWatchTimeout: minWatchTimeout 30 minutes gives [1800, 3600]", () =>
+    it.effect("TestWatchTimeout: minWatchTimeout 30 minutes gives [1800, 3600]", () =>
       Effect.map(timeouts({ watchList: false, minWatchTimeout: "30 minutes" }), (values) => check(values, 1800, 3600)))
 
-    it.scoped("TestWatchTimeout: minWatchTimeout 1 second still gives [300, 600]", () =>
+    it.effect("TestWatchTimeout: minWatchTimeout 1 second still gives [300, 600]", () =>
       Effect.map(timeouts({ watchList: false, minWatchTimeout: "1 second" }), (values) => check(values, 300, 600)))
   })
 })

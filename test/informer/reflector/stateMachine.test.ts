@@ -11,7 +11,7 @@ import { errorLog, inRange, kinds, listsOf, recordingStore, timed } from "./fixt
 
 describe("Reflector", () => {
   describe("state machine", () => {
-    it.scoped("the resync timer runs through a 429's backoff between watches, stops while a relist waits, restarts after the next sync", () =>
+    it.effect("the resync timer runs through a 429's backoff between watches, stops while a relist waits, restarts after the next sync", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -45,7 +45,7 @@ describe("Reflector", () => {
         assert.strictEqual(calls.resync, 7)
       }))
 
-    it.scoped("a resync failing after a watch-list sync closes the stream and ends the cycle; the next one syncs again", () =>
+    it.effect("a resync failing after a watch-list sync closes the stream and ends the cycle; the next one syncs again", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -65,7 +65,7 @@ describe("Reflector", () => {
         assert.strictEqual(calls.resync, 2)
       }))
 
-    it.scoped("a Gone on the LIST a watch-list fell back to lists again at once, consistently (no second watch-list)", () =>
+    it.effect("a Gone on the LIST a watch-list fell back to lists again at once, consistently (no second watch-list)", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -88,7 +88,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
-    it.scoped("after a Gone, reads stay consistent through a failed list until one succeeds", () =>
+    it.effect("after a Gone, reads stay consistent through a failed list until one succeeds", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)
@@ -111,7 +111,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(listsOf(log.map((t) => t.request)).map((o) => o.resourceVersion), ["", "", "", "2"])
       }))
 
-    it.scoped("a Gone remembered through a failed list: the next Gone without a watch event still backs off", () =>
+    it.effect("a Gone remembered through a failed list: the next Gone without a watch event still backs off", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { log, lw } = timed(fake)

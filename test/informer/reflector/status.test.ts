@@ -3,12 +3,11 @@
  * SharedInformer's view of it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Schedule from "effect/Schedule"
-import * as TestClock from "effect/TestClock"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
 import * as Indexer from "../../../src/Indexer.js"
 import type * as ListerWatcher from "../../../src/ListerWatcher.js"
@@ -17,11 +16,11 @@ import * as SharedInformer from "../../../src/SharedInformer.js"
 import type { Pod } from "../../fixtures/index.js"
 import { advance, gone, pod, serverError, settle, tooManyRequests } from "../../fixtures/index.js"
 
-const quiet = Logger.withMinimumLogLevel(LogLevel.None)
+const quiet = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provideService(self, References.MinimumLogLevel, "None")
 
 describe("Reflector", () => {
   describe("status", () => {
-    it.scoped("Syncing until the first list, then Watching; BackingOff until the wait ends; Relisting after a Gone", () =>
+    it.effect("Syncing until the first list, then Watching; BackingOff until the wait ends; Relisting after a Gone", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         yield* fake.add(pod("a"))
@@ -34,7 +33,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* reflector.status, { _tag: "Syncing" })
         yield* settle
         // the first list failed: a backoff of 5 s from now
-        const failedAt = yield* TestClock.currentTimeMillis
+        const failedAt = yield* Clock.currentTimeMillis
         assert.deepStrictEqual(yield* reflector.status, {
           _tag: "BackingOff",
           until: failedAt + 5000,
@@ -49,7 +48,7 @@ describe("Reflector", () => {
         // a 429 with Retry-After 7 s: the wait is the longer of the backoff's and the server's
         yield* fake.failWatches(tooManyRequests(7))
         yield* settle
-        const throttledAt = yield* TestClock.currentTimeMillis
+        const throttledAt = yield* Clock.currentTimeMillis
         const throttled = yield* reflector.status
         assert.strictEqual(throttled._tag, "BackingOff")
         if (throttled._tag === "BackingOff") assert.strictEqual(throttled.until, throttledAt + 7000)
@@ -67,13 +66,13 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* reflector.status, { _tag: "Watching" })
       }).pipe(quiet))
 
-    it.scoped("Syncing during the first list, Relisting during a later one", () =>
+    it.effect("Syncing during the first list, Relisting during a later one", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         yield* fake.add(pod("a"))
         // every LIST takes 2 s
         const slow: ListerWatcher.ListerWatcher.Service<Pod> = {
-          list: (options) => Effect.zipRight(Effect.sleep("2 seconds"), fake.list(options)),
+          list: (options) => Effect.andThen(Effect.sleep("2 seconds"), fake.list(options)),
           watch: (options) => fake.watch(options)
         }
         const store = yield* Indexer.make()
@@ -89,7 +88,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* reflector.status, { _tag: "Watching" })
       }).pipe(quiet))
 
-    it.scoped("SharedInformer.status: None before start, the Reflector's after", () =>
+    it.effect("SharedInformer.status: None before start, the Reflector's after", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make()
         yield* fake.add(pod("a"))

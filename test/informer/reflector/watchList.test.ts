@@ -33,7 +33,7 @@ import {
 
 describe("Reflector", () => {
   describe("watch-list", () => {
-    it.scoped("happy path: one watch-list request, no List, synced at the bookmark, later events on the same stream", () =>
+    it.effect("happy path: one watch-list request, no List, synced at the bookmark, later events on the same stream", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")] })
         const { calls, names, store } = yield* recordingStore()
@@ -65,7 +65,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(errors.summary(), [])
       }))
 
-    it.scoped("a server that rejects watch-list: List+Watch in the same cycle, and LIST on relists for a minute", () =>
+    it.effect("a server that rejects watch-list: List+Watch in the same cycle, and LIST on relists for a minute", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")], watchList: "reject" })
         const { names, store } = yield* recordingStore()
@@ -83,7 +83,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch", "List", "Watch"])
       }))
 
-    it.scoped("after a 422, watch-list is tried again on a later cycle once watchListRetryDelay has passed", () =>
+    it.effect("after a 422, watch-list is tried again on a later cycle once watchListRetryDelay has passed", () =>
       Effect.gen(function*() {
         let reject = true
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
@@ -127,7 +127,7 @@ describe("Reflector", () => {
       assert.deepStrictEqual(minutes, [1, 2, 4, 8, 16, 30, 30, 30])
     })
 
-    it.scoped("a server that ignores watch-list: ProtocolError WatchListTimeout after watchListTimeout, then List+Watch", () =>
+    it.effect("a server that ignores watch-list: ProtocolError WatchListTimeout after watchListTimeout, then List+Watch", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b")], watchList: "ignore" })
         const { calls, names, store } = yield* recordingStore()
@@ -149,7 +149,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch", "List", "Watch"])
       }))
 
-    it.scoped("TestInitialEventsEndBookmarkTicker: every 10 s without the end bookmark, it says what it waits for", () => {
+    it.effect("TestInitialEventsEndBookmarkTicker: every 10 s without the end bookmark, it says what it waits for", () => {
       const lines: Array<string> = []
       const logger = Logger.make(({ message }) => {
         const text = Array.isArray(message) ? message.join(" ") : String(message)
@@ -182,10 +182,10 @@ describe("Reflector", () => {
         assert.deepStrictEqual(kinds(yield* fake.requests), ["WatchList", "List", "Watch"])
         yield* advance("30 seconds")
         assert.lengthOf(lines, 3)
-      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.provide(Logger.layer([logger])))
     })
 
-    it.scoped("the end-bookmark timeout: 60 s by default, and the stream is closed", () =>
+    it.effect("the end-bookmark timeout: 60 s by default, and the stream is closed", () =>
       Effect.gen(function*() {
         const { lw, requests, state } = scripted({
           list: { items: [pod("a", { rv: "1" })], resourceVersion: "1", continue: undefined },
@@ -205,7 +205,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
-    it.scoped("TestWatchList case 8: a watch-list stream ending before the bookmark: a new watch-list request", () =>
+    it.effect("TestWatchList case 8: a watch-list stream ending before the bookmark: a new watch-list request", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a"), pod("b"), pod("c")] })
         yield* fake.endNextWatchAfter(1)
@@ -223,7 +223,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a", "b", "c"])
       }))
 
-    it.scoped("TestWatchList case 6: Modified and Deleted during the initial stream are applied", () =>
+    it.effect("TestWatchList case 6: Modified and Deleted during the initial stream are applied", () =>
       Effect.gen(function*() {
         const { lw, requests } = scripted({
           watches: [
@@ -254,7 +254,7 @@ describe("Reflector", () => {
         assert.strictEqual(requests.length, 1)
       }))
 
-    it.scoped("initialList \"any\" makes the first watch-list request an any-age one (resourceVersion \"0\")", () =>
+    it.effect("initialList \"any\" makes the first watch-list request an any-age one (resourceVersion \"0\")", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
         const { names, store } = yield* recordingStore()
@@ -270,7 +270,7 @@ describe("Reflector", () => {
         assert.deepStrictEqual(yield* names, ["a"])
       }))
 
-    it.scoped("TestWatchList case 11: an initial-events-end annotation of \"false\" does not sync", () =>
+    it.effect("TestWatchList case 11: an initial-events-end annotation of \"false\" does not sync", () =>
       Effect.gen(function*() {
         const { lw } = scripted({
           watches: [

@@ -2,11 +2,12 @@
  * SharedInformer: ports of client-go's shared_informer_test.go (names keep the client-go test names): handlers, resync periods, transforms, registration and removal.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Either, Fiber, Option, Random, TestClock } from "effect"
+import { Clock, Deferred, Effect, Fiber, Random, Result } from "effect"
 import * as SharedInformer from "../../../src/SharedInformer.js"
 import { settle, statusError } from "../../fixtures/index.js"
 import type { Obj, Recorder } from "./fixtures.js"
 import {
+  adjust,
   describeError,
   eventually,
   FiberTracker,
@@ -25,7 +26,7 @@ import {
 } from "./fixtures.js"
 
 describe("SharedInformer: client-go ports", () => {
-  it.scoped("TestIndexer: indexes added before and after start are populated", () =>
+  it.effect("TestIndexer: indexes added before and after start are populated", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({ indexers: { labels: labelsIndex } }, [
         pod("pod1", { labels: { a: "1", b: "1" } }),
@@ -46,7 +47,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual((yield* informer.indexer.listIndexFuncValues("labelsAgain")).slice().sort(), ["a", "b"])
     }))
 
-  it.scoped("TestListenerResyncPeriods: each handler resyncs on its own period", () =>
+  it.effect("TestListenerResyncPeriods: each handler resyncs on its own period", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({ resyncPeriod: "1 second" }, [pod("pod1"), pod("pod2")])
       const l1 = recorder("l1")
@@ -62,22 +63,22 @@ describe("SharedInformer: client-go ports", () => {
         l.clear()
       }
       const syncs = (l: Recorder) => l.events.filter(isSync).map((n) => nameOf(objectOf(n))).sort()
-      yield* TestClock.adjust("1 second")
+      yield* adjust("1 second")
       assert.deepStrictEqual([syncs(l1), syncs(l2), syncs(l3)], [[], [], []])
-      yield* TestClock.adjust("1 second") // t = 2 s
+      yield* adjust("1 second") // t = 2 s
       assert.deepStrictEqual([syncs(l1), syncs(l2), syncs(l3)], [[], ["pod1", "pod2"], []])
       l2.clear()
-      yield* TestClock.adjust("1 second") // t = 3 s
+      yield* adjust("1 second") // t = 3 s
       assert.deepStrictEqual([syncs(l1), syncs(l2), syncs(l3)], [[], [], ["pod1", "pod2"]])
       l3.clear()
-      yield* TestClock.adjust("1 second") // t = 4 s
+      yield* adjust("1 second") // t = 4 s
       assert.deepStrictEqual([syncs(l1), syncs(l2), syncs(l3)], [[], ["pod1", "pod2"], []])
-      yield* TestClock.adjust("10 seconds")
+      yield* adjust("10 seconds")
       assert.deepStrictEqual(l1.events, [])
       for (const l of [l2, l3]) assert.isTrue(l.events.every(isSync))
     }))
 
-  it.scoped("TestListenerResyncPeriodsDelayed: a slow handler added before start changes nobody's schedule", () =>
+  it.effect("TestListenerResyncPeriodsDelayed: a slow handler added before start changes nobody's schedule", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({ resyncPeriod: "1 second" }, [pod("pod1"), pod("pod2")])
       const l1 = recorder("l1")
@@ -90,7 +91,7 @@ describe("SharedInformer: client-go ports", () => {
           Effect.suspend(() => {
             const delay = first ? Effect.sleep("1 second") : Effect.void
             first = false
-            return Effect.zipRight(delay, l2.handler.onAdd!(object, isInInitialList))
+            return Effect.andThen(delay, l2.handler.onAdd!(object, isInInitialList))
           })
       }
       yield* informer.addEventHandler(l1.handler, { resyncPeriod: 0 })
@@ -104,18 +105,18 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual(l2.events, [])
       l1.clear()
       l3.clear()
-      yield* TestClock.adjust("1 second")
+      yield* adjust("1 second")
       assert.deepStrictEqual(l2.events.map(summary), ["add pod1 (initial)", "add pod2 (initial)"])
       l2.clear()
       const syncs = (l: Recorder) => l.events.filter(isSync).map((n) => nameOf(objectOf(n))).sort()
-      yield* TestClock.adjust("1 second") // t = 2 s
+      yield* adjust("1 second") // t = 2 s
       assert.deepStrictEqual([syncs(l1), syncs(l2), syncs(l3)], [[], ["pod1", "pod2"], []])
       l2.clear()
-      yield* TestClock.adjust("1 second") // t = 3 s
+      yield* adjust("1 second") // t = 3 s
       assert.deepStrictEqual([syncs(l1), syncs(l2), syncs(l3)], [[], [], ["pod1", "pod2"]])
     }))
 
-  it.scoped("TestResyncCheckPeriod: handlers added before start lower the check period; each keeps its own", () =>
+  it.effect("TestResyncCheckPeriod: handlers added before start lower the check period; each keeps its own", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({ resyncPeriod: "12 hours" }, [pod("pod1")])
       const l1 = syncTimes()
@@ -128,7 +129,7 @@ describe("SharedInformer: client-go ports", () => {
       yield* informer.addEventHandler(l4.handler, { resyncPeriod: "5 seconds" })
       yield* informer.start
       yield* settle
-      yield* TestClock.adjust("2 minutes")
+      yield* adjust("2 minutes")
       // The check period is 5 s (the smallest), yet l2 and l3 resync on their own periods.
       assert.deepStrictEqual(l1.times, [])
       assert.deepStrictEqual(l2.times, [60_000, 120_000])
@@ -136,14 +137,14 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual(l4.times, range(24).map((i) => (i + 1) * 5_000))
     }))
 
-  it.scoped("TestSharedInformerInitializationRace: handlers added concurrently with start", () =>
+  it.effect("TestSharedInformerInitializationRace: handlers added concurrently with start", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({}, [pod("pod1")])
       const recorders = range(30).map((i) => recorder(`h${i}`))
-      const starter = yield* Effect.fork(Effect.zipRight(yieldTimes(3), informer.start))
+      const starter = yield* Effect.forkChild(Effect.andThen(yieldTimes(3), informer.start))
       const registrations = yield* Effect.forEach(
         recorders,
-        (r, i) => Effect.zipRight(yieldTimes(i % 7), informer.addEventHandler(r.handler)),
+        (r, i) => Effect.andThen(yieldTimes(i % 7), informer.addEventHandler(r.handler)),
         { concurrency: "unbounded" }
       )
       yield* Fiber.join(starter)
@@ -155,7 +156,7 @@ describe("SharedInformer: client-go ports", () => {
       }
     }))
 
-  it.scoped("TestSharedInformerWatchDisruption: lost events come back at relist; unchanged objects only as resyncs", () =>
+  it.effect("TestSharedInformerWatchDisruption: lost events come back at relist; unchanged objects only as resyncs", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({ resyncPeriod: "1 second" }, [pod("pod1"), pod("pod2")])
       const noResync = recorder("no-resync")
@@ -173,11 +174,11 @@ describe("SharedInformer: client-go ports", () => {
       yield* settle
       assert.deepStrictEqual([noResync.events, resync.events], [[], []])
       // Only the resync handler is marked due from now on.
-      yield* TestClock.adjust("1 second")
+      yield* adjust("1 second")
       noResync.clear()
       resync.clear()
       yield* fake.resetWatch
-      yield* TestClock.adjust("3 seconds")
+      yield* adjust("3 seconds")
       const seen = (l: Recorder) => Array.from(new Set(l.events.map((n) => nameOf(objectOf(n))))).sort()
       assert.deepStrictEqual(seen(noResync), ["pod2", "pod3"])
       assert.deepStrictEqual(noResync.events.map(summary), ["update pod2 2->4", "add pod3"])
@@ -185,7 +186,7 @@ describe("SharedInformer: client-go ports", () => {
     }))
 
   describe("TestSharedInformerErrorHandling", () => {
-    it.scoped("a forbidden LIST reaches the watch-error handler at once", () =>
+    it.effect("a forbidden LIST reaches the watch-error handler at once", () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ reflector: { watchList: false } })
         const received: Array<SharedInformer.WatchError> = []
@@ -204,11 +205,11 @@ describe("SharedInformer: client-go ports", () => {
         assert.strictEqual(yield* Clock.currentTimeMillis, 0, "no virtual time passed")
         assert.isFalse(yield* informer.hasSynced)
         // The Reflector backs off and lists again.
-        yield* TestClock.adjust("2 seconds")
+        yield* adjust("2 seconds")
         assert.isTrue(yield* informer.hasSynced)
       }))
 
-    it.scoped("a forbidden watch-list reaches the handler given in the options", () =>
+    it.effect("a forbidden watch-list reaches the handler given in the options", () =>
       Effect.gen(function*() {
         const received: Array<string> = []
         const { fake, informer } = yield* setup({
@@ -222,21 +223,21 @@ describe("SharedInformer: client-go ports", () => {
         yield* settle
         assert.deepStrictEqual(received, ["watch-list StatusError (Forbidden)"])
         // The Reflector falls back to LIST and syncs.
-        yield* TestClock.adjust("2 seconds")
+        yield* adjust("2 seconds")
         assert.isTrue(yield* informer.hasSynced)
         assert.deepStrictEqual(yield* informer.indexer.listKeys, ["ns/pod1"])
       }))
   })
 
-  it.scoped("TestSharedInformerStartRace: setTransform/setWatchErrorHandler after start fail with InformerStartedError", () =>
+  it.effect("TestSharedInformerStartRace: setTransform/setWatchErrorHandler after start fail with InformerStartedError", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({ name: "race" }, [pod("pod1")])
       yield* informer.setTransform((o) => o)
       yield* informer.setWatchErrorHandler(() => Effect.void)
-      const hammer = yield* Effect.fork(Effect.forEach(range(50), (i) =>
-        Effect.zipRight(
-          Effect.yieldNow(),
-          Effect.either(
+      const hammer = yield* Effect.forkChild(Effect.forEach(range(50), (i) =>
+        Effect.andThen(
+          Effect.yieldNow,
+          Effect.result(
             i % 2 === 0 ? informer.setTransform((o) => o) : informer.setWatchErrorHandler(() => Effect.void)
           )
         )))
@@ -244,11 +245,11 @@ describe("SharedInformer: client-go ports", () => {
       yield* informer.start
       const results = yield* Fiber.join(hammer)
       // Successes, then failures: never a success after start.
-      const firstFailure = results.findIndex(Either.isLeft)
+      const firstFailure = results.findIndex(Result.isFailure)
       assert.isTrue(firstFailure >= 0)
-      assert.isTrue(results.slice(firstFailure).every(Either.isLeft))
+      assert.isTrue(results.slice(firstFailure).every(Result.isFailure))
       for (const result of results) {
-        if (Either.isLeft(result)) assert.strictEqual(result.left._tag, "InformerStartedError")
+        if (Result.isFailure(result)) assert.strictEqual(result.failure._tag, "InformerStartedError")
       }
       const transformError = yield* Effect.flip(informer.setTransform((o) => o))
       assert.strictEqual(transformError.setting, "transform")
@@ -259,7 +260,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.isTrue(yield* informer.hasSynced)
     }))
 
-  it.scoped("TestSharedInformerTransformer: handlers and the cache see transformed objects", () =>
+  it.effect("TestSharedInformerTransformer: handlers and the cache see transformed objects", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({}, [pod("pod1"), pod("pod2")])
       const upper = (o: Obj): Obj => ({ ...o, metadata: { ...o.metadata, name: o.metadata?.name?.toUpperCase() } })
@@ -272,7 +273,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual((yield* informer.indexer.listKeys).slice().sort(), ["ns/POD1", "ns/POD2"])
     }))
 
-  it.scoped("TestSharedInformerRemoveHandler: removed handlers stop receiving, one at a time", () =>
+  it.effect("TestSharedInformerRemoveHandler: removed handlers stop receiving, one at a time", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup()
       const h1 = recorder()
@@ -294,7 +295,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual([h1.events.length, h2.events.length], [2, 1])
     }))
 
-  it.scoped("TestSharedInformerRemoveForeignHandler: another informer's registration is ignored", () =>
+  it.effect("TestSharedInformerRemoveForeignHandler: another informer's registration is ignored", () =>
     Effect.gen(function*() {
       const a = yield* setup({ name: "a" })
       const b = yield* setup({ name: "b" })
@@ -320,7 +321,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual([ha1.events.length, ha2.events.length, hb.events.length], [1, 2, 1])
     }))
 
-  it.scoped("TestSharedInformerMultipleRegistration: one handler added twice is two registrations", () =>
+  it.effect("TestSharedInformerMultipleRegistration: one handler added twice is two registrations", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup()
       const h = recorder()
@@ -339,7 +340,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.isTrue(yield* r2.hasSynced)
     }))
 
-  it.scoped("TestRemovingRemovedSharedInformer: removing twice is a no-op", () =>
+  it.effect("TestRemovingRemovedSharedInformer: removing twice is a no-op", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup()
       const h = recorder()
@@ -353,17 +354,17 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual(h.events, [])
     }))
 
-  it.scoped("TestSharedInformerHandlerAbuse: fibers add and remove handlers while events flow and the informer stops", () =>
+  it.effect("TestSharedInformerHandlerAbuse: fibers add and remove handlers while events flow and the informer stops", () =>
     Effect.gen(function*() {
       const tracker = new FiberTracker()
       const { errors, informer } = yield* Effect.gen(function*() {
         const { fake, informer, stop } = yield* setup({ resyncPeriod: "1 second" })
         yield* informer.start
         const halfway = yield* Deferred.make<void>()
-        const producer = yield* Effect.fork(Effect.gen(function*() {
+        const producer = yield* Effect.forkChild(Effect.gen(function*() {
           const live = new Set<number>()
           for (let i = 0; i < 600; i++) {
-            const k = yield* Random.nextIntBetween(0, 20)
+            const k = yield* Random.nextIntBetween(0, 20, { halfOpen: true })
             if (!live.has(k)) {
               yield* fake.add(pod(`p${k}`))
               live.add(k)
@@ -374,7 +375,7 @@ describe("SharedInformer: client-go ports", () => {
               live.delete(k)
             }
             if (i === 300) yield* Deferred.succeed(halfway, undefined)
-            if (i % 3 === 0) yield* Effect.yieldNow()
+            if (i % 3 === 0) yield* Effect.yieldNow
           }
         }))
         const abuser = Effect.gen(function*() {
@@ -389,42 +390,42 @@ describe("SharedInformer: client-go ports", () => {
             // Each fiber holds 0 to 3 registrations.
             const add = registrations.length === 0 || (registrations.length < 3 && (yield* Random.nextBoolean))
             if (add) {
-              const result = yield* Effect.either(informer.addEventHandler({
+              const result = yield* Effect.result(informer.addEventHandler({
                 onAdd: count,
                 onUpdate: count,
                 onDelete: count
               }, { resyncPeriod: "1 second" }))
-              if (Either.isLeft(result)) failures.push(result.left)
-              else registrations.push(result.right)
+              if (Result.isFailure(result)) failures.push(result.failure)
+              else registrations.push(result.success)
             } else {
-              const i = yield* Random.nextIntBetween(0, registrations.length)
+              const i = yield* Random.nextIntBetween(0, registrations.length, { halfOpen: true })
               yield* informer.removeEventHandler(registrations.splice(i, 1)[0])
             }
-            yield* Effect.yieldNow()
+            yield* Effect.yieldNow
           }
           // Removing after stop succeeds.
           yield* Effect.forEach(registrations, (r) => informer.removeEventHandler(r), { discard: true })
           return { failures, delivered }
         })
-        const abusers = yield* Effect.forEach(range(10), () => Effect.fork(abuser))
+        const abusers = yield* Effect.forEach(range(10), () => Effect.forkChild(abuser))
         yield* Deferred.await(halfway)
         yield* stop
         yield* Fiber.join(producer)
         const results = yield* Effect.forEach(abusers, Fiber.join)
         assert.isTrue(results.some((r) => r.delivered > 0), "some handler received events before the stop")
         return { errors: results.flatMap((r) => r.failures), informer }
-      }).pipe(Effect.supervised(tracker), Effect.withRandom(Random.make("abuse")))
+      }).pipe(tracker.track, Random.withSeed("abuse"))
       assert.strictEqual(errors.length, 30)
       for (const error of errors) {
         assert.instanceOf(error, SharedInformer.InformerStoppedError)
         assert.isTrue((error as Error).message.endsWith("because it has stopped already"))
       }
       assert.isTrue(yield* informer.isStopped)
-      assert.isTrue(tracker.fibers.length > 10)
-      assert.deepStrictEqual(tracker.running(), [])
+      assert.isTrue(tracker.started > 10)
+      assert.strictEqual(tracker.running(), 0)
     }))
 
-  it.scoped("TestStateSharedInformer: isStarted/isStopped before, while and after running", () =>
+  it.effect("TestStateSharedInformer: isStarted/isStopped before, while and after running", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* setup()
       assert.deepStrictEqual([yield* informer.isStarted, yield* informer.isStopped], [false, false])
@@ -435,7 +436,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.deepStrictEqual([yield* informer.isStarted, yield* informer.isStopped], [true, true])
     }))
 
-  it.scoped("TestAddOnStoppedSharedInformer: adding a handler (or starting) after stop fails", () =>
+  it.effect("TestAddOnStoppedSharedInformer: adding a handler (or starting) after stop fails", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* setup({ name: "pods" })
       yield* informer.start
@@ -448,7 +449,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.strictEqual((yield* Effect.flip(informer.start))._tag, "InformerStoppedError")
     }))
 
-  it.scoped("TestRemoveOnStoppedSharedInformer: removing after stop succeeds", () =>
+  it.effect("TestRemoveOnStoppedSharedInformer: removing after stop succeeds", () =>
     Effect.gen(function*() {
       const { informer, stop } = yield* setup()
       const r = yield* informer.addEventHandler(recorder().handler)
@@ -460,7 +461,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.strictEqual(yield* r.backlog, 0)
     }))
 
-  it.scoped("TestRemoveWhileActive: a removed handler gets nothing more", () =>
+  it.effect("TestRemoveWhileActive: a removed handler gets nothing more", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup()
       const h = recorder()
@@ -477,18 +478,18 @@ describe("SharedInformer: client-go ports", () => {
       assert.strictEqual(yield* r.backlog, 0)
     }))
 
-  it.scoped("TestAddWhileActive: a late handler syncs once its replayed adds have returned", () =>
+  it.effect("TestAddWhileActive: a late handler syncs once its replayed adds have returned", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod1")])
       const h1 = recorder()
       const r1 = yield* informer.addEventHandler(h1.handler)
       assert.isFalse(yield* r1.hasSynced)
-      const r1Synced = yield* Effect.fork(r1.synced)
+      const r1Synced = yield* Effect.forkChild(r1.synced)
       yield* informer.start
       yield* settle
       assert.deepStrictEqual(h1.events.map(summary), ["add pod1 (initial)"])
       assert.isTrue(yield* r1.hasSynced)
-      assert.isTrue(Option.isSome(yield* Fiber.poll(r1Synced)))
+      assert.isDefined(r1Synced.pollUnsafe())
 
       const gate = yield* Deferred.make<void>()
       const h2 = recorder()
@@ -499,20 +500,20 @@ describe("SharedInformer: client-go ports", () => {
           Effect.suspend(() => {
             const wait = first ? Deferred.await(gate) : Effect.void
             first = false
-            return Effect.zipRight(wait, h2.handler.onAdd!(object, isInInitialList))
+            return Effect.andThen(wait, h2.handler.onAdd!(object, isInInitialList))
           })
       })
       assert.isFalse(yield* r2.hasSynced)
-      const r2Synced = yield* Effect.fork(r2.synced)
+      const r2Synced = yield* Effect.forkChild(r2.synced)
       yield* fake.add(pod("pod2"))
       yield* settle
       assert.isFalse(yield* r2.hasSynced)
-      assert.isTrue(Option.isNone(yield* Fiber.poll(r2Synced)))
+      assert.isUndefined(r2Synced.pollUnsafe())
       assert.deepStrictEqual(h1.events.map(summary), ["add pod1 (initial)", "add pod2"])
       yield* Deferred.succeed(gate, undefined)
       yield* settle
       assert.deepStrictEqual(h2.events.map(summary), ["add pod1 (initial)", "add pod2"])
       assert.isTrue(yield* r2.hasSynced)
-      assert.isTrue(Option.isSome(yield* Fiber.poll(r2Synced)))
+      assert.isDefined(r2Synced.pollUnsafe())
     }))
 })

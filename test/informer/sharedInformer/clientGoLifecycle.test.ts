@@ -2,15 +2,15 @@
  * SharedInformer: ports of client-go's shared_informer_test.go (names keep the client-go test names): shutdown, panicking handlers, removal during callbacks, handler lifecycles.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Deferred, Effect, Fiber, Option, TestClock } from "effect"
+import { Clock, Deferred, Effect } from "effect"
 import * as Metrics from "../../../src/Metrics.js"
 import type * as SharedInformer from "../../../src/SharedInformer.js"
 import { captureLogs, settle } from "../../fixtures/index.js"
-import { counterValue, FiberTracker, nameOf, pod, range, recorder, setup, summary, tagged } from "./fixtures.js"
+import { adjust, counterValue, FiberTracker, nameOf, pod, range, recorder, setup, summary, tagged } from "./fixtures.js"
 
 describe("SharedInformer: client-go ports", () => {
   describe("TestShutdown: no fiber outlives the informer", () => {
-    it.scoped("handler added before start, removed after stop", () =>
+    it.effect("handler added before start, removed after stop", () =>
       Effect.gen(function*() {
         const tracker = new FiberTracker()
         const { r, stop } = yield* Effect.gen(function*() {
@@ -20,47 +20,47 @@ describe("SharedInformer: client-go ports", () => {
           yield* fake.add(pod("pod2"))
           yield* settle
           return { r, stop }
-        }).pipe(Effect.supervised(tracker))
-        assert.isTrue(tracker.running().length > 0)
+        }).pipe(tracker.track)
+        assert.isTrue(tracker.running() > 0)
         yield* stop
         yield* r.remove
-        assert.isTrue(tracker.fibers.length > 0)
-        assert.deepStrictEqual(tracker.running(), [])
+        assert.isTrue(tracker.started > 0)
+        assert.strictEqual(tracker.running(), 0)
       }))
 
-    it.scoped("handler added and removed after sync", () =>
+    it.effect("handler added and removed after sync", () =>
       Effect.gen(function*() {
         const tracker = new FiberTracker()
         const { informer, stop } = yield* setup({}, [pod("pod1")])
         yield* Effect.gen(function*() {
           yield* informer.start
           yield* settle
-        }).pipe(Effect.supervised(tracker))
-        const before = tracker.running().length
+        }).pipe(tracker.track)
+        const before = tracker.running()
         const handlerTracker = new FiberTracker()
-        const r = yield* informer.addEventHandler(recorder().handler).pipe(Effect.supervised(handlerTracker))
-        assert.strictEqual(handlerTracker.running().length, 1)
+        const r = yield* informer.addEventHandler(recorder().handler).pipe(handlerTracker.track)
+        assert.strictEqual(handlerTracker.running(), 1)
         yield* settle
         yield* r.remove
-        assert.deepStrictEqual(handlerTracker.running(), [])
-        assert.strictEqual(tracker.running().length, before)
+        assert.strictEqual(handlerTracker.running(), 0)
+        assert.strictEqual(tracker.running(), before)
         yield* stop
-        assert.deepStrictEqual(tracker.running(), [])
+        assert.strictEqual(tracker.running(), 0)
       }))
 
-    it.scoped("informer never run", () =>
+    it.effect("informer never run", () =>
       Effect.gen(function*() {
         const tracker = new FiberTracker()
-        const { informer, stop } = yield* setup({}, [pod("pod1")]).pipe(Effect.supervised(tracker))
-        yield* informer.addEventHandler(recorder().handler).pipe(Effect.supervised(tracker))
-        assert.strictEqual(tracker.running().length, 1)
+        const { informer, stop } = yield* setup({}, [pod("pod1")]).pipe(tracker.track)
+        yield* informer.addEventHandler(recorder().handler).pipe(tracker.track)
+        assert.strictEqual(tracker.running(), 1)
         yield* stop
-        assert.deepStrictEqual(tracker.running(), [])
+        assert.strictEqual(tracker.running(), 0)
         assert.isTrue(yield* informer.isStopped)
       }))
   })
 
-  it.scoped("TestEventPanics: failing handlers are logged by name, skip the item, go on, and still sync", () =>
+  it.effect("TestEventPanics: failing handlers are logged by name, skip the item, go on, and still sync", () =>
     Effect.gen(function*() {
       const logs = captureLogs()
       yield* logs.capture(Effect.gen(function*() {
@@ -122,7 +122,7 @@ describe("SharedInformer: client-go ports", () => {
       assert.include(logged("throwing-handler")[1], "add of ns/pod3")
     }))
 
-  it.scoped("TestRemoveEventHandler_SynchronousShutdown (and _AsynchronousPanic): remove interrupts the blocked callback and waits", () =>
+  it.effect("TestRemoveEventHandler_SynchronousShutdown (and _AsynchronousPanic): remove interrupts the blocked callback and waits", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod1")])
       let interrupted = false
@@ -135,13 +135,13 @@ describe("SharedInformer: client-go ports", () => {
         onAdd: (o) =>
           nameOf(o) === "pod1"
             ? Deferred.succeed(blocked, undefined).pipe(
-              Effect.zipRight(Effect.never),
+              Effect.andThen(Effect.never),
               Effect.onInterrupt(() =>
                 Effect.sync(() => {
                   interrupted = true
                 })
               ),
-              Effect.zipRight(Effect.sync(() => {
+              Effect.andThen(Effect.sync(() => {
                 ranAfter = true
               }))
             )
@@ -155,20 +155,20 @@ describe("SharedInformer: client-go ports", () => {
       yield* fake.add(pod("pod2"))
       yield* settle
       assert.strictEqual(yield* r.backlog, 1)
-      const remover = yield* Effect.fork(r.remove)
+      const remover = yield* Effect.forkChild(r.remove)
       yield* settle
-      assert.isTrue(Option.isSome(yield* Fiber.poll(remover)), "remove returned")
+      assert.isDefined(remover.pollUnsafe(), "remove returned")
       assert.isTrue(interrupted, "the blocked callback was interrupted")
       // What the handler uses can be released now: nothing of it runs any more.
       resourceClosed = true
       yield* fake.add(pod("pod3"))
-      yield* TestClock.adjust("1 minute")
+      yield* adjust("1 minute")
       assert.isFalse(ranAfter)
       assert.isFalse(touchedAfterClose)
       assert.deepStrictEqual(seen, [])
     }))
 
-  it.scoped("a handler may remove its own registration from a callback", () =>
+  it.effect("a handler may remove its own registration from a callback", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod1")])
       const seen: Array<string> = []
@@ -176,7 +176,7 @@ describe("SharedInformer: client-go ports", () => {
       const self = yield* Deferred.make<SharedInformer.Registration>()
       const r = yield* informer.addEventHandler({
         onAdd: (o) =>
-          Effect.zipRight(
+          Effect.andThen(
             Effect.sync(() => {
               seen.push(nameOf(o))
             }),
@@ -201,18 +201,18 @@ describe("SharedInformer: client-go ports", () => {
   describe("TestShutDownEventHandler_Lifecycles: remove returns promptly", () => {
     const promptly = (r: SharedInformer.Registration) =>
       Effect.gen(function*() {
-        const remover = yield* Effect.fork(r.remove)
+        const remover = yield* Effect.forkChild(r.remove)
         yield* settle
-        assert.isTrue(Option.isSome(yield* Fiber.poll(remover)))
+        assert.isDefined(remover.pollUnsafe())
       })
 
-    it.scoped("informer never started", () =>
+    it.effect("informer never started", () =>
       Effect.gen(function*() {
         const { informer } = yield* setup()
         yield* promptly(yield* informer.addEventHandler(recorder().handler))
       }))
 
-    it.scoped("handler added after sync", () =>
+    it.effect("handler added after sync", () =>
       Effect.gen(function*() {
         const { informer } = yield* setup({}, [pod("pod1")])
         yield* informer.start
@@ -223,7 +223,7 @@ describe("SharedInformer: client-go ports", () => {
         yield* promptly(r)
       }))
 
-    it.scoped("handler added before start", () =>
+    it.effect("handler added before start", () =>
       Effect.gen(function*() {
         const { informer } = yield* setup({}, [pod("pod1")])
         const r = yield* informer.addEventHandler(recorder().handler)

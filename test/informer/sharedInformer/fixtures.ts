@@ -4,9 +4,10 @@
  * informer and drives time with TestClock (objects, clocks and log capture come from ../fixtures).
  */
 import { assert } from "@effect/vitest"
-import type { Context, Fiber } from "effect"
-import { Clock, Effect, Either, Exit, Metric, Scope, Supervisor } from "effect"
+import type { Duration } from "effect"
+import { Clock, Effect, Exit, Metric, Result, Scope } from "effect"
 import * as Option from "effect/Option"
+import { TestClock } from "effect/testing"
 import * as FakeListerWatcher from "../../../src/FakeListerWatcher.js"
 import * as Indexer from "../../../src/Indexer.js"
 import type { KubeObject } from "../../../src/KubeObject.js"
@@ -14,7 +15,7 @@ import { compareResourceVersions, DeletedFinalStateUnknown, resourceVersion } fr
 import type { ListerWatcher } from "../../../src/ListerWatcher.js"
 import type * as Reflector from "../../../src/Reflector.js"
 import * as SharedInformer from "../../../src/SharedInformer.js"
-import { type Pod, pod as fixturePod } from "../../fixtures/index.js"
+import { type Pod, pod as fixturePod, settle } from "../../fixtures/index.js"
 
 /** resourceVersions as the server issues them: integers (0 when either is not one). */
 const order = (a: string, b: string): number => Option.getOrElse(compareResourceVersions(a, b), () => 0)
@@ -45,7 +46,7 @@ export const nameOf = (obj: Deleted | undefined): string =>
 
 export const rvOf = (obj: Obj | undefined): string => resourceVersion(obj) ?? ""
 
-export const keyOf = (obj: Deleted): string => Either.getOrThrow(Indexer.deletionHandlingMetaNamespaceKey(obj))
+export const keyOf = (obj: Deleted): string => Result.getOrThrow(Indexer.deletionHandlingMetaNamespaceKey(obj))
 
 /** `Tag (reason)`, as the Reflector's logs name an error: a StoreError's reason is its operation, an UnexpectedError's `Defect`. */
 export const describeError = (error: Reflector.ReflectorError): string =>
@@ -73,7 +74,7 @@ export const namesOf = (objects: ReadonlyArray<Obj>): Array<string> => objects.m
 export const range = (n: number): Array<number> => Array.from({ length: n }, (_, i) => i)
 
 export const yieldTimes = (n: number): Effect.Effect<void> =>
-  Effect.forEach(range(n), () => Effect.yieldNow(), { discard: true })
+  Effect.forEach(range(n), () => Effect.yieldNow, { discard: true })
 
 /** A handler that records every notification. */
 export interface Recorder {
@@ -127,7 +128,7 @@ export const syncTimes = (): { readonly times: Array<number>; readonly handler: 
 export interface Env {
   readonly fake: Fake
   readonly informer: Informer
-  readonly scope: Scope.CloseableScope
+  readonly scope: Scope.Closeable
   /** Closes the informer's scope: stops it. */
   readonly stop: Effect.Effect<void>
 }
@@ -143,7 +144,7 @@ export const setup = (
     yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
     const fake = yield* FakeListerWatcher.make<Obj>({ initial })
     const informer = yield* SharedInformer.make(wrap === undefined ? fake : wrap(fake), options).pipe(
-      Scope.extend(scope)
+      Scope.provide(scope)
     )
     return { fake, informer, scope, stop: Scope.close(scope, Exit.void) }
   })
@@ -151,20 +152,41 @@ export const setup = (
 /** The shared `eventually`: under the TestClock it settles until the condition holds (500 turns at most). */
 export { eventually } from "../../fixtures/index.js"
 
-/** Records every fiber forked inside `Effect.supervised(tracker)`. */
-export class FiberTracker extends Supervisor.AbstractSupervisor<ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>>> {
-  readonly fibers: Array<Fiber.RuntimeFiber<unknown, unknown>> = []
-  readonly value = Effect.sync((): ReadonlyArray<Fiber.RuntimeFiber<unknown, unknown>> => this.fibers)
-  override onStart<A, E, R>(
-    _context: Context.Context<R>,
-    _effect: Effect.Effect<A, E, R>,
-    _parent: Option.Option<Fiber.RuntimeFiber<any, any>>,
-    fiber: Fiber.RuntimeFiber<A, E>
-  ): void {
-    this.fibers.push(fiber as unknown as Fiber.RuntimeFiber<unknown, unknown>)
+/**
+ * Effect 3's `TestClock.adjust(duration)`: before each sleep it woke, and before it returned, it waited
+ * until every fiber of the test was suspended (polling with real `setTimeout(0)`s), so what the test had
+ * just done (a watch reset, a write) ran to its next sleep before the clock moved, and what the clock woke
+ * ran to completion. Effect 4's `adjust` runs one scheduler round first and waits only for the work each
+ * wake schedules: `settle` before and after brings back the rest.
+ */
+export const adjust = (duration: Duration.Input): Effect.Effect<void> =>
+  Effect.andThen(settle, Effect.andThen(TestClock.adjust(duration), settle))
+
+/**
+ * Counts the fibers started inside `tracker.track(effect)` and those of them still running (Effect 4 has no
+ * Supervisor: the runtime reports every fiber's start and end to the `FiberRuntimeMetrics` service of the context
+ * the fiber starts in, and fibers inherit their parent's context).
+ */
+export class FiberTracker {
+  /** How many fibers started inside `track`. */
+  started = 0
+  /** How many of them have not ended. */
+  active = 0
+  private readonly service: Metric.FiberRuntimeMetricsService = {
+    recordFiberStart: () => {
+      this.started++
+      this.active++
+    },
+    recordFiberEnd: () => {
+      this.active--
+    }
   }
-  running(): Array<Fiber.RuntimeFiber<unknown, unknown>> {
-    return this.fibers.filter((fiber) => fiber.unsafePoll() === null)
+  /** Runs the effect so that every fiber started in it (and in its descendants) is counted. */
+  readonly track = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.provideService(effect, Metric.FiberRuntimeMetrics, this.service)
+  /** How many tracked fibers are still running. */
+  running(): number {
+    return this.active
   }
 }
 
@@ -244,14 +266,14 @@ export const cacheMatchesServer = (env: Env): Effect.Effect<boolean> =>
 
 export const labelsIndex: Indexer.IndexFunction<Obj> = (obj) => Object.keys(obj.metadata?.labels ?? {})
 
-export const counterValue = (metric: Metric.Metric.Counter<number>): Effect.Effect<number> =>
+export const counterValue = (metric: Metric.Metric<number, Metric.CounterState<number>>): Effect.Effect<number> =>
   Effect.map(Metric.value(metric), (state) => state.count)
 
-export const gaugeValue = (metric: Metric.Metric.Gauge<number>): Effect.Effect<number> =>
+export const gaugeValue = (metric: Metric.Metric<number, Metric.GaugeState<number>>): Effect.Effect<number> =>
   Effect.map(Metric.value(metric), (state) => state.value)
 
-export const tagged = <Type, In, Out>(metric: Metric.Metric<Type, In, Out>, tags: Record<string, string>) =>
-  Object.entries(tags).reduce((m, [key, value]) => Metric.tagged(m, key, value), metric)
+export const tagged = <Input, State>(metric: Metric.Metric<Input, State>, tags: Record<string, string>) =>
+  Metric.withAttributes(metric, tags)
 
 /** The FIFO modes the informer suites run through. */
 export const fifoModes = ["inOrder", "coalescing"] as const

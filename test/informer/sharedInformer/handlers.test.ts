@@ -2,10 +2,11 @@
  * SharedInformer: a stuck handler slows nothing; lost events and removed registrations; handler misbehaviour.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber } from "effect"
 import * as Metrics from "../../../src/Metrics.js"
 import { settle } from "../../fixtures/index.js"
 import {
+  adjust,
   cacheMatchesServer,
   counterValue,
   eventually,
@@ -22,7 +23,7 @@ import {
 } from "./fixtures.js"
 
 describe("SharedInformer: slow handlers", () => {
-  it.scoped("a handler blocked forever slows neither the cache nor the other handlers", () =>
+  it.effect("a handler blocked forever slows neither the cache nor the other handlers", () =>
     Effect.gen(function*() {
       const env = yield* setup()
       const { fake, informer } = env
@@ -50,7 +51,7 @@ describe("SharedInformer: slow handlers", () => {
 })
 
 describe("SharedInformer: lost events and removed registrations", () => {
-  it.scoped("a change lost between watches is recovered by the relist resetWatch forces, even after later events", () =>
+  it.effect("a change lost between watches is recovered by the relist resetWatch forces, even after later events", () =>
     Effect.gen(function*() {
       const env = yield* setup({}, [pod("a")])
       const { fake, informer } = env
@@ -61,28 +62,28 @@ describe("SharedInformer: lost events and removed registrations", () => {
       yield* settle
       assert.deepStrictEqual(namesOf(yield* informer.indexer.list), ["a", "b"])
       yield* fake.resetWatch
-      yield* TestClock.adjust("1 minute")
+      yield* adjust("1 minute")
       yield* eventually(cacheMatchesServer(env), "cache recovered the lost object")
       assert.deepStrictEqual(namesOf(yield* informer.indexer.list), ["a", "b", "lost"])
     }))
 
-  it.scoped("waiting on synced of a registration removed before it synced is interrupted, not hung", () =>
+  it.effect("waiting on synced of a registration removed before it synced is interrupted, not hung", () =>
     Effect.gen(function*() {
       const env = yield* setup({}, [pod("a")])
       const registration = yield* env.informer.addEventHandler({ onAdd: () => Effect.never })
       yield* env.informer.start
-      const waiting = yield* Effect.fork(registration.synced)
+      const waiting = yield* Effect.forkChild(registration.synced)
       yield* settle
       assert.isFalse(yield* registration.hasSynced)
       yield* registration.remove
       const exit = yield* Fiber.await(waiting)
-      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isTrue(Exit.hasInterrupts(exit))
     }))
 })
 
 describe("SharedInformer: handler misbehaviour, with the coalescing buffer off and on", () => {
   for (const buffer of ["unbounded", "coalescing"] as const) {
-    it.scoped(`${buffer}: throwing, dying and blocked handlers leave the others and the cache unaffected`, () =>
+    it.effect(`${buffer}: throwing, dying and blocked handlers leave the others and the cache unaffected`, () =>
       Effect.gen(function*() {
         const env = yield* setup({}, [pod("a"), pod("b")])
         const { fake, informer } = env
@@ -116,7 +117,7 @@ describe("SharedInformer: handler misbehaviour, with the coalescing buffer off a
       }))
   }
 
-  it.scoped("coalescing: a stalled handler's memory is bounded by the number of objects, and it catches up to the latest state", () =>
+  it.effect("coalescing: a stalled handler's memory is bounded by the number of objects, and it catches up to the latest state", () =>
     Effect.gen(function*() {
       const env = yield* setup({}, range(10).map((i) => pod(`p${i}`)))
       const { fake, informer } = env
@@ -125,7 +126,7 @@ describe("SharedInformer: handler misbehaviour, with the coalescing buffer off a
       const stalled = yield* informer.addEventHandler({
         name: "stalled",
         onAdd: (object, isInInitialList) =>
-          Effect.zipRight(Deferred.await(gate), seen.handler.onAdd!(object, isInInitialList)),
+          Effect.andThen(Deferred.await(gate), seen.handler.onAdd!(object, isInInitialList)),
         onUpdate: seen.handler.onUpdate,
         onDelete: seen.handler.onDelete
       }, { buffer: "coalescing" })

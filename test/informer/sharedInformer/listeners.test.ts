@@ -2,12 +2,14 @@
  * SharedInformer: processor and listener behaviours.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, FastCheck, Fiber, Metric, Option, Random, Stream, TestClock } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Metric, Random, Schema, Stream } from "effect"
 import { DeletedFinalStateUnknown } from "../../../src/KubeObject.js"
 import * as Metrics from "../../../src/Metrics.js"
+import { integer } from "../../fixtures/arbitrary.js"
 import { captureLogs, type Pod, serverError, settle, statusError } from "../../fixtures/index.js"
 import type { Obj, Recorder } from "./fixtures.js"
 import {
+  adjust,
   cacheMatchesServer,
   counterValue,
   describeError,
@@ -36,9 +38,9 @@ import {
 } from "./fixtures.js"
 
 describe("SharedInformer: processor and listeners", () => {
-  it.scoped.prop(
+  it.effect.prop(
     "late join while events flow: replay equals the cache, no gap, no duplicate",
-    [FastCheck.integer(), FastCheck.constantFrom(...fifoModes)],
+    [integer(), Schema.Literals(fifoModes)],
     ([seed, fifo]) =>
       Effect.gen(function*() {
         const env = yield* setup({ fifo }, range(4).map((i) => pod(`p${i}`)))
@@ -47,10 +49,10 @@ describe("SharedInformer: processor and listeners", () => {
         const earlyRegistration = yield* informer.addEventHandler(early.handler)
         yield* informer.start
         yield* settle
-        const producer = yield* Effect.fork(Effect.gen(function*() {
+        const producer = yield* Effect.forkChild(Effect.gen(function*() {
           const live = new Set(range(4))
           for (let i = 0; i < 150; i++) {
-            const k = yield* Random.nextIntBetween(0, 8)
+            const k = yield* Random.nextIntBetween(0, 8, { halfOpen: true })
             if (!live.has(k)) {
               yield* fake.add(pod(`p${k}`))
               live.add(k)
@@ -60,10 +62,10 @@ describe("SharedInformer: processor and listeners", () => {
               yield* fake.delete(pod(`p${k}`))
               live.delete(k)
             }
-            yield* yieldTimes(yield* Random.nextIntBetween(0, 3))
+            yield* yieldTimes(yield* Random.nextIntBetween(0, 3, { halfOpen: true }))
           }
         }))
-        yield* yieldTimes(yield* Random.nextIntBetween(0, 200))
+        yield* yieldTimes(yield* Random.nextIntBetween(0, 200, { halfOpen: true }))
         const late = recorder("late")
         const lateRegistration = yield* informer.addEventHandler(late.handler)
         yield* Fiber.join(producer)
@@ -84,11 +86,11 @@ describe("SharedInformer: processor and listeners", () => {
           assert.isTrue(late.events.slice(initial).every((n) => !(n._tag === "Add" && n.isInInitialList)))
         }
         assert.isTrue(yield* lateRegistration.hasSynced)
-      }).pipe(Effect.withRandom(Random.make(seed))),
-    { fastCheck: { numRuns: 20 } }
+      }).pipe(Random.withSeed(seed)),
+    { arbitrary: { runs: 20 } }
   )
 
-  it.scoped("start twice: the second call only warns", () =>
+  it.effect("start twice: the second call only warns", () =>
     Effect.gen(function*() {
       const logs = captureLogs()
       yield* logs.capture(Effect.gen(function*() {
@@ -102,9 +104,9 @@ describe("SharedInformer: processor and listeners", () => {
       assert.isTrue(logs.lines.some((line) => line.includes("twice: informer already started")))
     }))
 
-  it.scoped("a handler's callbacks run with the context given to addEventHandler", () =>
+  it.effect("a handler's callbacks run with the context given to addEventHandler", () =>
     Effect.gen(function*() {
-      class Sink extends Context.Tag("test/Sink")<Sink, Array<string>>() {}
+      class Sink extends Context.Service<Sink, Array<string>>()("test/Sink") {}
       const sink: Array<string> = []
       const { informer } = yield* setup({}, [pod("pod1")])
       yield* informer.addEventHandler({
@@ -119,14 +121,14 @@ describe("SharedInformer: processor and listeners", () => {
       assert.deepStrictEqual(sink, ["pod1"])
     }))
 
-  it.scoped("removal drops the backlog", () =>
+  it.effect("removal drops the backlog", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod0")])
       const gate = yield* Deferred.make<void>()
       const seen: Array<string> = []
       const r = yield* informer.addEventHandler({
         onAdd: (o) =>
-          Effect.zipRight(
+          Effect.andThen(
             Deferred.await(gate),
             Effect.sync(() => {
               seen.push(nameOf(o))
@@ -145,7 +147,7 @@ describe("SharedInformer: processor and listeners", () => {
       assert.deepStrictEqual(seen, [])
     }))
 
-  it.scoped("backlog: an idle handler has none; items taken but not yet handled count", () =>
+  it.effect("backlog: an idle handler has none; items taken but not yet handled count", () =>
     Effect.gen(function*() {
       const { informer } = yield* setup({}, range(100).map((i) => pod(`pod${i}`)))
       const idle = yield* informer.addEventHandler(recorder().handler)
@@ -158,7 +160,7 @@ describe("SharedInformer: processor and listeners", () => {
       assert.strictEqual(yield* stuck.backlog, 99)
     }))
 
-  it.scoped("sync vs update: equal resourceVersions reach only the handlers due for resync", () =>
+  it.effect("sync vs update: equal resourceVersions reach only the handlers due for resync", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({ resyncPeriod: "10 seconds" }, [pod("pod1"), pod("pod2")])
       const due = recorder("due")
@@ -172,25 +174,25 @@ describe("SharedInformer: processor and listeners", () => {
       // Before any resync tick every handler is "syncing": a relist's unchanged objects reach both.
       yield* fake.modifyDropWatch(pod("pod2", { spec: { v: 1 } }))
       yield* fake.resetWatch
-      yield* TestClock.adjust("1 second")
+      yield* adjust("1 second")
       assert.deepStrictEqual(due.events.map(summary), ["update pod1 1->1", "update pod2 2->3"])
       assert.deepStrictEqual(never.events.map(summary), ["update pod1 1->1", "update pod2 2->3"])
       due.clear()
       never.clear()
       // The tick at 10 s marks only `due`; from then on relist syncs reach only it.
-      yield* TestClock.adjust("9 seconds")
+      yield* adjust("9 seconds")
       assert.deepStrictEqual(due.events.map(summary), ["update pod1 1->1", "update pod2 3->3"])
       assert.deepStrictEqual(never.events, [])
       due.clear()
       yield* fake.modifyDropWatch(pod("pod2", { spec: { v: 2 } }))
       yield* fake.resetWatch
-      yield* TestClock.adjust("5 seconds")
+      yield* adjust("5 seconds")
       assert.deepStrictEqual(due.events.map(summary), ["update pod1 1->1", "update pod2 3->4"])
       assert.deepStrictEqual(never.events.map(summary), ["update pod2 3->4"])
     }))
 
   describe("resync periods", () => {
-    it.scoped("a handler added after start cannot go below the check period", () =>
+    it.effect("a handler added after start cannot go below the check period", () =>
       Effect.gen(function*() {
         const logs = captureLogs()
         const late = syncTimes()
@@ -200,36 +202,36 @@ describe("SharedInformer: processor and listeners", () => {
           yield* informer.start
           yield* settle
           yield* informer.addEventHandler({ name: "late", ...late.handler }, { resyncPeriod: "1 second" })
-          yield* TestClock.adjust("10 seconds")
+          yield* adjust("10 seconds")
         }))
         assert.deepStrictEqual(late.times, [5_000, 10_000])
         assert.isTrue(logs.lines.some((line) => line.includes("handler late raised to the informer's check period")))
       }))
 
-    it.scoped("periods under 1 s are raised to 1 s", () =>
+    it.effect("periods under 1 s are raised to 1 s", () =>
       Effect.gen(function*() {
         const fast = syncTimes()
         const { informer } = yield* setup({ resyncPeriod: "1 minute" }, [pod("pod1")])
         yield* informer.addEventHandler(fast.handler, { resyncPeriod: "100 millis" })
         yield* informer.start
         yield* settle
-        yield* TestClock.adjust("3 seconds")
+        yield* adjust("3 seconds")
         assert.deepStrictEqual(fast.times, [1_000, 2_000, 3_000])
       }))
 
-    it.scoped("without an informer resync period, handler periods are ignored (client-go)", () =>
+    it.effect("without an informer resync period, handler periods are ignored (client-go)", () =>
       Effect.gen(function*() {
         const h = syncTimes()
         const { informer } = yield* setup({}, [pod("pod1")])
         yield* informer.addEventHandler(h.handler, { resyncPeriod: "5 seconds" })
         yield* informer.start
-        yield* TestClock.adjust("30 seconds")
+        yield* adjust("30 seconds")
         assert.deepStrictEqual(h.times, [])
       }))
   })
 
   describe.each(fifoModes)("%s", (fifo) => {
-    it.scoped(`tombstones for deletes seen only at relist`, () =>
+    it.effect(`tombstones for deletes seen only at relist`, () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ fifo }, [pod("pod1"), pod("pod2")])
         const h = recorder()
@@ -239,7 +241,7 @@ describe("SharedInformer: processor and listeners", () => {
         h.clear()
         yield* fake.deleteDropWatch(pod("pod1"))
         yield* fake.resetWatch
-        yield* TestClock.adjust("1 second")
+        yield* adjust("1 second")
         const deletes = h.events.filter((n) => n._tag === "Delete")
         assert.strictEqual(deletes.length, 1)
         const tombstone = deletes[0].object
@@ -249,7 +251,7 @@ describe("SharedInformer: processor and listeners", () => {
         assert.deepStrictEqual(yield* informer.indexer.listKeys, ["ns/pod2"])
       }))
 
-    it.scoped(`TestResetWatch: relist adds and updates are not in the initial list`, () =>
+    it.effect(`TestResetWatch: relist adds and updates are not in the initial list`, () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ fifo }, [pod("pod-1")])
         const h = recorder()
@@ -260,14 +262,14 @@ describe("SharedInformer: processor and listeners", () => {
         yield* fake.modifyDropWatch(pod("pod-1", { spec: { v: 2 } }))
         yield* fake.addDropWatch(pod("pod-2"))
         yield* fake.resetWatch
-        yield* TestClock.adjust("1 second")
+        yield* adjust("1 second")
         assert.deepStrictEqual(h.events.map(summary), ["add pod-1 (initial)", "update pod-1 1->2", "add pod-2"])
       }))
   })
 
   describe.each(fifoModes)("%s", (fifo) => {
     for (const watchList of [true, false]) {
-      it.scoped(`an empty first list syncs the informer and its handlers (watchList ${watchList})`, () =>
+      it.effect(`an empty first list syncs the informer and its handlers (watchList ${watchList})`, () =>
         Effect.gen(function*() {
           const { fake, informer } = yield* setup({ fifo, reflector: { watchList } })
           const h = recorder()
@@ -283,7 +285,7 @@ describe("SharedInformer: processor and listeners", () => {
     }
   })
 
-  it.scoped("TestReplaceEvents: a relist is applied at once, deletions first, then list order", () =>
+  it.effect("TestReplaceEvents: a relist is applied at once, deletions first, then list order", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod-1"), pod("pod-2"), pod("pod-3")])
       const seen: Array<string> = []
@@ -308,7 +310,7 @@ describe("SharedInformer: processor and listeners", () => {
       yield* fake.deleteDropWatch(pod("pod-3"))
       yield* fake.addDropWatch(pod("pod-4"))
       yield* fake.resetWatch
-      yield* TestClock.adjust("1 second")
+      yield* adjust("1 second")
       const after = "[ns/pod-1,ns/pod-2,ns/pod-4]"
       assert.deepStrictEqual(seen, [
         `delete tombstone:ns/pod-3 ${after}`,
@@ -320,7 +322,7 @@ describe("SharedInformer: processor and listeners", () => {
       // Replace with nothing: everything deleted, each delete seeing the store already empty.
       for (const name of ["pod-1", "pod-2", "pod-4"]) yield* fake.deleteDropWatch(pod(name))
       yield* fake.resetWatch
-      yield* TestClock.adjust("1 minute")
+      yield* adjust("1 minute")
       assert.deepStrictEqual(seen.slice().sort(), [
         "delete tombstone:ns/pod-1 []",
         "delete tombstone:ns/pod-2 []",
@@ -329,7 +331,7 @@ describe("SharedInformer: processor and listeners", () => {
       assert.deepStrictEqual(yield* informer.indexer.listKeys, [])
     }))
 
-  it.scoped("TestReplaceEvents (coalescing): same notifications, per-key order only", () =>
+  it.effect("TestReplaceEvents (coalescing): same notifications, per-key order only", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({ fifo: "coalescing" }, [pod("pod-1"), pod("pod-2"), pod("pod-3")])
       const h = recorder()
@@ -342,7 +344,7 @@ describe("SharedInformer: processor and listeners", () => {
       yield* fake.deleteDropWatch(pod("pod-3"))
       yield* fake.addDropWatch(pod("pod-4"))
       yield* fake.resetWatch
-      yield* TestClock.adjust("1 second")
+      yield* adjust("1 second")
       assert.deepStrictEqual(h.events.map(summary).sort(), [
         "add pod-4",
         "delete tombstone:ns/pod-3",
@@ -352,7 +354,7 @@ describe("SharedInformer: processor and listeners", () => {
       assert.deepStrictEqual((yield* informer.indexer.listKeys).slice().sort(), ["ns/pod-1", "ns/pod-2", "ns/pod-4"])
     }))
 
-  it.scoped("TestTransformingInformer: the cache and every callback (old and new) see transformed objects", () =>
+  it.effect("TestTransformingInformer: the cache and every callback (old and new) see transformed objects", () =>
     Effect.gen(function*() {
       let retransformed = 0
       const transform = (o: Obj): Obj => {
@@ -370,7 +372,7 @@ describe("SharedInformer: processor and listeners", () => {
       yield* fake.modifyDropWatch(pod("pod2", { spec: { v: 3 } }))
       yield* fake.addDropWatch(pod("pod3"))
       yield* fake.resetWatch
-      yield* TestClock.adjust("5 seconds")
+      yield* adjust("5 seconds")
       const objects = h.events.flatMap((n): Array<Obj | undefined> =>
         n._tag === "Update"
           ? [n.oldObject, n.newObject]
@@ -387,7 +389,7 @@ describe("SharedInformer: processor and listeners", () => {
       assert.strictEqual(retransformed, 0)
     }))
 
-  it.scoped("TestStoreResourceVersion: the cache's resourceVersion follows watch events and bookmarks", () =>
+  it.effect("TestStoreResourceVersion: the cache's resourceVersion follows watch events and bookmarks", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod1"), pod("pod2")])
       yield* informer.start
@@ -407,7 +409,7 @@ describe("SharedInformer: processor and listeners", () => {
       assert.strictEqual(yield* informer.lastSyncResourceVersion, "5")
     }))
 
-  it.scoped("TestStoreResourceVersion (coalescing): events move it, bookmarks only move the Reflector's", () =>
+  it.effect("TestStoreResourceVersion (coalescing): events move it, bookmarks only move the Reflector's", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({ fifo: "coalescing" }, [pod("pod1")])
       yield* informer.start
@@ -423,7 +425,7 @@ describe("SharedInformer: processor and listeners", () => {
     }))
 
   describe.each(fifoModes)("%s", (fifo) => {
-    it.scoped(`TestUpdate: concurrent writers; every transition valid, one delete per object`, () =>
+    it.effect(`TestUpdate: concurrent writers; every transition valid, one delete per object`, () =>
       Effect.gen(function*() {
         const { fake, informer } = yield* setup({ fifo })
         const invalid: Array<string> = []
@@ -447,7 +449,7 @@ describe("SharedInformer: processor and listeners", () => {
             Effect.gen(function*() {
               const name = `w${w}-${i}`
               yield* fake.add(pod(name, { spec: { state: "from" } }))
-              yield* Effect.yieldNow()
+              yield* Effect.yieldNow
               yield* fake.modify(pod(name, { spec: { state: "to" } }))
             }), { discard: true })
         yield* Effect.forEach(range(3), writer, { concurrency: "unbounded", discard: true })
@@ -459,7 +461,7 @@ describe("SharedInformer: processor and listeners", () => {
       }))
   })
 
-  it.scoped("addIndexers before start, after start, and after stop", () =>
+  it.effect("addIndexers before start, after start, and after stop", () =>
     Effect.gen(function*() {
       const { fake, informer, stop } = yield* setup({}, [pod("pod1", { labels: { a: "1" } })])
       yield* informer.addIndexers({ before: labelsIndex })
@@ -475,12 +477,12 @@ describe("SharedInformer: processor and listeners", () => {
       assert.strictEqual((yield* Effect.flip(informer.addIndexers({ late: labelsIndex })))._tag, "InformerStoppedError")
     }))
 
-  it.scoped("notifications: a Stream of every notification while it runs", () =>
+  it.effect("notifications: a Stream of every notification while it runs", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({}, [pod("pod1")])
       yield* informer.start
       yield* settle
-      const taken = yield* Effect.fork(Stream.runCollect(Stream.take(informer.notifications, 3)))
+      const taken = yield* Effect.forkChild(Stream.runCollect(Stream.take(informer.notifications, 3)))
       yield* settle
       yield* fake.add(pod("pod2"))
       yield* fake.modify(pod("pod1", { spec: { v: 2 } }))
@@ -489,19 +491,19 @@ describe("SharedInformer: processor and listeners", () => {
       assert.deepStrictEqual(notifications.map(summary), ["add pod1 (initial)", "add pod2", "update pod1 1->3"])
       // The stream's handler is gone once the stream ended.
       yield* settle
-      const again = yield* Effect.fork(Stream.runCollect(Stream.take(informer.notifications, 1)))
+      const again = yield* Effect.forkChild(Stream.runCollect(Stream.take(informer.notifications, 1)))
       assert.deepStrictEqual(Array.from(yield* Fiber.join(again)).map(summary), ["add pod1 (initial)"])
     }))
 
-  it.scoped("errors: a Stream of the Reflector's errors", () =>
+  it.effect("errors: a Stream of the Reflector's errors", () =>
     Effect.gen(function*() {
       const { fake, informer } = yield* setup({ reflector: { watchList: false } })
-      const taken = yield* Effect.fork(Stream.runCollect(Stream.take(informer.errors, 2)))
+      const taken = yield* Effect.forkChild(Stream.runCollect(Stream.take(informer.errors, 2)))
       yield* settle
       yield* fake.failNextList(statusError(403, "Forbidden", "Access Denied"))
       yield* informer.start
       yield* settle
-      yield* TestClock.adjust("2 seconds")
+      yield* adjust("2 seconds")
       yield* fake.failWatches(serverError(500, "InternalError", "boom"))
       yield* settle
       const errors = Array.from(yield* Fiber.join(taken))
@@ -512,23 +514,23 @@ describe("SharedInformer: processor and listeners", () => {
       assert.strictEqual(errors[1].context.reflector, informer.name)
     }))
 
-  it.scoped("the notifications and errors streams end when the informer stops", () =>
+  it.effect("the notifications and errors streams end when the informer stops", () =>
     Effect.gen(function*() {
       const { fake, informer, stop } = yield* setup({}, [pod("pod1")])
       yield* informer.start
       yield* settle
-      const notifications = yield* Effect.fork(Stream.runCollect(informer.notifications))
-      const errors = yield* Effect.fork(Stream.runCollect(informer.errors))
+      const notifications = yield* Effect.forkChild(Stream.runCollect(informer.notifications))
+      const errors = yield* Effect.forkChild(Stream.runCollect(informer.errors))
       yield* settle
       yield* fake.add(pod("pod2"))
       yield* fake.failWatches(serverError(500, "InternalError", "boom"))
       yield* settle
       yield* stop
       yield* settle
-      const n = yield* Fiber.poll(notifications)
-      const e = yield* Fiber.poll(errors)
-      assert.isTrue(Option.isSome(n) && Exit.isSuccess(n.value), "notifications ended")
-      assert.isTrue(Option.isSome(e) && Exit.isSuccess(e.value), "errors ended")
+      const n = notifications.pollUnsafe()
+      const e = errors.pollUnsafe()
+      assert.isTrue(n !== undefined && Exit.isSuccess(n), "notifications ended")
+      assert.isTrue(e !== undefined && Exit.isSuccess(e), "errors ended")
       assert.deepStrictEqual(Array.from(yield* Fiber.join(notifications)).map(summary), [
         "add pod1 (initial)",
         "add pod2"
@@ -538,7 +540,7 @@ describe("SharedInformer: processor and listeners", () => {
       ])
     }))
 
-  it.scoped("detectMutations reports a handler that mutates a cached object", () =>
+  it.effect("detectMutations reports a handler that mutates a cached object", () =>
     Effect.gen(function*() {
       const logs = captureLogs()
       yield* logs.capture(Effect.gen(function*() {
@@ -566,7 +568,7 @@ describe("SharedInformer: processor and listeners", () => {
             nameOf(o) === "pod4"
               ? Effect.sync(() => {
                 ;(o.metadata as { finalizers?: Array<string> }).finalizers = ["x"]
-              }).pipe(Effect.zipRight(Effect.fail("then fails")))
+              }).pipe(Effect.andThen(Effect.fail("then fails")))
               : Effect.void
         })
         yield* informer.start
@@ -581,7 +583,7 @@ describe("SharedInformer: processor and listeners", () => {
       }
     }))
 
-  it.scoped("metrics: notification counters, handler backlog and FIFO depth", () =>
+  it.effect("metrics: notification counters, handler backlog and FIFO depth", () =>
     Effect.gen(function*() {
       const name = "metrics-informer"
       const { fake, informer } = yield* setup({ name }, [pod("pod1"), pod("pod2")])

@@ -2,10 +2,12 @@
  * SharedInformer: a property test over random server histories.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FastCheck, TestClock } from "effect"
+import { Arbitrary, Effect } from "effect"
+import { boolean, constantFrom, integer, oneof } from "../../fixtures/arbitrary.js"
 import { gone as fixtureGone, serverError as fixtureServerError } from "../../fixtures/index.js"
 import type { Fake } from "./fixtures.js"
 import {
+  adjust,
   assertMonotonic,
   cacheMatchesServer,
   eventually,
@@ -28,33 +30,33 @@ type Op =
   | { readonly _tag: "bookmark" }
   | { readonly _tag: "adjust"; readonly millis: number }
 
-const opArbitrary: FastCheck.Arbitrary<Op> = FastCheck.oneof(
+const opArbitrary: Arbitrary.Arbitrary<Op> = oneof<Op>(
   {
     weight: 12,
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("write" as const),
-      key: FastCheck.integer({ min: 0, max: 5 }),
-      remove: FastCheck.boolean(),
-      drop: FastCheck.boolean() // half of the writes are lost events
+    arbitrary: Arbitrary.all({
+      _tag: Arbitrary.Constant("write"),
+      key: integer({ min: 0, max: 5 }),
+      remove: boolean(),
+      drop: boolean() // half of the writes are lost events
     })
   },
-  { weight: 2, arbitrary: FastCheck.constant({ _tag: "resetWatch" as const }) },
-  { weight: 1, arbitrary: FastCheck.constant({ _tag: "closeWatches" as const }) },
+  { weight: 2, arbitrary: Arbitrary.Constant({ _tag: "resetWatch" }) },
+  { weight: 1, arbitrary: Arbitrary.Constant({ _tag: "closeWatches" }) },
   {
     weight: 1,
-    arbitrary: FastCheck.record({ _tag: FastCheck.constant("failWatches" as const), gone: FastCheck.boolean() })
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("failWatches"), gone: boolean() })
   },
   {
     weight: 1,
-    arbitrary: FastCheck.record({ _tag: FastCheck.constant("failNextWatch" as const), gone: FastCheck.boolean() })
+    arbitrary: Arbitrary.all({ _tag: Arbitrary.Constant("failNextWatch"), gone: boolean() })
   },
-  { weight: 1, arbitrary: FastCheck.constant({ _tag: "failNextList" as const }) },
-  { weight: 1, arbitrary: FastCheck.constant({ _tag: "bookmark" as const }) },
+  { weight: 1, arbitrary: Arbitrary.Constant({ _tag: "failNextList" }) },
+  { weight: 1, arbitrary: Arbitrary.Constant({ _tag: "bookmark" }) },
   {
     weight: 4,
-    arbitrary: FastCheck.record({
-      _tag: FastCheck.constant("adjust" as const),
-      millis: FastCheck.constantFrom(0, 0, 100, 1_000, 5_000, 30_000)
+    arbitrary: Arbitrary.all({
+      _tag: Arbitrary.Constant("adjust"),
+      millis: constantFrom(0, 0, 100, 1_000, 5_000, 30_000)
     })
   }
 )
@@ -87,15 +89,15 @@ const applyOp = (fake: Fake, op: Op): Effect.Effect<void> =>
       case "bookmark":
         return yield* fake.bookmark
       case "adjust":
-        return yield* TestClock.adjust(op.millis)
+        return yield* adjust(op.millis)
     }
   })
 
 describe("SharedInformer: property", () => {
   describe.each(fifoModes)("%s", (fifo) => {
-    it.scoped.prop(
+    it.effect.prop(
       `random server histories converge; handlers replay to the cache; versions never go back`,
-      [FastCheck.array(opArbitrary, { minLength: 1, maxLength: 30 }), FastCheck.nat()],
+      [Arbitrary.array(opArbitrary, { minLength: 1, maxLength: 30 }), integer({ min: 0, max: 0x7fffffff })],
       ([ops, joinAt]) =>
         Effect.gen(function*() {
           const env = yield* setup({ fifo }, [pod("k0"), pod("k1")])
@@ -111,9 +113,9 @@ describe("SharedInformer: property", () => {
           }
           if (join === ops.length) yield* informer.addEventHandler(late.handler)
           // Quiescence: past any backoff, then a forced relist so that lost events are recovered.
-          yield* TestClock.adjust("2 minutes")
+          yield* adjust("2 minutes")
           yield* fake.failWatches(gone)
-          yield* TestClock.adjust("2 minutes")
+          yield* adjust("2 minutes")
           yield* eventually(cacheMatchesServer(env), "cache equals the server")
           const server = sortedEntries(toMap(yield* fake.objects))
           for (const [who, r] of [["early", early], ["late", late]] as const) {
@@ -126,7 +128,8 @@ describe("SharedInformer: property", () => {
           assertMonotonic(late.events, "late")
           assert.isTrue(yield* informer.hasSynced)
         }),
-      { timeout: 30_000, fastCheck: { numRuns: 50 } }
+      // size: arrays up to their maxLength, as fast-check generates them when maxLength is given
+      { timeout: 30_000, arbitrary: { runs: 50, size: 30 } }
     )
   })
 })

@@ -7,12 +7,11 @@
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -37,7 +36,7 @@ const widgetSchema = (counter: { decodes: number }) =>
       // "3" on the wire, 3 once decoded: proof that the informer holds decoded values
       size: Schema.NumberFromString
     })
-  }).pipe(Schema.filter(() => {
+  }).check(Schema.makeFilter(() => {
     counter.decodes++
     return true
   }))
@@ -67,7 +66,7 @@ const widget = (name: string, replicas: unknown, size = "3") => ({
   spec: { replicas, size }
 })
 
-const quiet = Logger.withMinimumLogLevel(LogLevel.None)
+const quiet = Effect.provideService(References.MinimumLogLevel, "None")
 
 const fast = { backoff: Schedule.spaced("50 millis") }
 
@@ -78,28 +77,62 @@ describe("Resource.custom", () => {
       ...widget("a", 2),
       metadata: { name: "a", namespace: "ns", resourceVersion: "7", uid: "u-1" }
     })
-    assert.isTrue(Either.isRight(ok))
-    if (Either.isRight(ok)) {
-      assert.strictEqual(ok.right.spec.size, 3)
-      assert.deepStrictEqual(ok.right.metadata, { name: "a", namespace: "ns", resourceVersion: "7", uid: "u-1" })
+    assert.isTrue(Result.isSuccess(ok))
+    if (Result.isSuccess(ok)) {
+      assert.strictEqual(ok.success.spec.size, 3)
+      assert.deepStrictEqual(ok.success.metadata, { name: "a", namespace: "ns", resourceVersion: "7", uid: "u-1" })
     }
     const bad = decode(widget("b", "three"))
-    assert.isTrue(Either.isLeft(bad))
-    if (Either.isLeft(bad)) {
+    assert.isTrue(Result.isFailure(bad))
+    if (Result.isFailure(bad)) {
       assert.strictEqual(
-        bad.left.message,
-        "Widget default/b does not match its schema: spec.replicas: Expected number, actual \"three\""
+        bad.failure.message,
+        "Widget default/b does not match its schema: spec.replicas: Expected number, got \"three\""
       )
-      assert.isString(bad.left.detail)
+      assert.isString(bad.failure.detail)
     }
     assert.isUndefined(Resource.make(coordinates).decode, "make decodes nothing")
     assert.isUndefined(Resource.pods.decode, "nor does the catalog")
   })
 })
 
+describe("Resource.custom keeps what its structs do not declare", () => {
+  it("in nested structs, optional ones and arrays of them; not below a transformation", () => {
+    const schema = Schema.Struct({
+      metadata: Schema.Struct({ name: Schema.String }),
+      spec: Schema.optional(Schema.Struct({
+        ports: Schema.Array(Schema.Struct({ port: Schema.Number })),
+        size: Schema.NumberFromString
+      }))
+    })
+    const resource = Resource.custom({ ...coordinates, schema })
+    const input = {
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "a", namespace: "ns", labels: { x: "1" } },
+      spec: { ports: [{ port: 80, name: "http" }, { port: 443 }], size: "3", extra: true },
+      status: { ready: true }
+    }
+    const decoded = resource.decode!(input)
+    assert.isTrue(Result.isSuccess(decoded))
+    if (Result.isSuccess(decoded)) {
+      assert.deepStrictEqual(decoded.success as unknown, {
+        apiVersion: "example.com/v1",
+        kind: "Widget",
+        metadata: { name: "a", namespace: "ns", labels: { x: "1" } },
+        spec: { ports: [{ port: 80, name: "http" }, { port: 443 }], size: 3, extra: true },
+        status: { ready: true }
+      })
+      assert.notStrictEqual(decoded.success as unknown, input, "a decoded copy")
+    }
+    const none = resource.decode!({ metadata: { name: "b", uid: "u" } })
+    assert.deepStrictEqual(Result.isSuccess(none) && none.success as unknown, { metadata: { name: "b", uid: "u" } })
+  })
+})
+
 describe("custom resource informers over HTTP (embedded ApiServer)", () => {
   for (const watchList of [true, false]) {
-    it.scopedLive(
+    it.live(
       `typed values; a bad object is a DecodeError and the informer recovers (${watchList ? "watch-list" : "list"})`,
       () =>
         Effect.gen(function*() {
@@ -119,7 +152,7 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
             })
             const errors = yield* Queue.unbounded<ApiError.DecodeError>()
             yield* informer.errors.pipe(
-              Stream.runForEach(({ error }) => error._tag === "DecodeError" ? errors.offer(error) : Effect.void),
+              Stream.runForEach(({ error }) => error._tag === "DecodeError" ? Queue.offer(errors, error) : Effect.void),
               Effect.forkScoped
             )
             const before = counter.decodes
@@ -149,7 +182,7 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
             assert.strictEqual(error.reason, "SchemaMismatch")
             assert.match(
               error.message,
-              /^(watch|list) widgets\.example\.com in default: Widget default\/bad does not match its schema: spec\.replicas: Expected number, actual "three"$/
+              /^(watch|list) widgets\.example\.com in default: Widget default\/bad does not match its schema: spec\.replicas: Expected number, got "three"$/
             )
             assert.notInclude(error.message, "\n")
             // while it is there the cache keeps its last good state, and the informer keeps trying
@@ -174,7 +207,7 @@ describe("custom resource informers over HTTP (embedded ApiServer)", () => {
 })
 
 describe("Client reads of a custom resource", () => {
-  it.scopedLive("get and list give decoded values; a rejected object is a SchemaMismatch DecodeError", () =>
+  it.live("get and list give decoded values; a rejected object is a SchemaMismatch DecodeError", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         yield* server.objects.create(rawWidgets, widget("a", 1, "9"))
@@ -194,7 +227,7 @@ describe("Client reads of a custom resource", () => {
 })
 
 describe("custom resource informers over the fake source", () => {
-  it.scoped("the fake's objects are decoded; a bad one fails the list with a DecodeError", () =>
+  it.effect("the fake's objects are decoded; a bad one fails the list with a DecodeError", () =>
     Effect.gen(function*() {
       const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
       const factory = yield* InformerFactory.InformerFactory
@@ -211,7 +244,7 @@ describe("custom resource informers over the fake source", () => {
       assert.strictEqual(error.reason, "SchemaMismatch")
       assert.include(
         error.message,
-        "Widget default/bad does not match its schema: spec.replicas: Expected an integer, actual 1.5"
+        "Widget default/bad does not match its schema: spec.replicas: Expected an integer, got 1.5"
       )
     }).pipe(
       Effect.provide(InformerFactory.layer()),

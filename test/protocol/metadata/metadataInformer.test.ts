@@ -57,7 +57,7 @@ const withServer = <A, E>(
 
 describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
   for (const watchList of [true, false]) {
-    it.scopedLive(`sync, adds, updates and deletes carry metadata only (${watchList ? "watch-list" : "list"})`, () =>
+    it.live(`sync, adds, updates and deletes carry metadata only (${watchList ? "watch-list" : "list"})`, () =>
       withServer((server, factory) =>
         Effect.gen(function*() {
           yield* server.objects.create(Resource.pods, pod("web-1", { app: "web" }))
@@ -70,16 +70,16 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
           const objects: Array<KubeObject> = []
           yield* informer.addEventHandler({
             onAdd: (obj) =>
-              Effect.zipRight(Effect.sync(() => objects.push(obj)), seen.offer(`add ${obj.metadata.name}`)),
+              Effect.andThen(Effect.sync(() => objects.push(obj)), Queue.offer(seen, `add ${obj.metadata.name}`)),
             onUpdate: (_, obj) =>
-              Effect.zipRight(
+              Effect.andThen(
                 Effect.sync(() => objects.push(obj)),
-                seen.offer(`update ${obj.metadata.name} ${obj.metadata.labels?.app}`)
+                Queue.offer(seen, `update ${obj.metadata.name} ${obj.metadata.labels?.app}`)
               ),
             onDelete: (obj) =>
-              Effect.zipRight(
+              Effect.andThen(
                 Effect.sync(() => objects.push(obj as KubeObject)),
-                seen.offer(`delete ${(obj as KubeObject).metadata?.name}`)
+                Queue.offer(seen, `delete ${(obj as KubeObject).metadata?.name}`)
               )
           })
           yield* factory.start
@@ -110,7 +110,7 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
       ))
   }
 
-  it.scopedLive("the server answers LIST, GET, WATCH and bookmarks as PartialObjectMetadata", () =>
+  it.live("the server answers LIST, GET, WATCH and bookmarks as PartialObjectMetadata", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make({ bookmarkInterval: "100 millis" }))
       yield* server.objects.create(Resource.pods, pod("web-1", { app: "web" }))
@@ -125,10 +125,10 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
         yield* lw.watch({ resourceVersion: page.resourceVersion, allowWatchBookmarks: true }).pipe(
           Stream.runForEach((e) =>
             e.type === "BOOKMARK"
-              ? received.offer("BOOKMARK")
-              : Effect.zipRight(
+              ? Queue.offer(received, "BOOKMARK")
+              : Effect.andThen(
                 Effect.sync(() => assertMetadataOnly(e.object)),
-                received.offer(`${e.type} ${e.object.metadata.name}`)
+                Queue.offer(received, `${e.type} ${e.object.metadata.name}`)
               )
           ),
           Effect.forkScoped
@@ -212,7 +212,7 @@ describe("metadata-only informers over HTTP (embedded ApiServer)", () => {
 })
 
 describe("metadata-only objects from a server that ignores the Accept header", () => {
-  it.scoped("full objects are cut down to their metadata; the Accept headers are client-go's", () =>
+  it.effect("full objects are cut down to their metadata; the Accept headers are client-go's", () =>
     Effect.gen(function*() {
       const full = {
         apiVersion: "v1",
@@ -246,7 +246,7 @@ describe("metadata-only objects from a server that ignores the Accept header", (
 })
 
 describe("metadata-only informers over the fake source", () => {
-  it.scoped("the fake of the full objects serves their metadata", () =>
+  it.effect("the fake of the full objects serves their metadata", () =>
     Effect.gen(function*() {
       const fakes = yield* FakeListerWatcher.FakeListerWatcherSource
       const factory = yield* InformerFactory.InformerFactory

@@ -79,7 +79,7 @@ const items = (page: number, count: number) =>
 
 describe("Client: what it is answered", () => {
   for (const [what, body, expected] of others) {
-    it.scopedLive(`every verb answered with ${what}: DecodeError (UnexpectedObject), not the result`, () =>
+    it.live(`every verb answered with ${what}: DecodeError (UnexpectedObject), not the result`, () =>
       withStub(() => ({ code: 200, body }), (stub, client) =>
         Effect.gen(function*() {
           for (const [verb, run] of verbs) {
@@ -92,7 +92,7 @@ describe("Client: what it is answered", () => {
         })))
   }
 
-  it.scopedLive("every verb answered with the object it asked for: the result (the version is not compared)", () =>
+  it.live("every verb answered with the object it asked for: the result (the version is not compared)", () =>
     withStub(
       () => ({ code: 200, body: configMap("cm", { apiVersion: "v2", data: { a: "1" } }) }),
       (_, client) =>
@@ -106,7 +106,7 @@ describe("Client: what it is answered", () => {
         })
     ))
 
-  it.scopedLive("an answer without kind or apiVersion is checked by its metadata only", () =>
+  it.live("an answer without kind or apiVersion is checked by its metadata only", () =>
     withStub(
       () => ({ code: 200, body: { metadata: { name: "cm", namespace: "default" } } }),
       (_, client) =>
@@ -118,7 +118,7 @@ describe("Client: what it is answered", () => {
         })
     ))
 
-  it.scopedLive("the expected namespace is the call's, else the object's: an answer in the other one fails", () =>
+  it.live("the expected namespace is the call's, else the object's: an answer in the other one fails", () =>
     withStub(() => ({ code: 201, body: configMap("cm") }), (_, client) =>
       Effect.gen(function*() {
         const { error } = yield* failure(
@@ -137,7 +137,7 @@ describe("Client: what it is answered", () => {
         )
       })))
 
-  it.scopedLive("create with generateName: any name is accepted, the kind and namespace are checked", () => {
+  it.live("create with generateName: any name is accepted, the kind and namespace are checked", () => {
     const answers: Array<unknown> = [
       configMap("job-x7k2p"),
       configMap("job-x7k2p", { metadata: { name: "job-x7k2p", namespace: "other" } }),
@@ -162,7 +162,7 @@ describe("Client: what it is answered", () => {
       }))
   })
 
-  it.scopedLive("a cluster-scoped resource: an answer with a namespace fails, one without is the result", () => {
+  it.live("a cluster-scoped resource: an answer with a namespace fails, one without is the result", () => {
     const node = (extra: Record<string, unknown> = {}) => ({
       apiVersion: "v1",
       kind: "Node",
@@ -183,7 +183,7 @@ describe("Client: what it is answered", () => {
       }))
   })
 
-  it.scopedLive("a custom resource: another group is another object", () => {
+  it.live("a custom resource: another group is another object", () => {
     const widgets = Resource.make({
       group: "example.com",
       version: "v1",
@@ -210,14 +210,14 @@ describe("Client: what it is answered", () => {
       }))
   })
 
-  it.scopedLive("a delete answered with a Status is not checked as an object", () =>
+  it.live("a delete answered with a Status is not checked as an object", () =>
     withStub(() => ({ code: 200, body: status(200, "", "") }), (_, client) =>
       Effect.gen(function*() {
         const deleted = yield* client.delete(Resource.configMaps, "cm")
         assert.strictEqual(deleted._tag, "Status")
       })))
 
-  it.scopedLive("the answer's values in the message are scrubbed of the credentials", () =>
+  it.live("the answer's values in the message are scrubbed of the credentials", () =>
     withStub(
       () => ({ code: 200, body: configMap("cm", { metadata: { name: `Bearer ${TOKEN}`, namespace: "default" } }) }),
       (_, client) =>
@@ -229,7 +229,7 @@ describe("Client: what it is answered", () => {
         })
     ))
 
-  it.scopedLive("a dry run and a write recorded in Writes are checked alike (nothing recorded on a mismatch)", () =>
+  it.live("a dry run and a write recorded in Writes are checked alike (nothing recorded on a mismatch)", () =>
     withStub(
       () => ({ code: 200, body: configMap("cm", { metadata: { name: "cm", namespace: "other" } }) }),
       (_, client) =>
@@ -241,7 +241,7 @@ describe("Client: what it is answered", () => {
 })
 
 describe("Client: listAll's bounds", () => {
-  it.scopedLive("a cycle of continue tokens: ContinueRepeated after a few requests", () =>
+  it.live("a cycle of continue tokens: ContinueRepeated after a few requests", () =>
     withStub((request) => {
       // a -> b -> c -> a -> ...: each token is new for a while, then they come round again
       const next: Record<string, string> = { "": "a", a: "b", b: "c", c: "a" }
@@ -258,7 +258,7 @@ describe("Client: listAll's bounds", () => {
         assert.isAtMost(stub.requests.length, 8)
       })))
 
-  it.scopedLive("a repeat after a long chain of new tokens is still found", () =>
+  it.live("a repeat after a long chain of new tokens is still found", () =>
     withStub((request) => {
       const token = Number(request.url.searchParams.get("continue") ?? "0")
       // 0, 1, ..., 99, then 60, 61, ..., 99, 60, ...
@@ -270,7 +270,7 @@ describe("Client: listAll's bounds", () => {
         assert.isAtMost(stub.requests.length, 300)
       })))
 
-  it.scopedLive("endless distinct continue tokens: TooLarge at maxPages, one request per page", () => {
+  it.live("endless distinct continue tokens: TooLarge at maxPages, one request per page", () => {
     let n = 0
     return withStub(
       () => ({ code: 200, body: list(items(n, 2), `token-${++n}`) }),
@@ -287,7 +287,7 @@ describe("Client: listAll's bounds", () => {
     )
   })
 
-  it.scopedLive("endless distinct continue tokens with items: TooLarge past maxItems", () => {
+  it.live("endless distinct continue tokens with items: TooLarge past maxItems", () => {
     let n = 0
     return withStub(
       () => ({ code: 200, body: list(items(n, 10), `token-${++n}`) }),
@@ -304,7 +304,7 @@ describe("Client: listAll's bounds", () => {
     )
   })
 
-  it.scopedLive("a first page over maxItems, and a full list after an expired token over it: TooLarge", () => {
+  it.live("a first page over maxItems, and a full list after an expired token over it: TooLarge", () => {
     const answers: Array<() => unknown> = [
       () => ({ code: 200, body: list(items(0, 5)) }),
       () => ({ code: 200, body: list(items(0, 2), "t1") }),
@@ -334,7 +334,7 @@ describe("Client: listAll's bounds", () => {
     )
   })
 
-  it.scopedLive("within the bounds: every page (exactly maxItems, exactly maxPages)", () =>
+  it.live("within the bounds: every page (exactly maxItems, exactly maxPages)", () =>
     withStub((request: StubRequest) => {
       const page = Number(request.url.searchParams.get("continue") ?? "0")
       return { code: 200, body: list(items(page, 3), page === 3 ? undefined : String(page + 1)) }

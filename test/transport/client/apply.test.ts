@@ -112,7 +112,7 @@ const ssaServer = () => {
 }
 
 describe("Client.apply (server-side apply)", () => {
-  it.scopedLive("the request: PATCH, application/apply-patch+yaml, the object as JSON with apiVersion and kind, fieldManager", () =>
+  it.live("the request: PATCH, application/apply-patch+yaml, the object as JSON with apiVersion and kind, fieldManager", () =>
     withStub(ssaServer(), (stub, client) =>
       Effect.gen(function*() {
         const applied = yield* client.apply(Resource.configMaps, { metadata: { name: "cm" }, data: { a: "1" } })
@@ -130,7 +130,7 @@ describe("Client.apply (server-side apply)", () => {
         })
       })))
 
-  it.scopedLive("creates a missing object, then updates it; omitting an owned field removes it", () =>
+  it.live("creates a missing object, then updates it; omitting an owned field removes it", () =>
     withStub(ssaServer(), (_, client) =>
       Effect.gen(function*() {
         const first = yield* client.apply(Resource.configMaps, { metadata: { name: "cm" }, data: { a: "1", b: "2" } })
@@ -139,7 +139,7 @@ describe("Client.apply (server-side apply)", () => {
         assert.deepStrictEqual(second.data, { a: "1" })
       })))
 
-  it.scopedLive("the field manager: the call's, else the Client's option", () =>
+  it.live("the field manager: the call's, else the Client's option", () =>
     withStub(ssaServer(), (stub, client) =>
       Effect.gen(function*() {
         yield* client.apply(Resource.configMaps, { metadata: { name: "cm" }, data: { a: "1" } })
@@ -152,7 +152,7 @@ describe("Client.apply (server-side apply)", () => {
         ])
       }), { fieldManager: "replicator" }))
 
-  it.scopedLive("409 Conflict with the conflicting fields in causes; force takes them", () =>
+  it.live("409 Conflict with the conflicting fields in causes; force takes them", () =>
     withStub(ssaServer(), (stub, client) =>
       Effect.gen(function*() {
         yield* client.apply(Resource.configMaps, { metadata: { name: "cm" }, data: { a: "1", b: "1" } }, {
@@ -185,7 +185,7 @@ describe("Client.apply (server-side apply)", () => {
         })
       })))
 
-  it.scopedLive("managedFields are never sent (a read object applied back); a resourceVersion is", () =>
+  it.live("managedFields are never sent (a read object applied back); a resourceVersion is", () =>
     withStub(ssaServer(), (stub, client) =>
       Effect.gen(function*() {
         const applied = yield* client.apply(Resource.configMaps, { metadata: { name: "cm" }, data: { a: "1" } })
@@ -196,14 +196,14 @@ describe("Client.apply (server-side apply)", () => {
         assert.strictEqual(sent.metadata.resourceVersion, applied.metadata?.resourceVersion)
       })))
 
-  it.scopedLive("an empty fieldManager option falls back to the Client's: apply always sends one", () =>
+  it.live("an empty fieldManager option falls back to the Client's: apply always sends one", () =>
     withStub(ssaServer(), (stub, client) =>
       Effect.gen(function*() {
         yield* client.apply(Resource.configMaps, { metadata: { name: "cm" } }, { fieldManager: "" })
         assert.strictEqual(stub.requests[0].url.searchParams.get("fieldManager"), Client.defaultFieldManager)
       })))
 
-  it.scopedLive("kube-apiserver's 422 for an apply without fieldManager maps to Invalid with its cause", () =>
+  it.live("kube-apiserver's 422 for an apply without fieldManager maps to Invalid with its cause", () =>
     withStub(() => fieldManagerRequired, (_, client) =>
       Effect.gen(function*() {
         const { error, kind } = yield* failure(client.apply(Resource.configMaps, { metadata: { name: "cm" } }))
@@ -213,7 +213,7 @@ describe("Client.apply (server-side apply)", () => {
         assert.strictEqual(error.status.details?.kind, "PatchOptions")
       })))
 
-  it.scopedLive("applyStatus: to the status subresource", () =>
+  it.live("applyStatus: to the status subresource", () =>
     withStub(
       (request) => ({ code: 200, body: configMap("p", { kind: "Pod", status: JSON.parse(request.body).status }) }),
       (stub, client) =>
@@ -233,7 +233,7 @@ describe("Client.apply (server-side apply)", () => {
 })
 
 describe("Client: the status subresource, delete options, dry runs and the wire", () => {
-  it.scopedLive("updateStatus and patchStatus go to .../status; the server keeps only the status", () => {
+  it.live("updateStatus and patchStatus go to .../status; the server keeps only the status", () => {
     const stored = configMap("p", {
       kind: "Pod",
       spec: { nodeName: "n1" },
@@ -269,7 +269,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
     )
   })
 
-  it.scopedLive("a resource without a status subresource: NotFound from .../status", () =>
+  it.live("a resource without a status subresource: NotFound from .../status", () =>
     withStub(
       () => ({ code: 404, body: status(404, "NotFound", "the server could not find the requested resource") }),
       (_, client) =>
@@ -281,7 +281,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
         })
     ))
 
-  it.scopedLive("delete: DeleteOptions in the body (preconditions, propagationPolicy, gracePeriodSeconds, dryRun)", () =>
+  it.live("delete: DeleteOptions in the body (preconditions, propagationPolicy, gracePeriodSeconds, dryRun)", () =>
     withStub(
       () => ({
         code: 202,
@@ -316,7 +316,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
     ))
 
   for (const policy of ["Background", "Orphan"] as const) {
-    it.scopedLive(`delete with propagationPolicy ${policy}: a Success Status, as kube-apiserver answers for most types`, () =>
+    it.live(`delete with propagationPolicy ${policy}: a Success Status, as kube-apiserver answers for most types`, () =>
       withStub(
         () => ({
           code: 200,
@@ -340,7 +340,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
       ))
   }
 
-  it.scopedLive("dryRun=All, fieldManager and fieldValidation on create, update, patch and apply", () =>
+  it.live("dryRun=All, fieldManager and fieldValidation on create, update, patch and apply", () =>
     withStub(
       (request) => ({ code: request.method === "POST" ? 201 : 200, body: configMap("cm") }),
       (stub, client) =>
@@ -361,7 +361,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
         })
     ))
 
-  it.scopedLive("headers: accept JSON, the user agent (default and configured), the bearer token", () =>
+  it.live("headers: accept JSON, the user agent (default and configured), the bearer token", () =>
     withStub(() => ({ code: 200, body: configMap("cm") }), (stub, client) =>
       Effect.gen(function*() {
         yield* client.get(Resource.configMaps, "cm")
@@ -370,7 +370,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
         assert.strictEqual(request.headers.accept, "application/json")
         assert.strictEqual(request.headers.authorization, `Bearer ${TOKEN}`)
       }), { userAgent: "replicate-controller/1.2 (effect-informers)" }).pipe(
-        Effect.zipRight(
+        Effect.andThen(
           withStub(() => ({ code: 200, body: configMap("cm") }), (stub, client) =>
             Effect.gen(function*() {
               yield* client.get(Resource.configMaps, "cm")
@@ -380,7 +380,7 @@ describe("Client: the status subresource, delete options, dry runs and the wire"
         )
       ))
 
-  it.scopedLive("writes are recorded in the reconcile's Consistency.Writes; dry runs and reads are not", () => {
+  it.live("writes are recorded in the reconcile's Consistency.Writes; dry runs and reads are not", () => {
     let rv = 100
     return withStub(
       (request) => ({

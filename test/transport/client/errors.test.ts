@@ -14,7 +14,7 @@ import { widgets } from "../../fixtures/index.js"
 import { clientLayer, configMap, failure, status, withApiServer, withStub } from "./fixtures.js"
 
 describe("Client errors", () => {
-  it.scopedLive("404 NotFound: get, update, patch, delete of a missing object", () =>
+  it.live("404 NotFound: get, update, patch, delete of a missing object", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const get = yield* failure(client.get(Resource.configMaps, "missing"))
@@ -34,7 +34,7 @@ describe("Client errors", () => {
       })
     ))
 
-  it.scopedLive("409 Conflict: an update with a stale resourceVersion", () =>
+  it.live("409 Conflict: an update with a stale resourceVersion", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const cm = yield* client.create(Resource.configMaps, configMap("cm", { data: { a: "1" } }))
@@ -54,7 +54,7 @@ describe("Client errors", () => {
       })
     ))
 
-  it.scopedLive("409 Conflict: delete preconditions that no longer hold", () =>
+  it.live("409 Conflict: delete preconditions that no longer hold", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const cm = yield* client.create(Resource.configMaps, configMap("cm"))
@@ -70,7 +70,7 @@ describe("Client errors", () => {
       })
     ))
 
-  it.scopedLive("409 AlreadyExists: create of a taken name", () =>
+  it.live("409 AlreadyExists: create of a taken name", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         yield* client.create(Resource.configMaps, configMap("cm"))
@@ -80,7 +80,7 @@ describe("Client errors", () => {
       })
     ))
 
-  it.scopedLive("422 Invalid, with causes: an invalid name; a failed JSON patch test", () =>
+  it.live("422 Invalid, with causes: an invalid name; a failed JSON patch test", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const { error, kind } = yield* failure(client.create(Resource.configMaps, configMap("Not_Valid")))
@@ -106,7 +106,7 @@ describe("Client errors", () => {
     [504, "StatusError (Timeout)"]
   ] as const
   for (const [code, kind] of injected) {
-    it.scopedLive(`HTTP ${code} (the server's fault injection) -> ${kind}`, () =>
+    it.live(`HTTP ${code} (the server's fault injection) -> ${kind}`, () =>
       withApiServer((server, client) =>
         Effect.gen(function*() {
           yield* server.faults.inject({ _tag: "ServerError", status: code })
@@ -118,7 +118,7 @@ describe("Client errors", () => {
       ))
   }
 
-  it.scopedLive("429 TooManyRequests with its Retry-After", () =>
+  it.live("429 TooManyRequests with its Retry-After", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         yield* server.faults.inject({ _tag: "TooManyRequests", retryAfterSeconds: 7 })
@@ -131,7 +131,7 @@ describe("Client errors", () => {
       })
     ))
 
-  it.scopedLive("a custom resource the server does not serve: NotFound (the server's 404 page)", () =>
+  it.live("a custom resource the server does not serve: NotFound (the server's 404 page)", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const { error, kind } = yield* failure(client.get(widgets, "w"))
@@ -140,7 +140,7 @@ describe("Client errors", () => {
       })
     ))
 
-  it.scopedLive("an error body that is not a Status: the HTTP code's reason, the body quoted on one line", () =>
+  it.live("an error body that is not a Status: the HTTP code's reason, the body quoted on one line", () =>
     withStub(
       () => ({ code: 403, body: "<html>\n  no entry\n</html>", headers: { "content-type": "text/html" } }),
       (_, client) =>
@@ -151,7 +151,7 @@ describe("Client errors", () => {
         })
     ))
 
-  it.scopedLive("415 UnsupportedMediaType: a strategic merge patch of a custom resource (kube-apiserver's answer)", () =>
+  it.live("415 UnsupportedMediaType: a strategic merge patch of a custom resource (kube-apiserver's answer)", () =>
     withStub(
       () => ({
         code: 415,
@@ -169,7 +169,7 @@ describe("Client errors", () => {
         })
     ))
 
-  it.scopedLive("DecodeError: a 2xx body that is not JSON, an object without metadata, another kind, an empty body", () => {
+  it.live("DecodeError: a 2xx body that is not JSON, an object without metadata, another kind, an empty body", () => {
     const bodies: Array<unknown> = [
       "{\"kind\":\"ConfigMap\",",
       { kind: "ConfigMap", apiVersion: "v1" },
@@ -196,7 +196,7 @@ describe("Client errors", () => {
       }))
   })
 
-  it.scopedLive("DecodeError: a list item without metadata", () =>
+  it.live("DecodeError: a list item without metadata", () =>
     withStub(
       () => ({ code: 200, body: { kind: "ConfigMapList", metadata: { resourceVersion: "5" }, items: [{ data: {} }] } }),
       (_, client) =>
@@ -207,7 +207,7 @@ describe("Client errors", () => {
         })
     ))
 
-  it.scopedLive("listAll: a server repeating its continue token fails instead of looping", () =>
+  it.live("listAll: a server repeating its continue token fails instead of looping", () =>
     withStub(
       () => ({
         code: 200,
@@ -226,7 +226,7 @@ describe("Client errors", () => {
         })
     ))
 
-  it.scopedLive("TransportError (RequestFailed): nothing listening", () =>
+  it.live("TransportError (RequestFailed): nothing listening", () =>
     Effect.gen(function*() {
       const client = yield* Effect.provide(Client.Client, clientLayer("http://127.0.0.1:1"))
       const { error, kind } = yield* failure(client.get(Resource.configMaps, "cm"))
@@ -234,7 +234,7 @@ describe("Client errors", () => {
       assert.match(error.message, /^get configmaps "cm" in default: .*ECONNREFUSED/)
     }))
 
-  it.scopedLive("a connection reset before any answer: a GET is sent again (twice at most), a write is not", () => {
+  it.live("a connection reset before any answer: a GET is sent again (twice at most), a write is not", () => {
     let resets = 0
     return withStub((request) => {
       if (request.method === "GET" && resets < 2) {
@@ -258,7 +258,7 @@ describe("Client errors", () => {
       }))
   })
 
-  it.scopedLive("TransportError (Timeout): a server that never answers, after `timeout`", () =>
+  it.live("TransportError (Timeout): a server that never answers, after `timeout`", () =>
     withStub(() => "hang", (_, client) =>
       Effect.gen(function*() {
         const { error, kind } = yield* failure(client.create(Resource.configMaps, configMap("cm")))
@@ -266,7 +266,7 @@ describe("Client errors", () => {
         assert.strictEqual(error.message, `create configmaps "cm" in default: no complete answer within 200ms`)
       }), { timeout: "200 millis" }))
 
-  it.scopedLive("BadRequest before sending: an empty name, a name or namespace that is not a path segment", () =>
+  it.live("BadRequest before sending: an empty name, a name or namespace that is not a path segment", () =>
     withStub(() => ({ code: 500 }), (stub, client) =>
       Effect.gen(function*() {
         const empty = yield* failure(client.get(Resource.configMaps, ""))

@@ -73,7 +73,7 @@ export type StubAction = StubReply | "hang" | "reset"
  */
 export const stub = (handler: (request: StubRequest) => StubAction) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly sockets: Set<Socket>; readonly stub: Stub }>((resume) => {
+    Effect.callback<{ readonly server: Http.Server; readonly sockets: Set<Socket>; readonly stub: Stub }>((resume) => {
       const requests: Array<StubRequest> = []
       const sockets = new Set<Socket>()
       const server = Http.createServer((req, res) => {
@@ -109,7 +109,7 @@ export const stub = (handler: (request: StubRequest) => StubAction) =>
       })
     }),
     ({ server, sockets }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })

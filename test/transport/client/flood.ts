@@ -41,6 +41,6 @@ export const makeFlood = (
     waiting: () => asked - answered,
     run: Effect.forEach(Array.from({ length: options.writers }, (_, i) => i), writer, {
       concurrency: "unbounded"
-    }).pipe(Effect.zipRight(Effect.never))
+    }).pipe(Effect.andThen(Effect.never))
   }
 }

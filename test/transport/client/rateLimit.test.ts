@@ -4,11 +4,11 @@
  */
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
 import { assert, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Client from "../../../src/Client.js"
 import { makeLimiter, TokenBucket, unlimited } from "../../../src/internal/tokenBucket.js"
 import * as Resource from "../../../src/Resource.js"
@@ -73,12 +73,12 @@ describe("makeLimiter (TestClock)", () => {
     Effect.gen(function*() {
       const limiter = makeLimiter(5, 10)
       const done: Array<number> = []
-      const fiber = yield* Effect.fork(Effect.forEach(
+      const fiber = yield* Effect.forkChild(Effect.forEach(
         Array.from({ length: 13 }),
         () =>
-          Effect.zipRight(
+          Effect.andThen(
             limiter.take,
-            Effect.flatMap(TestClock.currentTimeMillis, (now) => Effect.sync(() => done.push(now)))
+            Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => done.push(now)))
           ),
         { concurrency: "unbounded" }
       ))
@@ -97,12 +97,12 @@ describe("makeLimiter (TestClock)", () => {
     Effect.gen(function*() {
       const limiter = makeLimiter(1, 1)
       yield* limiter.take
-      const waiting = yield* Effect.fork(limiter.take)
+      const waiting = yield* Effect.forkChild(limiter.take)
       yield* TestClock.adjust(100)
       yield* Fiber.interrupt(waiting)
-      const next = yield* Effect.fork(limiter.take)
+      const next = yield* Effect.forkChild(limiter.take)
       yield* TestClock.adjust(899)
-      assert.isTrue(Option.isNone(yield* Fiber.poll(next)))
+      assert.isUndefined(next.pollUnsafe())
       yield* TestClock.adjust(1)
       assert.isTrue(Exit.isSuccess(yield* Fiber.await(next)))
     }))
@@ -122,7 +122,7 @@ describe("makeLimiter (TestClock)", () => {
 })
 
 describe("Client rate limiting", () => {
-  it.scoped("defaults (5 qps, burst 10): 15 gets, 10 sent at once, then one per 200 ms of the TestClock", () =>
+  it.effect("defaults (5 qps, burst 10): 15 gets, 10 sent at once, then one per 200 ms of the TestClock", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
       yield* server.objects.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
@@ -131,7 +131,7 @@ describe("Client rate limiting", () => {
       assert.strictEqual(Client.defaultQps, 5)
       assert.strictEqual(Client.defaultBurst, 10)
       const gets = () => Effect.map(server.stats, (stats) => stats.requestsByVerb.get ?? 0)
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Effect.forEach(Array.from({ length: 15 }), () => client.get(Resource.configMaps, "cm"), {
           concurrency: "unbounded"
         })
@@ -152,7 +152,7 @@ describe("Client rate limiting", () => {
       assert.strictEqual(yield* gets(), 15)
     }))
 
-  it.scoped("qps Infinity: no wait", () =>
+  it.effect("qps Infinity: no wait", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
       yield* server.objects.create(Resource.configMaps, { metadata: { name: "cm", namespace: "default" } })
@@ -160,11 +160,11 @@ describe("Client rate limiting", () => {
       yield* Effect.forEach(Array.from({ length: 30 }), () => client.get(Resource.configMaps, "cm"))
     }))
 
-  it.scoped("make dies on a qps out of range", () =>
+  it.effect("make dies on a qps out of range", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(
         Effect.provide(Client.Client, clientLayer("http://127.0.0.1:1", { qps: 0 }))
       )
-      assert.isTrue(Exit.isFailure(exit) && exit.cause._tag === "Die")
+      assert.isTrue(Exit.isFailure(exit) && exit.cause.reasons.length === 1 && exit.cause.reasons[0]._tag === "Die")
     }))
 })

@@ -2,10 +2,11 @@
  * `retryOnConflict`: client-go's `retry.RetryOnConflict` with `retry.DefaultRetry`.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as ApiError from "../../../src/ApiError.js"
 import * as Client from "../../../src/Client.js"
 import * as Resource from "../../../src/Resource.js"
@@ -22,7 +23,7 @@ const conflict = () =>
   )
 
 describe("Client.retryOnConflict", () => {
-  it.scopedLive("a concurrent writer makes the first update conflict; the whole get-modify-update runs again", () =>
+  it.live("a concurrent writer makes the first update conflict; the whole get-modify-update runs again", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         yield* client.create(Resource.configMaps, configMap("counter", { data: { n: "0" } }))
@@ -44,7 +45,7 @@ describe("Client.retryOnConflict", () => {
       })
     ))
 
-  it.scopedLive("pipeable, and without retry a stale update fails with Conflict", () =>
+  it.live("pipeable, and without retry a stale update fails with Conflict", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const cm = yield* client.create(Resource.configMaps, configMap("cm", { data: { a: "1" } }))
@@ -53,7 +54,7 @@ describe("Client.retryOnConflict", () => {
         assert.strictEqual((yield* failure(stale)).kind, "StatusError (Conflict)")
         // the same stale object every time: five attempts, then the last Conflict
         let attempts = 0
-        const counted = Effect.zipRight(Effect.sync(() => attempts++), stale)
+        const counted = Effect.andThen(Effect.sync(() => attempts++), stale)
         const error = yield* failure(counted.pipe(Client.retryOnConflict()))
         assert.strictEqual(error.kind, "StatusError (Conflict)")
         assert.strictEqual(attempts, 5)
@@ -93,8 +94,8 @@ describe("Client.retryOnConflict", () => {
   it.effect("defaultRetry is client-go's DefaultRetry: 10 to 11 ms between attempts (jitter 0.1), five attempts in all", () =>
     Effect.gen(function*() {
       const times: Array<number> = []
-      const fiber = yield* Effect.fork(Effect.flip(Client.retryOnConflict(
-        Effect.flatMap(TestClock.currentTimeMillis, (now) => {
+      const fiber = yield* Effect.forkChild(Effect.flip(Client.retryOnConflict(
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
           times.push(now)
           return Effect.fail(conflict())
         })

@@ -140,7 +140,7 @@ const assertClean = (errors: ReadonlyArray<ApiError.ApiError | TermError>) => {
 }
 
 describe("Client: credentials in errors", () => {
-  it.scopedLive("bearer token: no failure path of any verb quotes it", () =>
+  it.live("bearer token: no failure path of any verb quotes it", () =>
     Effect.gen(function*() {
       const errors = yield* run({ token: Redacted.make(TOKEN) })
       assert.strictEqual(errors.length, replies.length * 8 + listReplies.length * 2)
@@ -158,12 +158,12 @@ describe("Client: credentials in errors", () => {
       assertClean(errors)
     }))
 
-  it.scopedLive("basic auth: neither the base64 form nor the plain password", () =>
+  it.live("basic auth: neither the base64 form nor the plain password", () =>
     Effect.gen(function*() {
       assertClean(yield* run({ username: user, password: Redacted.make(password) }))
     }))
 
-  it.scopedLive("messages are one line", () =>
+  it.live("messages are one line", () =>
     Effect.gen(function*() {
       for (const error of yield* run({ token: Redacted.make(TOKEN) })) {
         assert.notMatch(error.message, /[\r\n]/)

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Client from "../../../src/Client.js"
 import * as Resource from "../../../src/Resource.js"
 import * as Term from "../../../src/Term.js"
@@ -30,7 +30,7 @@ const answer = (request: { readonly method: string }) =>
     : { code: 200, body: configMap("cm", { metadata: { name: "cm", namespace: "default", resourceVersion: "5" } }) }
 
 describe("Client: writes fenced by the term", () => {
-  it.scoped("every write verb of a stale term fails with TermError and is not sent; reads still are", () =>
+  it.effect("every write verb of a stale term fails with TermError and is not sent; reads still are", () =>
     withStub(answer, (stub, client) =>
       Effect.gen(function*() {
         const ended: Array<string> = []
@@ -61,7 +61,7 @@ describe("Client: writes fenced by the term", () => {
         assert.deepStrictEqual(stub.requests.map((r) => r.method), ["GET"])
       })))
 
-  it.scoped("within a valid term, and outside any term, writes are sent", () =>
+  it.effect("within a valid term, and outside any term, writes are sent", () =>
     withStub(answer, (stub, client) =>
       Effect.gen(function*() {
         const ended: Array<string> = []
@@ -75,14 +75,14 @@ describe("Client: writes fenced by the term", () => {
         assert.deepStrictEqual(ended, [])
       })))
 
-  it.scoped("a write that waits for the rate limiter past the term's end is not sent: the check follows the wait", () =>
+  it.effect("a write that waits for the rate limiter past the term's end is not sent: the check follows the wait", () =>
     withStub(answer, (stub, client) =>
       Effect.gen(function*() {
         const ended: Array<string> = []
         const term = termUntil(500, ended)
         // the first write takes the only token; the second waits 1 s for the next (qps 1, burst 1)
         yield* Term.within(client.create(Resource.configMaps, configMap("cm")), term)
-        const waiting = yield* Effect.fork(Term.within(client.create(Resource.configMaps, configMap("cm")), term))
+        const waiting = yield* Effect.forkChild(Term.within(client.create(Resource.configMaps, configMap("cm")), term))
         yield* TestClock.adjust(999)
         assert.strictEqual(stub.requests.length, 1)
         assert.deepStrictEqual(ended, [], "the term's end is found by the check after the wait, not before")
@@ -93,15 +93,15 @@ describe("Client: writes fenced by the term", () => {
         assert.strictEqual(stub.requests.length, 1, "the stale write was not sent")
       }), { qps: 1, burst: 1 }))
 
-  it.scoped("fibers forked within a term inherit it; nested terms are all checked, outermost first", () =>
+  it.effect("fibers forked within a term inherit it; nested terms are all checked, outermost first", () =>
     withStub(answer, (stub, client) =>
       Effect.gen(function*() {
         const outerEnded: Array<string> = []
         const innerEnded: Array<string> = []
         const outer = termUntil(100, outerEnded)
         const inner = termUntil(10_000, innerEnded)
-        const forked = yield* Effect.fork(
-          Effect.zipRight(Effect.sleep(200), client.create(Resource.configMaps, configMap("cm")))
+        const forked = yield* Effect.forkChild(
+          Effect.andThen(Effect.sleep(200), client.create(Resource.configMaps, configMap("cm")))
         ).pipe(Term.within(inner), Term.within(outer))
         yield* TestClock.adjust(200)
         const error = yield* Effect.flip(Fiber.join(forked))

@@ -18,7 +18,7 @@ const widgets = Resource.make<{
 }>({ group: "example.com", version: "v1", resource: "widgets", kind: "Widget", namespaced: true })
 
 describe("Client verbs against the embedded ApiServer", () => {
-  it.scopedLive("create, get: the object as stored, typed by the resource", () =>
+  it.live("create, get: the object as stored, typed by the resource", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const created = yield* client.create(Resource.configMaps, configMap("settings", { data: { a: "1" } }))
@@ -32,7 +32,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("create with generateName; apiVersion and kind filled in from the resource", () =>
+  it.live("create with generateName; apiVersion and kind filled in from the resource", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const created = yield* client.create(Resource.configMaps, { metadata: { generateName: "job-" } }, {
@@ -45,7 +45,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("the namespace: the call's, else the object's, else the kubeconfig's, else default", () =>
+  it.live("the namespace: the call's, else the object's, else the kubeconfig's, else default", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         yield* client.create(Resource.configMaps, { metadata: { name: "a" } })
@@ -61,7 +61,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("cluster-scoped resources: no namespace in the path", () =>
+  it.live("cluster-scoped resources: no namespace in the path", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const ns = yield* client.create(Resource.namespaces, { metadata: { name: "team-a", namespace: "ignored" } })
@@ -74,7 +74,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("a custom resource: create, update, patch, list, delete", () =>
+  it.live("a custom resource: create, update, patch, list, delete", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const created = yield* client.create(widgets, { metadata: { name: "w" }, spec: { size: 1 } })
@@ -89,7 +89,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         assert.strictEqual(deleted._tag, "Object")
       }), { server: { resources: [widgets] } }))
 
-  it.scopedLive("update with the current resourceVersion: a new one; unchanged: the same", () =>
+  it.live("update with the current resourceVersion: a new one; unchanged: the same", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const created = yield* client.create(Resource.configMaps, configMap("cm", { data: { a: "1" } }))
@@ -105,7 +105,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("patch: JSON merge, JSON patch, strategic merge (built-in type)", () =>
+  it.live("patch: JSON merge, JSON patch, strategic merge (built-in type)", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         yield* client.create(Resource.pods, {
@@ -140,7 +140,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("list: one page and its continue token; listAll: every page, one snapshot", () =>
+  it.live("list: one page and its continue token; listAll: every page, one snapshot", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         for (let i = 0; i < 7; i++) yield* server.objects.create(Resource.configMaps, configMap(`cm-${i}`))
@@ -167,7 +167,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("listAll: a continue token that expired mid-way, one full list (client-go's pager)", () =>
+  it.live("listAll: a continue token that expired mid-way, one full list (client-go's pager)", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         for (let i = 0; i < 5; i++) yield* server.objects.create(Resource.configMaps, configMap(`cm-${i}`))
@@ -180,7 +180,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("layerFromKubeConfig: the Client over its own Node HTTP client", () =>
+  it.live("layerFromKubeConfig: the Client over its own Node HTTP client", () =>
     Effect.gen(function*() {
       const server = yield* Effect.orDie(ApiServer.make())
       yield* server.objects.create(Resource.configMaps, configMap("cm"))
@@ -194,7 +194,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       assert.strictEqual(got.metadata?.name, "cm")
     }))
 
-  it.scopedLive("get at resourceVersion 0", () =>
+  it.live("get at resourceVersion 0", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         yield* client.create(Resource.configMaps, configMap("cm"))
@@ -203,7 +203,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("delete: the last state; with finalizers the object stays, deleting, until they are gone", () =>
+  it.live("delete: the last state; with finalizers the object stays, deleting, until they are gone", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         yield* client.create(Resource.configMaps, configMap("plain"))
@@ -228,7 +228,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("delete with preconditions: the matching uid and resourceVersion delete", () =>
+  it.live("delete with preconditions: the matching uid and resourceVersion delete", () =>
     withApiServer((server, client) =>
       Effect.gen(function*() {
         const cm = yield* client.create(Resource.configMaps, configMap("cm"))
@@ -239,7 +239,7 @@ describe("Client verbs against the embedded ApiServer", () => {
       })
     ))
 
-  it.scopedLive("the status subresource path: updateStatus and patchStatus write (the server's status rules aside)", () =>
+  it.live("the status subresource path: updateStatus and patchStatus write (the server's status rules aside)", () =>
     withApiServer((_, client) =>
       Effect.gen(function*() {
         const pod = yield* client.create(Resource.pods, { metadata: { name: "p" }, spec: { containers: [] } })

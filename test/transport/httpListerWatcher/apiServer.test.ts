@@ -2,11 +2,11 @@
  * HttpListerWatcher end to end against the embedded ApiServer.
  */
 import * as ApiServer from "@effect-informers/testkit/ApiServer"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
@@ -30,7 +30,7 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
 
   const labelled = (name: string, app: string) => ({ metadata: { name, namespace: "default", labels: { app } } })
 
-  it.scopedLive("list and watch, the label selector applied to both", () =>
+  it.live("list and watch, the label selector applied to both", () =>
     withApiServer((server) =>
       Effect.gen(function*() {
         yield* server.objects.create(Resource.pods, labelled("web-1", "web"))
@@ -68,7 +68,7 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
     [{ _tag: "PartialLine" }, "watch", "TransportError", "BodyCut"]
   ]
   for (const [fault, verb, tag, reason] of faults) {
-    it.scopedLive(`fault ${ApiServer.formatFault(fault)} -> ${tag} (${reason})`, () =>
+    it.live(`fault ${ApiServer.formatFault(fault)} -> ${tag} (${reason})`, () =>
       withApiServer((server) =>
         Effect.gen(function*() {
           yield* server.objects.create(Resource.pods, labelled("a", "web"))
@@ -87,7 +87,7 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
       ))
   }
 
-  it.scopedLive("dropped and stalled watches fail with TransportError", () =>
+  it.live("dropped and stalled watches fail with TransportError", () =>
     withApiServer((server) =>
       Effect.gen(function*() {
         const lw = yield* pods({ watchInactivityTimeout: "300 millis" })
@@ -96,7 +96,7 @@ describe("HttpListerWatcher against the embedded ApiServer", () => {
         const dropped = yield* lw.watch({ resourceVersion: page.resourceVersion }).pipe(
           Stream.runForEach((e) => Queue.offer(received, e.type)),
           Effect.flip,
-          Effect.fork
+          Effect.forkChild
         )
         yield* server.objects.create(Resource.pods, labelled("a", "web"))
         assert.strictEqual(yield* Queue.take(received), "ADDED")

@@ -1,18 +1,17 @@
 /**
  * HttpListerWatcher with a fake HttpClient: requests, pages, watch decoding, typed errors.
  */
-import * as HttpClientError from "@effect/platform/HttpClientError"
-import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as HttpClientError from "effect/http/HttpClientError"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as References from "effect/References"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import type * as ApiError from "../../../src/ApiError.js"
 import * as HttpListerWatcher from "../../../src/HttpListerWatcher.js"
 import type * as ListerWatcher from "../../../src/ListerWatcher.js"
@@ -366,7 +365,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       }).pipe(
         Effect.provide(list.layer),
         Effect.provide(logs.layer),
-        Effect.provide(Logger.minimumLogLevel(LogLevel.Debug)),
+        Effect.provideService(References.MinimumLogLevel, "Debug"),
         Effect.scoped
       )
       const warning = lines.find((line) => line.startsWith("WARN") && line.includes("DecodeError (Malformed)"))
@@ -511,10 +510,11 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
     Effect.gen(function*() {
       const refused = fake(() =>
         Effect.fail(
-          new HttpClientError.RequestError({
-            request: undefined as unknown as HttpClientRequest.HttpClientRequest,
-            reason: "Transport",
-            cause: new Error("connect ECONNREFUSED 127.0.0.1:6443")
+          new HttpClientError.HttpClientError({
+            reason: new HttpClientError.TransportError({
+              request: undefined as unknown as HttpClientRequest.HttpClientRequest,
+              cause: new Error("connect ECONNREFUSED 127.0.0.1:6443")
+            })
           })
         )
       )
@@ -544,7 +544,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
     const { layer } = fake(() => Effect.never)
     return Effect.gen(function*() {
       const lw = yield* pods({ watchInactivityTimeout: "10 seconds" })
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(lw.watch({}))))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(lw.watch({}))))
       yield* TestClock.adjust("11 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TransportError")
@@ -562,7 +562,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       const fiber = yield* lw.watch({ allowWatchBookmarks: true }).pipe(
         Stream.runForEach((e) => Queue.offer(received, e.type)),
         Effect.flip,
-        Effect.fork
+        Effect.forkChild
       )
       body.push(event("ADDED", pod("a", "1")))
       assert.strictEqual(yield* Queue.take(received), "ADDED")
@@ -570,7 +570,7 @@ describe("HttpListerWatcher with a fake HttpClient", () => {
       body.push(event("BOOKMARK", { metadata: { resourceVersion: "2" } }))
       assert.strictEqual(yield* Queue.take(received), "BOOKMARK")
       yield* TestClock.adjust("20 seconds")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust("11 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TransportError")

@@ -2,13 +2,13 @@
  * The HttpListerWatcher suite's fixtures: a test PKI and token, pods, lists and watch lines, streamed
  * bodies, a fake HttpClient that records requests, and a real node:http / node:https test server.
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import type * as HttpClientError from "@effect/platform/HttpClientError"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -159,12 +159,12 @@ export const params = (url: URL): Array<[string, string]> => [...url.searchParam
 
 /** Runs a watch to its end, keeping the events emitted before a failure. */
 export const runWatch = <A>(stream: Stream.Stream<ListerWatcher.WatchEvent<A>, ListerWatcher.ListerWatcherError>) =>
-  Effect.map(Stream.runCollect(Stream.either(stream)), (chunk) => {
+  Effect.map(Stream.runCollect(Stream.result(stream)), (chunk) => {
     const events: Array<ListerWatcher.WatchEvent<A>> = []
     let error: ListerWatcher.ListerWatcherError | undefined
     for (const item of chunk) {
-      if (Either.isRight(item)) events.push(item.right)
-      else error = item.left
+      if (Result.isSuccess(item)) events.push(item.success)
+      else error = item.failure
     }
     return { events, error }
   })
@@ -198,7 +198,7 @@ export type Handler = (request: Http.IncomingMessage, response: Http.ServerRespo
 
 export const serve = (handler: Handler, tls?: Https.ServerOptions) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly server: Http.Server; readonly sockets: Set<Socket>; readonly info: TestServer }>(
+    Effect.callback<{ readonly server: Http.Server; readonly sockets: Set<Socket>; readonly info: TestServer }>(
       (resume) => {
         const server: Http.Server = tls === undefined ? Http.createServer() : Https.createServer(tls)
         const sockets = new Set<Socket>()
@@ -233,7 +233,7 @@ export const serve = (handler: Handler, tls?: Https.ServerOptions) =>
       }
     ),
     ({ server, sockets }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         for (const socket of sockets) socket.destroy()
         server.close(() => resume(Effect.void))
       })

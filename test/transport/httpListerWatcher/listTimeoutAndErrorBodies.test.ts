@@ -6,7 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import { controlled, fake, pod, pods } from "./fixtures.js"
 
 describe("LIST idle timeout (listIdleTimeout)", () => {
@@ -14,9 +14,9 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
     const { layer } = fake(() => Effect.never)
     return Effect.gen(function*() {
       const lw = yield* pods()
-      const fiber = yield* Effect.fork(Effect.flip(lw.list({})))
+      const fiber = yield* Effect.forkChild(Effect.flip(lw.list({})))
       yield* TestClock.adjust("59 seconds")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust("2 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TransportError")
@@ -31,7 +31,7 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
     return Effect.gen(function*() {
       const lw = yield* pods({ listIdleTimeout: "10 seconds" })
       // 60 s in all, a piece every 8 s: longer than the idle timeout in total, never idle for it
-      const slow = yield* Effect.fork(lw.list({}))
+      const slow = yield* Effect.forkChild(lw.list({}))
       const text = JSON.stringify({ kind: "PodList", metadata: { resourceVersion: "7" }, items: [pod("a", "7")] })
       const step = Math.ceil(text.length / 8)
       for (let i = 0; i < text.length; i += step) {
@@ -50,10 +50,10 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
     const { layer } = fake(() => new Response(body.body, { status: 200 }))
     return Effect.gen(function*() {
       const lw = yield* pods({ listIdleTimeout: "10 seconds" })
-      const fiber = yield* Effect.fork(Effect.flip(lw.list({})))
+      const fiber = yield* Effect.forkChild(Effect.flip(lw.list({})))
       body.push(`{"kind":"PodList","metadata":{"resourceVersion":"7"},"items":[`)
       yield* TestClock.adjust("9 seconds")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust("2 seconds")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TransportError")
@@ -66,9 +66,9 @@ describe("LIST idle timeout (listIdleTimeout)", () => {
     const { layer } = fake(() => Effect.never)
     return Effect.gen(function*() {
       const lw = yield* pods({ listIdleTimeout: Duration.infinity })
-      const fiber = yield* Effect.fork(lw.list({}))
+      const fiber = yield* Effect.forkChild(lw.list({}))
       yield* TestClock.adjust("1 hour")
-      assert.isNull(fiber.unsafePoll())
+      assert.isUndefined(fiber.pollUnsafe())
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(layer))
   })
@@ -106,10 +106,10 @@ describe("error bodies", () => {
     })
     return Effect.gen(function*() {
       const lw = yield* pods({ listIdleTimeout: "10 seconds" })
-      const listing = yield* Effect.fork(Effect.flip(lw.list({})))
-      const watching = yield* Effect.fork(Effect.flip(Stream.runDrain(lw.watch({}))))
+      const listing = yield* Effect.forkChild(Effect.flip(lw.list({})))
+      const watching = yield* Effect.forkChild(Effect.flip(Stream.runDrain(lw.watch({}))))
       yield* TestClock.adjust("9 seconds")
-      assert.isNull(listing.unsafePoll())
+      assert.isUndefined(listing.pollUnsafe())
       yield* TestClock.adjust("2 seconds")
       const listError = yield* Fiber.join(listing)
       const watchError = yield* Fiber.join(watching)

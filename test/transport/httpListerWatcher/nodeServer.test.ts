@@ -3,16 +3,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
-import * as TestServices from "effect/TestServices"
+import * as TestClock from "effect/testing/TestClock"
 import type { TLSSocket } from "node:tls"
 import { inspect } from "node:util"
 import * as KubeConfig from "../../../src/KubeConfig.js"
@@ -24,7 +22,7 @@ import { captureLogs } from "../../fixtures/index.js"
 import { event, eventually, isWatch, live, names, pki, pod, podList, pods, runWatch, serve, TOKEN } from "./fixtures.js"
 
 describe("HttpListerWatcher against a node:http server", () => {
-  it.scopedLive("keep-alive: LIST and WATCH requests reuse one TCP connection", () =>
+  it.live("keep-alive: LIST and WATCH requests reuse one TCP connection", () =>
     Effect.gen(function*() {
       let rv = 100
       const server = yield* serve((request, response) => {
@@ -52,7 +50,7 @@ describe("HttpListerWatcher against a node:http server", () => {
       assert.strictEqual(server.requests[0]!.headers.connection, "keep-alive")
     }))
 
-  it.scopedLive("interrupting a watch aborts the request: the server sees its connection close", () =>
+  it.live("interrupting a watch aborts the request: the server sees its connection close", () =>
     Effect.gen(function*() {
       const server = yield* serve((_request, response) => {
         response.writeHead(200, { "content-type": "application/json" })
@@ -63,7 +61,7 @@ describe("HttpListerWatcher against a node:http server", () => {
         const received = yield* Queue.unbounded<string>()
         const fiber = yield* lw.watch({}).pipe(
           Stream.runForEach((e) => Queue.offer(received, e.type)),
-          Effect.fork
+          Effect.forkChild
         )
         assert.strictEqual(yield* Queue.take(received), "ADDED")
         assert.strictEqual(server.closed.length, 0)
@@ -72,28 +70,28 @@ describe("HttpListerWatcher against a node:http server", () => {
 
         // ending the stream early (take) closes the connection too
         const first = yield* lw.watch({}).pipe(Stream.take(1), Stream.runCollect)
-        assert.strictEqual(Chunk.size(first), 1)
+        assert.strictEqual(first.length, 1)
         yield* eventually(() => server.closed.length === 2, { what: "2 closed connections", timeout: "1 second" })
       }).pipe(Effect.provide(live({ server: server.url })))
     }))
 
-  it.scopedLive("interrupting a watch still waiting for response headers aborts the request", () =>
+  it.live("interrupting a watch still waiting for response headers aborts the request", () =>
     Effect.gen(function*() {
       const server = yield* serve(() => {
         // never answers
       })
       yield* Effect.gen(function*() {
         const lw = yield* pods()
-        const fiber = yield* Effect.fork(Stream.runDrain(lw.watch({})))
+        const fiber = yield* Effect.forkChild(Stream.runDrain(lw.watch({})))
         yield* eventually(() => server.requests.length === 1, { what: "1 request", timeout: "1 second" })
         yield* Fiber.interrupt(fiber)
         yield* eventually(() => server.closed.length === 1, { what: "1 closed connection", timeout: "1 second" })
       }).pipe(Effect.provide(live({ server: server.url })))
     }))
 
-  it.scoped("Layer.http turns the watchdog on: a body that goes quiet fails after 75 s (TestClock)", () =>
+  it.effect("Layer.http turns the watchdog on: a body that goes quiet fails after 75 s (TestClock)", () =>
     Effect.gen(function*() {
-      const server = yield* TestServices.provideLive(serve((_request, response) => {
+      const server = yield* TestClock.withLive(serve((_request, response) => {
         response.writeHead(200, { "content-type": "application/json" })
         response.write(event("ADDED", pod("a", "1"))) // then nothing, the connection stays open
       }))
@@ -104,14 +102,14 @@ describe("HttpListerWatcher against a node:http server", () => {
         const fiber = yield* lw.watch({}).pipe(
           Stream.runForEach((e) => Queue.offer(received, e.type)),
           Effect.flip,
-          Effect.fork
+          Effect.forkChild
         )
         assert.strictEqual(
-          yield* TestServices.provideLive(Queue.take(received).pipe(Effect.timeout("5 seconds"))),
+          yield* TestClock.withLive(Queue.take(received).pipe(Effect.timeout("5 seconds"))),
           "ADDED"
         )
         yield* TestClock.adjust("74 seconds")
-        assert.isNull(fiber.unsafePoll())
+        assert.isUndefined(fiber.pollUnsafe())
         yield* TestClock.adjust("2 seconds")
         const error = yield* Fiber.join(fiber)
         assert.strictEqual(error._tag, "TransportError")
@@ -124,7 +122,7 @@ describe("HttpListerWatcher against a node:http server", () => {
       )
     }))
 
-  it.scopedLive("a connection destroyed mid-stream fails the watch with TransportError", () =>
+  it.live("a connection destroyed mid-stream fails the watch with TransportError", () =>
     Effect.gen(function*() {
       const server = yield* serve((request, response) => {
         response.writeHead(200, { "content-type": "application/json" })
@@ -145,7 +143,7 @@ describe("HttpListerWatcher against a node:http server", () => {
       }).pipe(Effect.provide(live({ server: server.url })))
     }))
 
-  it.scopedLive("connection refused is a TransportError (RequestFailed)", () =>
+  it.live("connection refused is a TransportError (RequestFailed)", () =>
     Effect.gen(function*() {
       const server = yield* Effect.scoped(serve(() => {}))
       const error = yield* Effect.flatMap(pods(), (lw) => Effect.flip(lw.list({}))).pipe(
@@ -156,7 +154,7 @@ describe("HttpListerWatcher against a node:http server", () => {
       assert.include(error.message, "ECONNREFUSED")
     }))
 
-  it.scopedLive("https: the cluster CA verifies the server, the client certificate is presented", () =>
+  it.live("https: the cluster CA verifies the server, the client certificate is presented", () =>
     Effect.gen(function*() {
       const server = yield* serve((request, response) => {
         const peer = (request.socket as TLSSocket).getPeerCertificate()
@@ -170,7 +168,7 @@ describe("HttpListerWatcher against a node:http server", () => {
         rejectUnauthorized: false
       })
       const list = (options: Omit<KubeConfig.Options, "server">) =>
-        Effect.flatMap(pods(), (lw) => Effect.either(lw.list({}))).pipe(
+        Effect.flatMap(pods(), (lw) => Effect.result(lw.list({}))).pipe(
           Effect.provide(live({ server: server.url, ...options }))
         )
       const verified = yield* list({
@@ -178,21 +176,21 @@ describe("HttpListerWatcher against a node:http server", () => {
         certData: Buffer.from(pki.clientCert).toString("base64"),
         keyData: Redacted.make(Buffer.from(pki.clientKey).toString("base64"))
       })
-      assert.deepStrictEqual(Either.map(verified, (page) => page.items[0]?.metadata?.name), Either.right("test-user"))
+      assert.deepStrictEqual(Result.map(verified, (page) => page.items[0]?.metadata?.name), Result.succeed("test-user"))
 
       const unverified = yield* list({})
-      assert.isTrue(Either.isLeft(unverified))
-      if (Either.isLeft(unverified)) {
-        assert.strictEqual(unverified.left._tag, "TransportError")
-        assert.strictEqual(unverified.left.reason, "RequestFailed")
-        assert.match(unverified.left.message, /self[- ]signed|unable to verify|certificate/i)
+      assert.isTrue(Result.isFailure(unverified))
+      if (Result.isFailure(unverified)) {
+        assert.strictEqual(unverified.failure._tag, "TransportError")
+        assert.strictEqual(unverified.failure.reason, "RequestFailed")
+        assert.match(unverified.failure.message, /self[- ]signed|unable to verify|certificate/i)
       }
 
       const skipped = yield* list({ skipTLSVerify: true })
-      assert.deepStrictEqual(Either.map(skipped, (page) => page.items[0]?.metadata?.name), Either.right("anonymous"))
+      assert.deepStrictEqual(Result.map(skipped, (page) => page.items[0]?.metadata?.name), Result.succeed("anonymous"))
     }))
 
-  it.scopedLive("credentials never appear in errors, messages or logs (401 and transport errors)", () => {
+  it.live("credentials never appear in errors, messages or logs (401 and transport errors)", () => {
     const logs = captureLogs()
     return Effect.gen(function*() {
       const server = yield* serve((request, response) => {
@@ -210,7 +208,7 @@ describe("HttpListerWatcher against a node:http server", () => {
           const { error: watchError } = yield* runWatch(lw.watch({}))
           yield* Effect.logError("list failed", Cause.fail(listError))
           yield* Effect.logError("watch failed", watchError)
-          yield* Effect.flip(Effect.tapErrorCause(lw.list({}), Effect.logError))
+          yield* Effect.flip(Effect.tapCause(lw.list({}), Effect.logError))
           return [listError, watchError!] as const
         }).pipe(Effect.provide(live({ server: url, token: Redacted.make(TOKEN) })))
 

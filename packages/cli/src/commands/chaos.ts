@@ -5,14 +5,13 @@
  * @since 0.2.0
  */
 import type * as Chaos from "@effect-informers/testkit/Chaos"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
-import { CliFailure, described, duration, formatNumber, loadTestkit } from "./shared.js"
+import * as References from "effect/References"
+import { boolean, CliFailure, described, duration, formatNumber, integer, loadTestkit } from "./shared.js"
 
 const pad = (text: string | number, width: number): string => String(text).padEnd(width)
 
@@ -29,25 +28,25 @@ const faultSummary = (result: Chaos.Result): string =>
  * @category commands
  */
 export const chaos = Command.make("chaos", {
-  seeds: Options.integer("seeds").pipe(Options.withDefault(20), described("how many seeds (runs) to play", "20")),
-  firstSeed: Options.integer("first-seed").pipe(
-    Options.withDefault(1),
+  seeds: integer("seeds").pipe(Flag.withDefault(20), described("how many seeds (runs) to play", "20")),
+  firstSeed: integer("first-seed").pipe(
+    Flag.withDefault(1),
     described("the first seed; the others follow it", "1")
   ),
   duration: duration("duration").pipe(
-    Options.withDefault(Duration.seconds(30)),
+    Flag.withDefault(Duration.seconds(30)),
     described("how long each seed's churn and faults run", "30s")
   ),
-  pods: Options.integer("pods").pipe(Options.withDefault(1000), described("pods to seed", "1000")),
-  namespaces: Options.integer("namespaces").pipe(
-    Options.withDefault(10),
+  pods: integer("pods").pipe(Flag.withDefault(1000), described("pods to seed", "1000")),
+  namespaces: integer("namespaces").pipe(
+    Flag.withDefault(10),
     described("namespaces the pods are spread over", "10")
   ),
-  churn: Options.integer("churn").pipe(
-    Options.withDefault(200),
+  churn: integer("churn").pipe(
+    Flag.withDefault(200),
     described("creates, updates and deletes of pods per second", "200")
   ),
-  json: Options.boolean("json").pipe(described("one JSON line per seed instead of the table", "off"))
+  json: boolean("json").pipe(described("one JSON line per seed instead of the table", "off"))
 }, (options) =>
   Effect.gen(function*() {
     if (!options.json) {
@@ -87,7 +86,7 @@ export const chaos = Command.make("chaos", {
     }
     if (!options.json) yield* Console.log(`${options.seeds - failed}/${options.seeds} seeds passed`)
     if (failed > 0) process.exitCode = 1
-  }).pipe(Logger.withMinimumLogLevel(LogLevel.None))).pipe(
+  }).pipe(Effect.provideService(References.MinimumLogLevel, "None"))).pipe(
     Command.withDescription(
       "the fault campaign: informers over HTTP against the embedded server under churn and faults"
     )

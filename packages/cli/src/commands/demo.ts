@@ -4,18 +4,17 @@
  *
  * @since 0.2.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import type * as Demo from "../Demo.js"
-import { described, duration, faultLevel, formatNumber } from "./shared.js"
+import { boolean, described, duration, faultLevel, formatNumber, integer } from "./shared.js"
 
 const isTTY = process.stdout.isTTY === true
 
@@ -97,28 +96,28 @@ const interruptedExitCode = 130
  * @category commands
  */
 export const demo = Command.make("demo", {
-  pods: Options.integer("pods").pipe(Options.withDefault(2000), described("pods to seed", "2000")),
-  namespaces: Options.integer("namespaces").pipe(
-    Options.withDefault(20),
+  pods: integer("pods").pipe(Flag.withDefault(2000), described("pods to seed", "2000")),
+  namespaces: integer("namespaces").pipe(
+    Flag.withDefault(20),
     described("namespaces the pods are spread over", "20")
   ),
-  deployments: Options.integer("deployments").pipe(Options.withDefault(200), described("deployments to seed", "200")),
-  churn: Options.integer("churn").pipe(
-    Options.withDefault(200),
+  deployments: integer("deployments").pipe(Flag.withDefault(200), described("deployments to seed", "200")),
+  churn: integer("churn").pipe(
+    Flag.withDefault(200),
     described("creates, updates and deletes of pods per second", "200")
   ),
   duration: duration("duration").pipe(
-    Options.withDefault(Duration.seconds(20)),
+    Flag.withDefault(Duration.seconds(20)),
     described("how long churn and faults run, e.g. 500ms, 20s, 2m", "20s")
   ),
   faults: faultLevel.pipe(
-    Options.withDefault("mild" as const),
+    Flag.withDefault("mild" as const),
     described("faults the server injects meanwhile: none, mild or chaos", "mild")
   ),
-  json: Options.boolean("json").pipe(
+  json: boolean("json").pipe(
     described("print the summary as one JSON line instead of the live line and the text summary", "off")
   ),
-  jsonProgress: Options.boolean("json-progress").pipe(
+  jsonProgress: boolean("json-progress").pipe(
     described(
       "like --json, and before the summary one JSON line of progress ({\"type\":\"progress\",...}) a second",
       "off"
@@ -178,7 +177,7 @@ export const demo = Command.make("demo", {
     )
     yield* printSummary(summary, json)
     if (!summary.consistent) process.exitCode = 1
-  }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.None))).pipe(
+  }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "None"))).pipe(
     Command.withDescription(
       "an embedded API server with a simulated cluster under churn and faults, watched by informers over HTTP " +
         "(npm start); Ctrl-C ends the churn early, prints the summary and exits 130"

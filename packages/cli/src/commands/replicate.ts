@@ -1,26 +1,37 @@
 /**
  * The `replicate` command: the example controller (`Replicate`, a ConfigMap replicator), with leader
- * election or sharding, and its metrics; the controller and OpenTelemetry are loaded when the command runs.
+ * election or sharding, and its metrics; the controller and the metrics server are loaded when the command runs.
  *
  * @since 0.2.0
  */
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import type * as Client from "effect-informers/Client"
 import * as Informers from "effect-informers/Layer"
 import * as LeaderElection from "effect-informers/LeaderElection"
 import * as Sharding from "effect-informers/Sharding"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { CliFailure, connectionOptions, described, duration, fail, failureLine, whenAbsent } from "./shared.js"
+import {
+  boolean,
+  CliFailure,
+  connectionOptions,
+  described,
+  duration,
+  fail,
+  failureLine,
+  integer,
+  text,
+  whenAbsent
+} from "./shared.js"
 
 const loadMetrics = Effect.promise(() => import("../Metrics.js"))
 const loadReplicate = Effect.promise(() => import("../Replicate.js"))
-/** `Metrics.defaultHost`, without loading OpenTelemetry to print the help. */
+/** `Metrics.defaultHost`, without loading the metrics server to print the help. */
 const defaultMetricsHost = "127.0.0.1"
 
 /**
@@ -31,52 +42,52 @@ const defaultMetricsHost = "127.0.0.1"
  */
 export const replicate = Command.make("replicate", {
   ...connectionOptions,
-  identity: Options.text("identity").pipe(
-    Options.withDescription(
+  identity: text("identity").pipe(
+    Flag.withDescription(
       "this replica's name, put in the User-Agent of its requests and in its Leases (required)"
     )
   ),
-  concurrency: Options.integer("concurrency").pipe(
-    Options.withDefault(4),
+  concurrency: integer("concurrency").pipe(
+    Flag.withDefault(4),
     described("reconciles at once", "4")
   ),
-  leaderElect: Options.boolean("leader-elect").pipe(
+  leaderElect: boolean("leader-elect").pipe(
     described(
       "reconcile only while holding the Lease effect-informers-replicate (followers stay warm)",
       "off, every replica reconciles"
     )
   ),
-  sharded: Options.boolean("sharded").pipe(
+  sharded: boolean("sharded").pipe(
     described(
       "split the sources across replicas by membership Leases named after --identity",
       "off, every replica reconciles every source"
     )
   ),
-  leaseNamespace: Options.text("lease-namespace").pipe(
-    Options.withDefault("default"),
+  leaseNamespace: text("lease-namespace").pipe(
+    Flag.withDefault("default"),
     described("the namespace of the election's and the shards' Leases", "default")
   ),
   leaseDuration: duration("lease-duration").pipe(
-    Options.optional,
+    Flag.optional,
     whenAbsent("how long a Lease lasts without renewal", "15s, client-go's")
   ),
   renewDeadline: duration("renew-deadline").pipe(
-    Options.optional,
+    Flag.optional,
     whenAbsent("how long a leader retries renewing before it steps down", "10s, client-go's")
   ),
   retryPeriod: duration("retry-period").pipe(
-    Options.optional,
+    Flag.optional,
     whenAbsent("the wait between attempts to acquire or renew", "2s, client-go's")
   ),
-  metricsPort: Options.integer("metrics-port").pipe(
-    Options.optional,
+  metricsPort: integer("metrics-port").pipe(
+    Flag.optional,
     whenAbsent(
       "serve the metrics in the Prometheus text format at http://HOST:PORT/metrics (0: any free port)",
       "no metrics server"
     )
   ),
-  metricsHost: Options.text("metrics-host").pipe(
-    Options.withDefault(defaultMetricsHost),
+  metricsHost: text("metrics-host").pipe(
+    Flag.withDefault(defaultMetricsHost),
     described("the address the metrics are served on (0.0.0.0: every interface)", defaultMetricsHost)
   )
 }, (options) =>
@@ -121,7 +132,7 @@ export const replicate = Command.make("replicate", {
     /** Builds `layer` over the informers' context and reports its state changes, one line each, on stderr. */
     const coordinate = <I, S>(
       layer: Layer.Layer<I, unknown, Client.Client>,
-      tag: Context.Tag<I, S>,
+      tag: Context.Key<I, S>,
       changes: (service: S) => Stream.Stream<string>
     ) =>
       Effect.gen(function*() {
@@ -131,7 +142,7 @@ export const replicate = Command.make("replicate", {
         )
         const service = Context.get(built, tag)
         yield* changes(service).pipe(
-          Stream.changes,
+          Stream.changesWith((a, b) => a === b),
           Stream.runForEach((line) => Console.error(`replicate: ${options.identity}: ${line}`)),
           Effect.forkScoped
         )

@@ -5,15 +5,26 @@
  * @since 0.2.0
  */
 import type * as ApiServer from "@effect-informers/testkit/ApiServer"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import { CliFailure, described, fail, faultLevel, loadTestkit, messageOf, oneLine, whenAbsent } from "./shared.js"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
+import {
+  CliFailure,
+  described,
+  fail,
+  faultLevel,
+  file,
+  integer,
+  loadTestkit,
+  messageOf,
+  oneLine,
+  repeatedText,
+  whenAbsent
+} from "./shared.js"
 
 /** Where `serve` listens: loopback only, as the embedded server does by default. */
 const serveHost = "127.0.0.1"
@@ -50,33 +61,32 @@ const cannotServe = (host: string, port: number, error: { readonly _tag: string;
  * @category commands
  */
 export const serve = Command.make("serve", {
-  port: Options.integer("port").pipe(
-    Options.withDefault(0),
+  port: integer("port").pipe(
+    Flag.withDefault(0),
     described("the port to listen on, on 127.0.0.1; 0 picks a free one", "0")
   ),
-  pods: Options.integer("pods").pipe(Options.withDefault(0), described("pods to seed", "0")),
-  namespaces: Options.integer("namespaces").pipe(
-    Options.withDefault(1),
+  pods: integer("pods").pipe(Flag.withDefault(0), described("pods to seed", "0")),
+  namespaces: integer("namespaces").pipe(
+    Flag.withDefault(1),
     described("namespaces the seeded pods are spread over", "1")
   ),
-  deployments: Options.integer("deployments").pipe(Options.withDefault(0), described("deployments to seed", "0")),
-  churn: Options.integer("churn").pipe(
-    Options.withDefault(0),
+  deployments: integer("deployments").pipe(Flag.withDefault(0), described("deployments to seed", "0")),
+  churn: integer("churn").pipe(
+    Flag.withDefault(0),
     described("creates, updates and deletes of pods per second", "0, no churn")
   ),
   faults: faultLevel.pipe(
-    Options.withDefault("none" as const),
+    Flag.withDefault("none" as const),
     described("faults injected all along: none, mild or chaos", "none")
   ),
-  inject: Options.text("inject").pipe(
-    Options.repeated,
+  inject: repeatedText("inject").pipe(
     whenAbsent(
       "a fault to inject at start, e.g. drop-watches or throttle:retry-after=5 (repeatable)",
       "none injected"
     )
   ),
-  auditLog: Options.file("audit-log").pipe(
-    Options.optional,
+  auditLog: file("audit-log").pipe(
+    Flag.optional,
     whenAbsent(
       "append one JSON line per write request (create, update, patch, delete, deletecollection, status) to FILE: " +
         "time, verb, resource, subresource, namespace, name, user, userAgent, code; never bodies or credentials",
@@ -92,8 +102,8 @@ export const serve = Command.make("serve", {
     const faults: Array<ApiServer.Fault> = []
     for (const text of options.inject) {
       const fault = ApiServer.parseFault(text)
-      if (Either.isLeft(fault)) return yield* fail(fault.left.message)
-      faults.push(fault.right)
+      if (Result.isFailure(fault)) return yield* fail(fault.failure.message)
+      faults.push(fault.success)
     }
     const server = yield* ApiServer.make({ port: options.port, auditLog: Option.getOrUndefined(options.auditLog) })
       .pipe(
@@ -112,7 +122,7 @@ export const serve = Command.make("serve", {
     yield* Console.log(`serving the Kubernetes API on ${server.url}`)
     yield* Console.log(`try: kubectl --server ${server.url} get pods -A`)
     return yield* Effect.never
-  }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))).pipe(
+  }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "Warn"))).pipe(
     Command.withDescription(
       "the embedded Kubernetes API server alone, until interrupted (kubectl --server URL works against it)"
     )

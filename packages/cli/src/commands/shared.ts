@@ -6,19 +6,18 @@
  *
  * @since 0.2.0
  */
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
+import * as CliError from "effect/cli/CliError"
+import * as Flag from "effect/cli/Flag"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as WatchOutput from "../WatchOutput.js"
 
 // -------------------------------------------------------------------------------------------------
 // modules loaded by the commands that use them
 // -------------------------------------------------------------------------------------------------
 
-// The test kit (the API server, protobuf, YAML), OpenTelemetry and the demo are imported by the commands that
+// The test kit (the API server, protobuf, YAML), the metrics server and the demo are imported by the commands that
 // need them, not at start-up: `watch` starts without them (they were ~40% of its start-up time, measured
 // with `node packages/cli/dist/bin.js --version`).
 /** The test kit's ApiServer, Chaos and ChurnSimulator, imported when a command first needs them. */
@@ -42,39 +41,66 @@ const durationPattern = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/
  * @since 0.1.0
  * @category parsing
  */
-export const parseDuration = (input: string): Either.Either<Duration.Duration, string> => {
+export const parseDuration = (input: string): Result.Result<Duration.Duration, string> => {
   const match = durationPattern.exec(input.trim())
-  if (match === null) return Either.left(`invalid duration "${input}" (use e.g. 500ms, 20s, 2m)`)
+  if (match === null) return Result.fail(`invalid duration "${input}" (use e.g. 500ms, 20s, 2m)`)
   const value = Number(match[1])
   switch (match[2]) {
     case "ms":
-      return Either.right(Duration.millis(value))
+      return Result.succeed(Duration.millis(value))
     case "m":
-      return Either.right(Duration.minutes(value))
+      return Result.succeed(Duration.minutes(value))
     case "h":
-      return Either.right(Duration.hours(value))
+      return Result.succeed(Duration.hours(value))
     default:
-      return Either.right(Duration.seconds(value))
+      return Result.succeed(Duration.seconds(value))
   }
 }
 
-/** An option taking a duration (`500ms`, `20s`, `2m`, `1h`; a bare number is seconds). */
-export const duration = (name: string): Options.Options<Duration.Duration> =>
-  Options.text(name).pipe(
-    Options.withPseudoName("duration"),
-    Options.mapEffect((text) =>
-      Either.mapLeft(parseDuration(text), (message) => ValidationError.invalidValue(HelpDoc.p(message)))
+// The value names of the help (`--pods integer`, `--faults none | mild | chaos`), as the command line has
+// always shown them; `Cli.ts` renders the help from them.
+
+/** A flag taking text: `--NAME text`. */
+export const text = (name: string): Flag.Flag<string> => Flag.String(name).pipe(Flag.withMetavar("text"))
+
+/** A flag taking an integer: `--NAME integer`. */
+export const integer = (name: string): Flag.Flag<number> => Flag.Int(name).pipe(Flag.withMetavar("integer"))
+
+/** A flag taking a file's path (which need not exist): `--NAME file`. */
+export const file = (name: string): Flag.Flag<string> => Flag.File(name).pipe(Flag.withMetavar("file"))
+
+/** A flag without a value, off when absent: `--NAME`. */
+export const boolean = (name: string): Flag.Flag<boolean> => Flag.Boolean(name).pipe(Flag.withDefault(false))
+
+/** A flag taking one of `choices`: `--NAME a | b | c`. */
+export const choice = <const Choices extends ReadonlyArray<string>>(
+  name: string,
+  choices: Choices
+): Flag.Flag<Choices[number]> => Flag.Literals(name, choices).pipe(Flag.withMetavar(choices.join(" | ")))
+
+/** A flag given any number of times, each with text: `--NAME text...`. */
+export const repeatedText = (name: string): Flag.Flag<ReadonlyArray<string>> =>
+  Flag.String(name).pipe(Flag.withMetavar("text..."), Flag.atLeast(0))
+
+/** A flag taking a duration (`500ms`, `20s`, `2m`, `1h`; a bare number is seconds): `--NAME duration`. */
+export const duration = (name: string): Flag.Flag<Duration.Duration> =>
+  Flag.String(name).pipe(
+    Flag.withMetavar("duration"),
+    Flag.mapEffect((input) =>
+      Result.match(parseDuration(input), {
+        onFailure: (message) => Effect.fail(new CliError.ValidationError({ message })),
+        onSuccess: Effect.succeed
+      })
     )
   )
 
 /** An option's description, with the default it has: `(default: ...)` ends every help entry. */
-export const described =
-  (description: string, byDefault: string) => <A>(self: Options.Options<A>): Options.Options<A> =>
-    Options.withDescription(self, `${description} (default: ${byDefault})`)
+export const described = (description: string, byDefault: string) => <A>(self: Flag.Flag<A>): Flag.Flag<A> =>
+  Flag.withDescription(self, `${description} (default: ${byDefault})`)
 
 /** An optional option's description, with what happens without it. */
-export const whenAbsent = (description: string, absent: string) => <A>(self: Options.Options<A>): Options.Options<A> =>
-  Options.withDescription(self, `${description} (default: ${absent})`)
+export const whenAbsent = (description: string, absent: string) => <A>(self: Flag.Flag<A>): Flag.Flag<A> =>
+  Flag.withDescription(self, `${description} (default: ${absent})`)
 
 /** A user-facing failure: printed as one line, exit code 1. */
 export class CliFailure extends Error {}
@@ -109,20 +135,20 @@ export const failureLine = (error: unknown): string => {
 export const formatNumber = (n: number): string => Math.round(n).toLocaleString("en-US")
 
 /** `--faults none|mild|chaos` (`demo` and `serve`). */
-export const faultLevel = Options.choice("faults", ["none", "mild", "chaos"])
+export const faultLevel = choice("faults", ["none", "mild", "chaos"])
 
 /** How `watch` and `replicate` reach a cluster: a kubeconfig (and its context), or a bare server URL. */
 export const connectionOptions = {
-  kubeconfig: Options.file("kubeconfig").pipe(
-    Options.optional,
+  kubeconfig: file("kubeconfig").pipe(
+    Flag.optional,
     whenAbsent("the kubeconfig file", "$KUBECONFIG, else ~/.kube/config, else the in-cluster service account")
   ),
-  context: Options.text("context").pipe(
-    Options.optional,
+  context: text("context").pipe(
+    Flag.optional,
     whenAbsent("the kubeconfig's context to use", "its current-context")
   ),
-  server: Options.text("server").pipe(
-    Options.optional,
+  server: text("server").pipe(
+    Flag.optional,
     whenAbsent("an API server URL, without authentication, instead of a kubeconfig", "the kubeconfig's")
   )
 }

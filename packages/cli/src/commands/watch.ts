@@ -4,9 +4,6 @@
  *
  * @since 0.2.0
  */
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
 import { deletionHandlingMetaNamespaceKey } from "effect-informers/Indexer"
 import * as InformerFactory from "effect-informers/InformerFactory"
 import type { KubeConfig, KubeConfigError } from "effect-informers/KubeConfig"
@@ -15,19 +12,23 @@ import * as Informers from "effect-informers/Layer"
 import type { ReflectorError } from "effect-informers/Reflector"
 import * as Resource from "effect-informers/Resource"
 import * as Cause from "effect/Cause"
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as WatchOutput from "../WatchOutput.js"
 import {
+  boolean,
+  choice,
   CliFailure,
   connectionOptions,
   described,
@@ -36,6 +37,7 @@ import {
   failureLine,
   messageOf,
   oneLine,
+  text,
   whenAbsent
 } from "./shared.js"
 
@@ -49,17 +51,17 @@ import {
 export const resolveResource = (
   name: string,
   clusterScoped: boolean
-): Either.Either<Resource.Resource<KubeObject.KubeObject>, string> => {
+): Result.Result<Resource.Resource<KubeObject.KubeObject>, string> => {
   const known = Resource.find(name)
-  if (known !== undefined) return Either.right(known)
+  if (known !== undefined) return Result.succeed(known)
   const parts = name.split("/")
   if (parts.length === 2 || parts.length === 3) {
     const [group, version, resource] = parts.length === 3 ? parts : ["", parts[0], parts[1]]
     if (version !== "" && resource !== "") {
-      return Either.right(Resource.make({ group, version, resource, kind: "", namespaced: !clusterScoped }))
+      return Result.succeed(Resource.make({ group, version, resource, kind: "", namespaced: !clusterScoped }))
     }
   }
-  return Either.left(
+  return Result.fail(
     `unknown resource "${name}": use a built-in name (pods, deployments, ...) or GROUP/VERSION/RESOURCE`
   )
 }
@@ -187,7 +189,7 @@ export const stringifyJson = (value: unknown, indent = 0): string | undefined =>
 /** `NAMESPACE/NAME` of an object for a message, whatever the object is. */
 const keyForMessage = (obj: KubeObject.DeletedObject<KubeObject.KubeObject>): string => {
   try {
-    return Either.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<unknown>")
+    return Result.getOrElse(deletionHandlingMetaNamespaceKey(obj), () => "<unknown>")
   } catch {
     return "<unknown>"
   }
@@ -229,9 +231,9 @@ const printCache = (
       }
     }
     // line by line rather than one string: the whole array may be longer than the longest string
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.forEach(warnings, (line) => Console.error(line), { discard: true }),
-      printed.length === 0 ? Console.log("[]") : Effect.zipRight(
+      printed.length === 0 ? Console.log("[]") : Effect.andThen(
         Console.log("["),
         Effect.forEach(
           printed,
@@ -265,34 +267,34 @@ const notSynced = (after: Duration.Duration, lastError: Option.Option<ReflectorE
  * @category commands
  */
 export const watch = Command.make("watch", {
-  resource: Args.text({ name: "RESOURCE" }).pipe(
-    Args.withDescription("pods, deployments, ... or GROUP/VERSION/RESOURCE")
+  resource: Argument.String("RESOURCE").pipe(
+    Argument.withDescription("pods, deployments, ... or GROUP/VERSION/RESOURCE")
   ),
-  namespace: Options.text("namespace").pipe(
-    Options.withAlias("n"),
-    Options.optional,
+  namespace: text("namespace").pipe(
+    Flag.withAlias("n"),
+    Flag.optional,
     whenAbsent("watch only this namespace", "every namespace")
   ),
-  selector: Options.text("selector").pipe(
-    Options.withAlias("l"),
-    Options.optional,
+  selector: text("selector").pipe(
+    Flag.withAlias("l"),
+    Flag.optional,
     whenAbsent("a label selector, e.g. app=web,tier!=db", "every object")
   ),
-  fieldSelector: Options.text("field-selector").pipe(
-    Options.optional,
+  fieldSelector: text("field-selector").pipe(
+    Flag.optional,
     whenAbsent("a field selector, e.g. status.phase=Running", "every object")
   ),
   ...connectionOptions,
-  clusterScoped: Options.boolean("cluster-scoped").pipe(
+  clusterScoped: boolean("cluster-scoped").pipe(
     described("for GROUP/VERSION/RESOURCE: the resource is cluster-scoped", "off, namespaced")
   ),
-  output: Options.choice("output", ["events", "json"]).pipe(
-    Options.withAlias("o"),
-    Options.withDefault("events"),
+  output: choice("output", ["events", "json"]).pipe(
+    Flag.withAlias("o"),
+    Flag.withDefault("events"),
     described("events: a line per notification as it arrives; json: the cached objects, once synced", "events")
   ),
   duration: duration("duration").pipe(
-    Options.optional,
+    Flag.optional,
     whenAbsent(
       "stop after this long, from the start (events: exit 0 if the cache synced, else 1 with the last error; json: print the cache then, or exit 1 with the last error if it has not synced)",
       "events: until Ctrl-C; json: as soon as the cache has synced, at most 30s"
@@ -300,13 +302,9 @@ export const watch = Command.make("watch", {
   )
 }, (options) =>
   Effect.gen(function*() {
-    const resource = Either.getOrElse(
-      Either.mapLeft(resolveResource(options.resource, options.clusterScoped), (message) => message),
-      () => undefined
-    )
-    if (resource === undefined) {
-      return yield* fail(Either.getLeft(resolveResource(options.resource, false)).pipe(Option.getOrElse(() => "")))
-    }
+    const resolved = resolveResource(options.resource, options.clusterScoped)
+    if (Result.isFailure(resolved)) return yield* fail(resolved.failure)
+    const resource = resolved.success
     const kubeConfig: Layer.Layer<KubeConfig, KubeConfigError> = Option.isSome(options.server)
       ? Informers.kubeConfigFromOptions({ server: options.server.value })
       : Option.isSome(options.kubeconfig)
@@ -371,7 +369,7 @@ export const watch = Command.make("watch", {
         return ka < kb ? -1 : ka > kb ? 1 : 0
       })
       yield* printCache(resource, objects).pipe(
-        Effect.catchAllCause((cause) =>
+        Effect.catchCause((cause) =>
           fail(`cannot print the cache of ${resource.resource}: ${oneLine(messageOf(Cause.squash(cause)))}`)
         )
       )
@@ -382,6 +380,6 @@ export const watch = Command.make("watch", {
     if (Option.isNone(options.duration)) return yield* Effect.never
     yield* Effect.sleep(options.duration.value)
     yield* requireSynced(factory, options.duration.value)
-  }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Error))).pipe(
+  }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "Error"))).pipe(
     Command.withDescription("an informer against a cluster: print each notification, or the cache as JSON")
   )

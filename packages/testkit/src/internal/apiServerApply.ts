@@ -13,7 +13,7 @@
  */
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { JsonObject } from "./json.js"
 import { isObject, jsonEqual } from "./json.js"
 
@@ -1493,12 +1493,12 @@ const optionsInvalid = (kind: string, causes: ReadonlyArray<{ reason: string; fi
  */
 export const writeOptions = (
   options: WriteOptions
-): Either.Either<{ readonly manager: string; readonly force: boolean }, Status> => {
+): Result.Result<{ readonly manager: string; readonly force: boolean }, Status> => {
   let force = false
   if (options.force !== undefined && options.kind === "PatchOptions") {
     const parsed = parseBool(options.force)
     if (parsed === undefined) {
-      return Either.left(
+      return Result.fail(
         failureStatus(400, "BadRequest", `strconv.ParseBool: parsing ${JSON.stringify(options.force)}: invalid syntax`)
       )
     }
@@ -1540,6 +1540,6 @@ export const writeOptions = (
     }
     position += Buffer.byteLength(c)
   }
-  if (causes.length > 0) return Either.left(optionsInvalid(options.kind, causes))
-  return Either.right({ manager: manager !== "" ? manager : managerFromUserAgent(options.userAgent), force })
+  if (causes.length > 0) return Result.fail(optionsInvalid(options.kind, causes))
+  return Result.succeed({ manager: manager !== "" ? manager : managerFromUserAgent(options.userAgent), force })
 }

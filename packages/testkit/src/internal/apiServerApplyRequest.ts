@@ -6,7 +6,7 @@
  * @internal
  */
 import type { Status } from "effect-informers/Wire"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { CORE_SCHEMA, load } from "js-yaml"
 import type { ResetFields } from "./apiServerApply.js"
 import { applyConfig, conflictStatus } from "./apiServerApply.js"
@@ -35,12 +35,12 @@ const tooDeep = badRequest(
  *
  * @internal
  */
-export const decodeApplyBody = (text: string): Either.Either<JsonObject, Status> => {
+export const decodeApplyBody = (text: string): Result.Result<JsonObject, Status> => {
   let value: unknown
   if (text.trim() === "") {
     value = {}
   } else if (jsonTextTooDeep(text, maxJsonDepth)) {
-    return Either.left(tooDeep)
+    return Result.fail(tooDeep)
   } else {
     try {
       value = JSON.parse(text)
@@ -49,9 +49,9 @@ export const decodeApplyBody = (text: string): Either.Either<JsonObject, Status>
         value = load(text, { schema: CORE_SCHEMA })
       } catch (e) {
         const message = e instanceof Error ? e.message.split("\n")[0] : String(e)
-        return Either.left(badRequest(`error encoding patch: yaml: ${message}`))
+        return Result.fail(badRequest(`error encoding patch: yaml: ${message}`))
       }
-      if (jsonValueTooDeep(value, maxJsonDepth)) return Either.left(tooDeep)
+      if (jsonValueTooDeep(value, maxJsonDepth)) return Result.fail(tooDeep)
       // through JSON, as kube-apiserver converts YAML (dates stay strings with the core schema)
       value = JSON.parse(JSON.stringify(value ?? {}))
     }
@@ -59,11 +59,11 @@ export const decodeApplyBody = (text: string): Either.Either<JsonObject, Status>
   if (value === null) value = {}
   if (!isObject(value)) {
     const type = Array.isArray(value) ? "array" : typeof value === "string" ? "string" : typeof value
-    return Either.left(
+    return Result.fail(
       badRequest(`error decoding patch: json: cannot unmarshal ${type} into Go value of type map[string]interface {}`)
     )
   }
-  return Either.right(value)
+  return Result.succeed(value)
 }
 
 /** @internal */
@@ -118,30 +118,30 @@ export const applyObject = (
   config: JsonObject,
   request: ApplyRequest,
   ctx: WriteContext
-): Either.Either<Applied, Status> => {
+): Result.Result<Applied, Status> => {
   const resource = rs.resource
   if (config.apiVersion !== rs.apiVersion || config.kind !== resource.kind) {
-    return Either.left(badRequest(`invalid object type: ${gvkString(config.apiVersion, config.kind)}`))
+    return Result.fail(badRequest(`invalid object type: ${gvkString(config.apiVersion, config.kind)}`))
   }
   const meta = isObject(config.metadata) ? config.metadata : {}
   if (meta.managedFields !== undefined && meta.managedFields !== null) {
-    return Either.left(badRequest("metadata.managedFields must be nil"))
+    return Result.fail(badRequest("metadata.managedFields must be nil"))
   }
   const existing = rs.entries.get(objectKey(namespace, name))
   const uid = typeof meta.uid === "string" && meta.uid !== "" ? meta.uid : undefined
   if (existing === undefined) {
-    if (request.subresource !== undefined) return Either.left(notFound(rs, name))
+    if (request.subresource !== undefined) return Result.fail(notFound(rs, name))
     if (uid !== undefined) {
-      return Either.left(
+      return Result.fail(
         conflict(rs, name, `uid mismatch: the provided object specified uid ${uid}, and no existing object was found`)
       )
     }
   } else {
     const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
-    if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(rs, name))
+    if (rv !== "" && rv !== String(existing.rv)) return Result.fail(modifiedConflict(rs, name))
     const liveUid = existing.metadata.uid
     if (uid !== undefined && uid !== liveUid) {
-      return Either.left(conflict(
+      return Result.fail(conflict(
         rs,
         name,
         `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${String(liveUid)}`
@@ -159,21 +159,21 @@ export const applyObject = (
   })
   switch (outcome._tag) {
     case "Conflicts":
-      return Either.left(conflictStatus(outcome.conflicts))
+      return Result.fail(conflictStatus(outcome.conflicts))
     case "Invalid":
-      return Either.left(internal(outcome.message))
+      return Result.fail(internal(outcome.message))
   }
   const object = outcome.object
   const metadata = object.metadata as JsonObject
   const objectName = typeof metadata.name === "string" ? metadata.name : ""
   if (objectName !== name) {
-    return Either.left(
+    return Result.fail(
       badRequest(`the name of the object (${objectName}) does not match the name on the URL (${name})`)
     )
   }
   const objectNamespace = typeof metadata.namespace === "string" ? metadata.namespace : ""
   if (resource.namespaced && objectNamespace !== "" && objectNamespace !== namespace) {
-    return Either.left(
+    return Result.fail(
       badRequest(
         `the namespace of the object (${objectNamespace}) does not match the namespace on the request (${namespace})`
       )
@@ -182,7 +182,7 @@ export const applyObject = (
   if (existing === undefined) {
     // create-by-apply wipes what a create does not take from the client
     delete metadata.resourceVersion
-    return Either.map(store.create(rs, object, namespace, ctx), (entry) => ({ entry, created: true }))
+    return Result.map(store.create(rs, object, namespace, ctx), (entry) => ({ entry, created: true }))
   }
-  return Either.map(store.replace(rs, existing, object, { ...metadata }), (entry) => ({ entry, created: false }))
+  return Result.map(store.replace(rs, existing, object, { ...metadata }), (entry) => ({ entry, created: false }))
 }

@@ -54,11 +54,11 @@ const FLUSH_BYTES = 64 * 1024
 export const fileSink = (path: string, period: Duration.Duration): Effect.Effect<AuditSink, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const fd = yield* Effect.acquireRelease(
-      Effect.async<number, Error>((resume) => {
+      Effect.callback<number, Error>((resume) => {
         fs.open(path, "a", (error, fd) => resume(error ? Effect.fail(error) : Effect.succeed(fd)))
       }),
       (fd) =>
-        Effect.async<void>((resume) => {
+        Effect.callback<void>((resume) => {
           fs.close(fd, () => resume(Effect.void))
         })
     )
@@ -71,7 +71,7 @@ export const fileSink = (path: string, period: Duration.Duration): Effect.Effect
       const text = lines.join("")
       lines = []
       bytes = 0
-      return Effect.async<void>((resume) => {
+      return Effect.callback<void>((resume) => {
         fs.write(fd, text, null, "utf8", (error) => {
           if (error && !warned) {
             warned = true
@@ -83,7 +83,7 @@ export const fileSink = (path: string, period: Duration.Duration): Effect.Effect
     // the last lines are written before the file is closed (finalizers run in reverse order)
     yield* Effect.addFinalizer(() => write)
     // woken by the first line of a batch, and by a full buffer
-    const signal = Effect.async<void>((resume) => {
+    const signal = Effect.callback<void>((resume) => {
       wake = () => resume(Effect.void)
       return Effect.sync(() => {
         wake = undefined

@@ -21,7 +21,7 @@ import type { Status } from "effect-informers/Wire"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Entry, EventType, PropagationPolicy, ResourceStore, Store, WriteContext } from "./apiServerStore.js"
 import { finalizersOf, foregroundFinalizer, namespaceFinalizer, objectKey, orphanFinalizer } from "./apiServerStore.js"
 import type { JsonObject } from "./json.js"
@@ -91,7 +91,8 @@ const hasFinalizer = (entry: Entry, finalizer: string): boolean =>
 
 const idOf = (store: ResourceStore, key: string): string => `${store.groupResource} ${key}`
 
-const codeOf = (result: Either.Either<Entry, Status>): number => Either.isRight(result) ? 200 : result.left.code ?? 500
+const codeOf = (result: Result.Result<Entry, Status>): number =>
+  Result.isSuccess(result) ? 200 : result.failure.code ?? 500
 
 /** @internal */
 export class Controllers {
@@ -225,10 +226,10 @@ export class Controllers {
   // ---------------------------------------------------------------------------------------------
 
   /** Examines what is due, forever; for a fiber in the server's scope. */
-  readonly run: Effect.Effect<never> = Effect.gen(this, function*() {
+  readonly run: Effect.Effect<never> = Effect.gen({ self: this }, function*() {
     for (;;) {
       if (this.queue.size === 0) {
-        yield* Effect.async<void>((resume) => {
+        yield* Effect.callback<void>((resume) => {
           this.wake = () => resume(Effect.void)
           return Effect.sync(() => {
             this.wake = undefined
@@ -241,9 +242,9 @@ export class Controllers {
         if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
       }
       yield* Effect.sync(() => this.examineDue(this.now())).pipe(
-        Effect.catchAllDefect((defect) => Effect.logError("ApiServer: the garbage collector failed", defect))
+        Effect.catchDefect((defect) => Effect.logError("ApiServer: the garbage collector failed", defect))
       )
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
     }
   })
 

@@ -6,9 +6,6 @@
  * @internal
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { reasonForCode } from "effect-informers/ApiError"
 import * as ApiStore from "effect-informers/ApiStore"
 import type { Resource } from "effect-informers/Resource"
@@ -19,8 +16,10 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
+import * as FindMyWay from "effect/http/FindMyWay"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { randomInt, randomUUID } from "node:crypto"
 import type { IncomingMessage, ServerResponse } from "node:http"
@@ -179,10 +178,10 @@ const listResponse = (head: string, items: ReadonlyArray<Entry>, code = 200): Ht
     for (let i = 0; i < items.length; i++) parts[i] = items[i].json
     return jsonText(code, head + parts.join(",") + "]}")
   }
-  const body = Stream.unfold(-1, (index): Option.Option<readonly [Uint8Array, number]> => {
-    if (index === -1) return Option.some([Buffer.from(head, "utf8"), 0] as const)
-    if (index > items.length) return Option.none()
-    if (index === items.length) return Option.some([Buffer.from("]}", "utf8"), index + 1] as const)
+  const body = Stream.unfold(-1, (index): Effect.Effect<readonly [Uint8Array, number] | undefined> => {
+    if (index === -1) return Effect.succeed([Buffer.from(head, "utf8"), 0] as const)
+    if (index > items.length) return Effect.succeed(undefined)
+    if (index === items.length) return Effect.succeed([Buffer.from("]}", "utf8"), index + 1] as const)
     const parts: Array<string> = []
     let size = 0
     let i = index
@@ -192,7 +191,7 @@ const listResponse = (head: string, items: ReadonlyArray<Entry>, code = 200): Ht
       size += json.length
     }
     const text = (index === 0 ? "" : ",") + parts.join(",")
-    return Option.some([Buffer.from(text, "utf8"), i] as const)
+    return Effect.succeed([Buffer.from(text, "utf8"), i] as const)
   })
   return HttpServerResponse.stream(body, { status: code, contentType: JSON_TYPE })
 }
@@ -219,7 +218,7 @@ export const parseSelection = (
   namespace: string | undefined,
   labelSelector: string | undefined,
   fieldSelector: string | undefined
-): Either.Either<Selection, Status> => ApiStore.parseSelection(store.fields, namespace, labelSelector, fieldSelector)
+): Result.Result<Selection, Status> => ApiStore.parseSelection(store.fields, namespace, labelSelector, fieldSelector)
 
 /** @internal */
 export type ListParams = ApiStore.ListParams
@@ -238,7 +237,7 @@ export const list = (
   rs: ResourceStore,
   namespace: string | undefined,
   params: ListParams
-): Either.Either<ListOutcome, Status> => ApiStore.list(state.store, rs, namespace, params)
+): Result.Result<ListOutcome, Status> => ApiStore.list(state.store, rs, namespace, params)
 
 const listHead = (rs: ResourceStore, outcome: ListOutcome): string => {
   const metadata: Record<string, unknown> = { resourceVersion: String(outcome.page.rv) }
@@ -277,7 +276,7 @@ const planWatch = (
   rs: ResourceStore,
   namespace: string | undefined,
   params: WatchParams
-): Either.Either<WatchPlan, Status> => {
+): Result.Result<WatchPlan, Status> => {
   const plan = ApiStore.planWatch(rs.fields, namespace, {
     labelSelector: params.labelSelector,
     fieldSelector: params.fieldSelector,
@@ -286,14 +285,14 @@ const planWatch = (
     sendInitialEvents: params.sendInitialEvents === undefined ? undefined : isTrue(params.sendInitialEvents),
     allowWatchBookmarks: isTrue(params.allowWatchBookmarks)
   })
-  if (Either.isLeft(plan)) return Either.left(plan.left)
+  if (Result.isFailure(plan)) return Result.fail(plan.failure)
   let timeoutSeconds = state.maxTimeoutSeconds
   if (params.timeoutSeconds !== undefined && params.timeoutSeconds !== "") {
     const t = Number(params.timeoutSeconds)
-    if (!Number.isFinite(t)) return Either.left(badRequest(`invalid timeoutSeconds: ${params.timeoutSeconds}`))
+    if (!Number.isFinite(t)) return Result.fail(badRequest(`invalid timeoutSeconds: ${params.timeoutSeconds}`))
     if (t > 0) timeoutSeconds = Math.min(t, state.maxTimeoutSeconds)
   }
-  return Either.right({ ...plan.right, timeoutSeconds, gone: false })
+  return Result.succeed({ ...plan.success, timeoutSeconds, gone: false })
 }
 
 /**
@@ -365,7 +364,8 @@ const watchResponse = (
   connection: ServerResponse | undefined,
   metadataOnly = false
 ): HttpServerResponse.HttpServerResponse => {
-  const body = Stream.fromPull(Effect.gen(function*() {
+  // the stream's scope: the watcher is registered while the body is written, and its timers with it
+  const body = Stream.unwrap(Effect.gen(function*() {
     const watcher = new (metadataOnly ? MetadataWatcher : Watcher)(
       rs,
       plan.selection,
@@ -384,21 +384,21 @@ const watchResponse = (
     if (!watcher.done) {
       if (plan.bookmarks) {
         yield* Effect.sleep(state.bookmarkInterval).pipe(
-          Effect.zipRight(Effect.sync(() => watcher.pushBookmark(state.store.rv))),
+          Effect.andThen(Effect.sync(() => watcher.pushBookmark(state.store.rv))),
           Effect.forever,
           Effect.interruptible,
           Effect.forkScoped
         )
       }
       yield* Effect.sleep(Duration.seconds(plan.timeoutSeconds)).pipe(
-        Effect.zipRight(Effect.sync(() => {
+        Effect.andThen(Effect.sync(() => {
           if (!watcher.stalled) watcher.end("timeout")
         })),
         Effect.interruptible,
         Effect.forkScoped
       )
     }
-    return pull(watcher)
+    return Stream.fromPull(Effect.succeed(pull(watcher)))
   }))
   return HttpServerResponse.stream(body, {
     contentType: JSON_TYPE,
@@ -510,12 +510,12 @@ const discardBody = (incoming: IncomingMessage): void => {
   incoming.resume()
 }
 
-const unreadableBody = Either.left(badRequest("the request body could not be read"))
+const unreadableBody = Result.fail(badRequest("the request body could not be read"))
 
 /** Reads a Node request body, `limit` bytes at most: one byte more and the rest is not read. */
-const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Either.Either<Buffer, Status>> =>
-  Effect.async<Either.Either<Buffer, Status>>((resume) => {
-    if (incoming.readableEnded) return resume(Effect.succeed(Either.right(Buffer.alloc(0))))
+const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<Result.Result<Buffer, Status>> =>
+  Effect.callback<Result.Result<Buffer, Status>>((resume) => {
+    if (incoming.readableEnded) return resume(Effect.succeed(Result.succeed(Buffer.alloc(0))))
     const chunks: Array<Buffer> = []
     let size = 0
     const detach = () => {
@@ -524,7 +524,7 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<E
       incoming.off("error", onError)
       incoming.off("close", onError)
     }
-    const done = (result: Either.Either<Buffer, Status>) => {
+    const done = (result: Result.Result<Buffer, Status>) => {
       detach()
       resume(Effect.succeed(result))
     }
@@ -532,13 +532,13 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<E
       size += chunk.length
       if (size > limit) {
         chunks.length = 0
-        done(Either.left(requestEntityTooLarge(`limit is ${limit}`)))
+        done(Result.fail(requestEntityTooLarge(`limit is ${limit}`)))
         discardBody(incoming)
         return
       }
       chunks.push(typeof chunk === "string" ? Buffer.from(chunk, "utf8") : chunk)
     }
-    const onEnd = () => done(Either.right(Buffer.concat(chunks)))
+    const onEnd = () => done(Result.succeed(Buffer.concat(chunks)))
     const onError = () => done(unreadableBody)
     incoming.on("data", onData)
     incoming.once("end", onEnd)
@@ -554,10 +554,11 @@ const readIncoming = (incoming: IncomingMessage, limit: number): Effect.Effect<E
 const readBytes = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
-): Effect.Effect<Either.Either<Buffer, Status>> =>
+): Effect.Effect<Result.Result<Buffer, Status>> =>
   Effect.suspend(() => {
-    const tooLarge = Either.left(requestEntityTooLarge(`limit is ${limit}`))
-    const incoming: IncomingMessage | undefined = NodeHttpServerRequest.toIncomingMessage(request)
+    const tooLarge = Result.fail(requestEntityTooLarge(`limit is ${limit}`))
+    // an HTTP/1.1 server: the Node request is an IncomingMessage
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request) as IncomingMessage | undefined
     const declared = request.headers["content-length"]
     if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > limit) {
       if (incoming !== undefined) discardBody(incoming)
@@ -566,13 +567,13 @@ const readBytes = (
     if (incoming !== undefined && typeof incoming.on === "function") return readIncoming(incoming, limit)
     // not a Node request (none in this server): read it whole
     return Effect.map(
-      Effect.either(request.arrayBuffer),
-      (bytes): Either.Either<Buffer, Status> =>
-        Either.isLeft(bytes)
+      Effect.result(request.arrayBuffer),
+      (bytes): Result.Result<Buffer, Status> =>
+        Result.isFailure(bytes)
           ? unreadableBody
-          : bytes.right.byteLength > limit
+          : bytes.success.byteLength > limit
           ? tooLarge
-          : Either.right(Buffer.from(bytes.right))
+          : Result.succeed(Buffer.from(bytes.success))
     )
   })
 
@@ -580,8 +581,8 @@ const readBytes = (
 const readBody = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
-): Effect.Effect<Either.Either<string, Status>> =>
-  Effect.map(readBytes(request, limit), Either.map((bytes) => bytes.toString("utf8")))
+): Effect.Effect<Result.Result<string, Status>> =>
+  Effect.map(readBytes(request, limit), Result.map((bytes) => bytes.toString("utf8")))
 
 const tooDeep = badRequest(
   `the body of the request was in an unknown format: objects and arrays are nested more than ${maxJsonDepth} levels deep`
@@ -595,33 +596,35 @@ const tooDeep = badRequest(
 const readJson = (
   state: ServerState,
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Either.Either<unknown, Status>> =>
+): Effect.Effect<Result.Result<unknown, Status>> =>
   isProtobuf(request.headers["content-type"])
-    ? Effect.map(readBytes(request, state.maxRequestBodyBytes), (bytes): Either.Either<unknown, Status> => {
-      if (Either.isLeft(bytes)) return bytes
-      if (bytes.right.length === 0) return Either.right(undefined)
-      const decoded = decodeProtobufObject(bytes.right)
-      return Either.isRight(decoded) && jsonValueTooDeep(decoded.right, maxJsonDepth) ? Either.left(tooDeep) : decoded
+    ? Effect.map(readBytes(request, state.maxRequestBodyBytes), (bytes): Result.Result<unknown, Status> => {
+      if (Result.isFailure(bytes)) return bytes
+      if (bytes.success.length === 0) return Result.succeed(undefined)
+      const decoded = decodeProtobufObject(bytes.success)
+      return Result.isSuccess(decoded) && jsonValueTooDeep(decoded.success, maxJsonDepth)
+        ? Result.fail(tooDeep)
+        : decoded
     })
     : readJsonText(state, request)
 
 const readJsonText = (
   state: ServerState,
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Either.Either<unknown, Status>> =>
-  Effect.map(readBody(request, state.maxRequestBodyBytes), (text): Either.Either<unknown, Status> => {
-    if (Either.isLeft(text)) return text
-    if (text.right.trim() === "") return Either.right(undefined)
-    if (jsonTextTooDeep(text.right, maxJsonDepth)) return Either.left(tooDeep)
+): Effect.Effect<Result.Result<unknown, Status>> =>
+  Effect.map(readBody(request, state.maxRequestBodyBytes), (text): Result.Result<unknown, Status> => {
+    if (Result.isFailure(text)) return text
+    if (text.success.trim() === "") return Result.succeed(undefined)
+    if (jsonTextTooDeep(text.success, maxJsonDepth)) return Result.fail(tooDeep)
     try {
-      return Either.right(JSON.parse(text.right))
+      return Result.succeed(JSON.parse(text.success))
     } catch (e) {
-      return Either.left(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
+      return Result.fail(badRequest(`the body of the request was in an unknown format: ${String(e)}`))
     }
   })
 
-const entryResponse = (code: number, result: Either.Either<Entry, Status>): HttpServerResponse.HttpServerResponse =>
-  Either.isRight(result) ? jsonText(code, result.right.json) : statusResponse(result.left)
+const entryResponse = (code: number, result: Result.Result<Entry, Status>): HttpServerResponse.HttpServerResponse =>
+  Result.isSuccess(result) ? jsonText(code, result.success.json) : statusResponse(result.failure)
 
 type PatchKind = "merge" | "strategic" | "json"
 
@@ -658,27 +661,27 @@ export const applyPatch = (
   current: JsonObject,
   patch: unknown,
   maxCopyBytes: number
-): Either.Either<unknown, Status> => {
+): Result.Result<unknown, Status> => {
   try {
     switch (kind) {
       case "merge":
-        return Either.right(mergePatch(current, patch))
+        return Result.succeed(mergePatch(current, patch))
       case "strategic":
-        return Either.right(strategicMergePatch(current, patch))
+        return Result.succeed(strategicMergePatch(current, patch))
       case "json": {
         // Only a JSON patch can nest deeper than its two inputs (`copy`, `move` put values under others):
         // merge patches are as deep as the object or the patch, both already bounded when parsed.
         const patched = jsonPatch(current, patch, { maxOperations: 10_000, maxCopyBytes })
-        return jsonValueTooDeep(patched, maxJsonDepth) ? Either.left(patchedTooDeep) : Either.right(patched)
+        return jsonValueTooDeep(patched, maxJsonDepth) ? Result.fail(patchedTooDeep) : Result.succeed(patched)
       }
     }
   } catch (e) {
     if (e instanceof JsonPatchError) {
-      return Either.left(e.tooLarge ? requestEntityTooLarge(e.message) : failureStatus(422, "Invalid", e.message))
+      return Result.fail(e.tooLarge ? requestEntityTooLarge(e.message) : failureStatus(422, "Invalid", e.message))
     }
     // a value too deep or too large for the engine (the stack, the longest string)
     if (e instanceof RangeError) {
-      return Either.left(failureStatus(422, "Invalid", `the patch could not be applied: ${e.message}`))
+      return Result.fail(failureStatus(422, "Invalid", `the patch could not be applied: ${e.message}`))
     }
     throw e
   }
@@ -690,34 +693,34 @@ export const patchObject = (
   rs: ResourceStore,
   namespace: string,
   name: string,
-  apply: (current: JsonObject) => Either.Either<unknown, Status>,
+  apply: (current: JsonObject) => Result.Result<unknown, Status>,
   scope: WriteScope = "all",
   writer?: Writer
-): Either.Either<Entry, Status> => {
+): Result.Result<Entry, Status> => {
   const existing = rs.entries.get(objectKey(namespace, name))
-  if (existing === undefined) return Either.left(notFound(rs, name))
+  if (existing === undefined) return Result.fail(notFound(rs, name))
   const patched = apply(existing.obj)
-  if (Either.isLeft(patched)) return Either.left(patched.left)
-  const obj = patched.right
+  if (Result.isFailure(patched)) return Result.fail(patched.failure)
+  const obj = patched.success
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) {
-    return Either.left(badRequest("the patched object is not a JSON object"))
+    return Result.fail(badRequest("the patched object is not a JSON object"))
   }
   const input = obj as JsonObject
   // a patched object that does not decode: 422 on the field `patch` (a create or an update's body: 400)
   const undecodable = scope === "object" || scope === "all" ? decodeError(rs.groupResource, input) : undefined
-  if (undecodable !== undefined) return Either.left(patchDecodeFailure(input, undecodable))
+  if (undecodable !== undefined) return Result.fail(patchDecodeFailure(input, undecodable))
   const meta: JsonObject = typeof input.metadata === "object" && input.metadata !== null
     ? { ...(input.metadata as JsonObject) }
     : {}
   if (meta.name !== undefined && meta.name !== name) {
-    return Either.left(invalid(rs.resource.kind, rs.resource.group, name, [{
+    return Result.fail(invalid(rs.resource.kind, rs.resource.group, name, [{
       reason: "FieldValueInvalid",
       field: "metadata.name",
       message: `Invalid value: ${JSON.stringify(meta.name)}: field is immutable`
     }]))
   }
   const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
-  if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(rs, name))
+  if (rv !== "" && rv !== String(existing.rv)) return Result.fail(modifiedConflict(rs, name))
   return state.store.replace(rs, existing, input, meta, scope, writer)
 }
 
@@ -830,7 +833,7 @@ const serveResource = (
     const ctx = writeContext(now)
     const objectNamespace = namespace ?? ""
     const writer = (options: Parameters<typeof writeOptions>[0]["kind"], apply = false) =>
-      Either.map(
+      Result.map(
         writeOptions({
           kind: options,
           apply,
@@ -853,11 +856,11 @@ const serveResource = (
         if (entry === undefined) return statusResponse(notFound(rs, name!))
         if (wantsMetadata(request.headers.accept, "get")) return metadataObjectResponse(entry)
         const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
-        if (Either.isLeft(table)) return statusResponse(table.left)
-        if (table.right === undefined) return jsonText(200, entry.json)
+        if (Result.isFailure(table)) return statusResponse(table.failure)
+        if (table.success === undefined) return jsonText(200, entry.json)
         return jsonText(
           200,
-          tableJson(rs.groupResource, [entry], { resourceVersion: String(entry.rv) }, table.right, now)
+          tableJson(rs.groupResource, [entry], { resourceVersion: String(entry.rv) }, table.success, now)
         )
       }
       case "list": {
@@ -879,12 +882,12 @@ const serveResource = (
           continue: continueToken,
           sendInitialEvents: param(query, "sendInitialEvents")
         })
-        if (Either.isLeft(outcome)) return statusResponse(outcome.left)
-        if (wantsMetadata(request.headers.accept, "list")) return metadataListResponse(outcome.right)
+        if (Result.isFailure(outcome)) return statusResponse(outcome.failure)
+        if (wantsMetadata(request.headers.accept, "list")) return metadataListResponse(outcome.success)
         const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
-        if (Either.isLeft(table)) return statusResponse(table.left)
-        if (table.right !== undefined) {
-          const { continueToken, page } = outcome.right
+        if (Result.isFailure(table)) return statusResponse(table.failure)
+        if (table.success !== undefined) {
+          const { continueToken, page } = outcome.success
           return jsonText(
             200,
             tableJson(
@@ -895,12 +898,12 @@ const serveResource = (
                 continue: continueToken,
                 remainingItemCount: page.remaining
               },
-              table.right,
+              table.success,
               now
             )
           )
         }
-        return listResponse(listHead(rs, outcome.right), outcome.right.page.items)
+        return listResponse(listHead(rs, outcome.success), outcome.success.page.items)
       }
       case "watch": {
         const gone = state.faults.take("WatchGone", "watch")
@@ -916,37 +919,37 @@ const serveResource = (
           allowWatchBookmarks: param(query, "allowWatchBookmarks"),
           timeoutSeconds: param(query, "timeoutSeconds")
         })
-        if (Either.isLeft(plan)) return statusResponse(plan.left)
+        if (Result.isFailure(plan)) return statusResponse(plan.failure)
         const table = tableRequest(request.headers["accept"], param(query, "includeObject"))
-        if (Either.isLeft(table)) return statusResponse(table.left)
-        const connection = NodeHttpServerRequest.toServerResponse(request)
+        if (Result.isFailure(table)) return statusResponse(table.failure)
+        const connection = NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined
         const response = watchResponse(
           state,
           rs,
-          gone === undefined ? plan.right : { ...plan.right, gone: true },
+          gone === undefined ? plan.success : { ...plan.success, gone: true },
           connection,
           wantsMetadata(request.headers.accept, "watch")
         )
-        return table.right === undefined ? response : tableWatchResponse(response, rs.groupResource, table.right)
+        return table.success === undefined ? response : tableWatchResponse(response, rs.groupResource, table.success)
       }
       case "create": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
-        if (Either.isLeft(body)) return statusResponse(body.left)
+        if (Result.isFailure(body)) return statusResponse(body.failure)
         const options = writer("CreateOptions")
-        if (Either.isLeft(options)) return statusResponse(options.left)
-        const created = state.store.create(rs, body.right, namespace, ctx, "object", options.right)
-        note.name = Either.isRight(created) ? created.right.name : bodyName(body.right)
+        if (Result.isFailure(options)) return statusResponse(options.failure)
+        const created = state.store.create(rs, body.success, namespace, ctx, "object", options.success)
+        note.name = Result.isSuccess(created) ? created.success.name : bodyName(body.success)
         return entryResponse(201, created)
       }
       case "update": {
         const body = yield* readJson(state, request)
-        if (Either.isLeft(body)) return statusResponse(body.left)
+        if (Result.isFailure(body)) return statusResponse(body.failure)
         const options = writer("UpdateOptions")
-        if (Either.isLeft(options)) return statusResponse(options.left)
+        if (Result.isFailure(options)) return statusResponse(options.failure)
         return entryResponse(
           200,
-          state.store.update(rs, body.right, objectNamespace, name, writeScope(target.subresource), options.right)
+          state.store.update(rs, body.success, objectNamespace, name, writeScope(target.subresource), options.success)
         )
       }
       case "patch": {
@@ -962,19 +965,19 @@ const serveResource = (
         }
         if (patchType === "apply") {
           const text = yield* readBody(request, state.maxRequestBodyBytes)
-          if (Either.isLeft(text)) return statusResponse(text.left)
+          if (Result.isFailure(text)) return statusResponse(text.failure)
           const options = writer("PatchOptions", true)
-          if (Either.isLeft(options)) return statusResponse(options.left)
-          const config = decodeApplyBody(text.right)
-          if (Either.isLeft(config)) return statusResponse(config.left)
-          const applied = applyObject(state.store, rs, objectNamespace, name!, config.right, options.right, ctx)
-          if (Either.isLeft(applied)) return statusResponse(applied.left)
-          return jsonText(applied.right.created ? 201 : 200, applied.right.entry.json)
+          if (Result.isFailure(options)) return statusResponse(options.failure)
+          const config = decodeApplyBody(text.success)
+          if (Result.isFailure(config)) return statusResponse(config.failure)
+          const applied = applyObject(state.store, rs, objectNamespace, name!, config.success, options.success, ctx)
+          if (Result.isFailure(applied)) return statusResponse(applied.failure)
+          return jsonText(applied.success.created ? 201 : 200, applied.success.entry.json)
         }
         const body = yield* readJson(state, request)
-        if (Either.isLeft(body)) return statusResponse(body.left)
+        if (Result.isFailure(body)) return statusResponse(body.failure)
         const options = writer("PatchOptions")
-        if (Either.isLeft(options)) return statusResponse(options.left)
+        if (Result.isFailure(options)) return statusResponse(options.failure)
         return entryResponse(
           200,
           patchObject(
@@ -982,37 +985,37 @@ const serveResource = (
             rs,
             objectNamespace,
             name!,
-            (current) => applyPatch(patchType, current, body.right, state.maxRequestBodyBytes),
+            (current) => applyPatch(patchType, current, body.success, state.maxRequestBodyBytes),
             writeScope(target.subresource),
-            options.right
+            options.success
           )
         )
       }
       case "delete": {
         if (target.subresource !== undefined) return statusResponse(methodNotAllowed)
         const body = yield* readJson(state, request)
-        if (Either.isLeft(body)) return statusResponse(body.left)
-        const options = deleteOptions(body.right, query)
-        if (Either.isLeft(options)) return statusResponse(options.left)
-        const { orphanDependents, preconditions } = options.right
-        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx, options.right)
-        if (Either.isLeft(result)) return statusResponse(result.left)
+        if (Result.isFailure(body)) return statusResponse(body.failure)
+        const options = deleteOptions(body.success, query)
+        if (Result.isFailure(options)) return statusResponse(options.failure)
+        const { orphanDependents, preconditions } = options.success
+        const result = state.store.delete(rs, objectNamespace, name!, preconditions, ctx, options.success)
+        if (Result.isFailure(result)) return statusResponse(result.failure)
         // kube-apiserver: 202 only for an object not yet deleted when orphanDependents was false
-        const accepted = orphanDependents === false && rs.entries.get(result.right.key) === result.right
-        return jsonText(accepted ? 202 : 200, result.right.json)
+        const accepted = orphanDependents === false && rs.entries.get(result.success.key) === result.success
+        return jsonText(accepted ? 202 : 200, result.success.json)
       }
       case "deletecollection": {
         const selection = parseSelection(rs, namespace, param(query, "labelSelector"), param(query, "fieldSelector"))
-        if (Either.isLeft(selection)) return statusResponse(selection.left)
+        if (Result.isFailure(selection)) return statusResponse(selection.failure)
         const body = yield* readJson(state, request)
-        if (Either.isLeft(body)) return statusResponse(body.left)
-        const options = deleteOptions(body.right, query)
-        if (Either.isLeft(options)) return statusResponse(options.left)
-        const current = state.store.listPage(rs, state.store.rv, selection.right, 0, undefined).items
+        if (Result.isFailure(body)) return statusResponse(body.failure)
+        const options = deleteOptions(body.success, query)
+        if (Result.isFailure(options)) return statusResponse(options.failure)
+        const current = state.store.listPage(rs, state.store.rv, selection.success, 0, undefined).items
         const deleted: Array<Entry> = []
         for (const entry of current) {
-          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx, options.right)
-          if (Either.isRight(result)) deleted.push(result.right)
+          const result = state.store.delete(rs, entry.namespace, entry.name, {}, ctx, options.success)
+          if (Result.isSuccess(result)) deleted.push(result.success)
         }
         const head = listHead(rs, {
           page: { items: deleted, rv: state.store.rv, lastKey: undefined, remaining: undefined },
@@ -1038,7 +1041,7 @@ const propagationPolicies: ReadonlyArray<string> = ["Foreground", "Background", 
  *
  * @internal
  */
-export const deleteOptions = (body: unknown, query: URLSearchParams): Either.Either<ParsedDeleteOptions, Status> => {
+export const deleteOptions = (body: unknown, query: URLSearchParams): Result.Result<ParsedDeleteOptions, Status> => {
   let policy: unknown
   let orphan: unknown
   if (body === undefined || body === null) {
@@ -1050,10 +1053,10 @@ export const deleteOptions = (body: unknown, query: URLSearchParams): Either.Eit
     orphan = (body as { readonly orphanDependents?: unknown }).orphanDependents ?? undefined
   }
   if (orphan !== undefined && typeof orphan !== "boolean") {
-    return Either.left(badRequest(`invalid orphanDependents: ${JSON.stringify(orphan)}`))
+    return Result.fail(badRequest(`invalid orphanDependents: ${JSON.stringify(orphan)}`))
   }
   if (policy !== undefined && (typeof policy !== "string" || !propagationPolicies.includes(policy))) {
-    return Either.left(invalid("DeleteOptions", "meta.k8s.io", "", [{
+    return Result.fail(invalid("DeleteOptions", "meta.k8s.io", "", [{
       reason: "FieldValueNotSupported",
       field: "propagationPolicy",
       message: `Unsupported value: ${
@@ -1062,13 +1065,13 @@ export const deleteOptions = (body: unknown, query: URLSearchParams): Either.Eit
     }]))
   }
   if (policy !== undefined && orphan !== undefined) {
-    return Either.left(invalid("DeleteOptions", "meta.k8s.io", "", [{
+    return Result.fail(invalid("DeleteOptions", "meta.k8s.io", "", [{
       reason: "FieldValueInvalid",
       field: "propagationPolicy",
       message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set`
     }]))
   }
-  return Either.right({
+  return Result.succeed({
     preconditions: deletePreconditions(body),
     ...(policy === undefined ? {} : { propagationPolicy: policy as PropagationPolicy }),
     ...(orphan === undefined ? {} : { orphanDependents: orphan as boolean })
@@ -1274,54 +1277,68 @@ export const makeDiscovery = (
  *
  * @internal
  */
-export const makeApp = (state: ServerState, address: () => string) => {
+export const makeApp = (
+  state: ServerState,
+  address: () => string
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
   const d = state.discovery
-  const router = HttpRouter.empty.pipe(
-    HttpRouter.get("/version", Effect.sync(() => jsonText(200, d.version))),
-    HttpRouter.get(
-      "/api",
-      Effect.sync(() =>
-        jsonText(
-          200,
-          JSON.stringify({
-            kind: "APIVersions",
-            versions: ["v1"],
-            serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: address() }]
-          })
-        )
+  // the router's matching rules (trailing and duplicate slashes ignored, case-insensitive, HEAD served by
+  // GET routes), as HttpRouter's
+  const router = FindMyWay.make<Route>()
+  router.on("GET", "/version", Effect.sync(() => jsonText(200, d.version)))
+  router.on(
+    "GET",
+    "/api",
+    Effect.sync(() =>
+      jsonText(
+        200,
+        JSON.stringify({
+          kind: "APIVersions",
+          versions: ["v1"],
+          serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: address() }]
+        })
       )
-    ),
-    HttpRouter.get("/apis", Effect.sync(() => jsonText(200, d.groupList))),
-    HttpRouter.get(
-      "/openapi/v2",
-      Effect.map(
-        HttpServerRequest.HttpServerRequest,
-        (request) =>
-          (request.headers["accept"] ?? "").includes("protobuf")
-            ? HttpServerResponse.uint8Array(d.openApiV2Proto, {
-              contentType: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-            })
-            : jsonText(200, d.openApiV2Json)
-      )
-    ),
-    HttpRouter.get("/openapi/v3", Effect.sync(() => jsonText(200, d.openApiV3Root))),
-    HttpRouter.get(
-      "/openapi/v3/*",
-      Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
-        const path = new URL(request.url, "http://localhost").pathname.slice("/openapi/v3/".length)
-        const gv = path === "api/v1" ? "v1" : path.startsWith("apis/") ? path.slice("apis/".length) : ""
-        const doc = d.openApiV3.get(gv)
-        return doc === undefined ? statusResponse(resourceNotFound) : jsonText(200, doc)
-      })
-    ),
-    HttpRouter.all("/api/*", apiHandler(state)),
-    HttpRouter.all("/apis/*", apiHandler(state))
+    )
   )
-  return router.pipe(
-    Effect.catchTag("RouteNotFound", () => Effect.succeed(statusResponse(resourceNotFound))),
+  router.on("GET", "/apis", Effect.sync(() => jsonText(200, d.groupList)))
+  router.on(
+    "GET",
+    "/openapi/v2",
+    Effect.map(
+      HttpServerRequest.HttpServerRequest,
+      (request) =>
+        (request.headers["accept"] ?? "").includes("protobuf")
+          ? HttpServerResponse.uint8Array(d.openApiV2Proto, {
+            contentType: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+          })
+          : jsonText(200, d.openApiV2Json)
+    )
+  )
+  router.on("GET", "/openapi/v3", Effect.sync(() => jsonText(200, d.openApiV3Root)))
+  router.on(
+    "GET",
+    "/openapi/v3/*",
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+      const path = new URL(request.url, "http://localhost").pathname.slice("/openapi/v3/".length)
+      const gv = path === "api/v1" ? "v1" : path.startsWith("apis/") ? path.slice("apis/".length) : ""
+      const doc = d.openApiV3.get(gv)
+      return doc === undefined ? statusResponse(resourceNotFound) : jsonText(200, doc)
+    })
+  )
+  const api = apiHandler(state)
+  router.all("/api/*", api)
+  router.all("/apis/*", api)
+  const notFoundRoute = Effect.succeed(statusResponse(resourceNotFound))
+  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    let found = router.find(request.method, request.url)
+    if (found === undefined && request.method === "HEAD") found = router.find("GET", request.url)
+    // the server runs requests uninterruptibly until their handler: a handler can be interrupted (the
+    // client went away), as a route's handler
+    return found === undefined ? notFoundRoute : Effect.interruptible(found.handler)
+  }).pipe(
     // a bug must not leave the client with an empty 500, nor end the process
-    Effect.catchAllDefect((defect) =>
-      HttpServerResponse.isServerResponse(defect)
+    Effect.catchDefect((defect) =>
+      HttpServerResponse.isHttpServerResponse(defect)
         ? Effect.succeed(defect)
         : Effect.as(
           Effect.logError("ApiServer: a request failed", Cause.die(defect)),
@@ -1330,6 +1347,9 @@ export const makeApp = (state: ServerState, address: () => string) => {
     )
   )
 }
+
+/** A route's handler. */
+type Route = Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
 
 const defectMessage = (defect: unknown): string => {
   try {

@@ -9,8 +9,8 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type * as ApiStore from "effect-informers/ApiStore"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type { Entry, HistoryEvent } from "./apiServerStore.js"
 import { encode } from "./apiServerStore.js"
 import { Watcher } from "./apiServerWatch.js"

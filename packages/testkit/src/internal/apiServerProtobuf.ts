@@ -17,7 +17,7 @@
  */
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import protobuf from "protobufjs"
 import type { JsonObject } from "./json.js"
 
@@ -556,15 +556,15 @@ const toJson = (type: protobuf.Type, message: Message, path: string, unknown: Ar
  *
  * @internal
  */
-export const decodeProtobufObject = (bytes: Uint8Array): Either.Either<JsonObject, Status> => {
+export const decodeProtobufObject = (bytes: Uint8Array): Result.Result<JsonObject, Status> => {
   if (bytes.length < magic.length || magic.some((b, i) => bytes[i] !== b)) {
-    return Either.left(unknownFormat(`a ${protobufMediaType} body must start with the bytes "k8s\\x00"`))
+    return Result.fail(unknownFormat(`a ${protobufMediaType} body must start with the bytes "k8s\\x00"`))
   }
   let envelope: Message
   try {
     envelope = decodeWith(unknownType, bytes.subarray(magic.length))
   } catch (e) {
-    return Either.left(unknownFormat(`the protobuf envelope (runtime.Unknown) could not be decoded: ${String(e)}`))
+    return Result.fail(unknownFormat(`the protobuf envelope (runtime.Unknown) could not be decoded: ${String(e)}`))
   }
   const typeMeta = (envelope.typeMeta ?? {}) as { readonly apiVersion?: string; readonly kind?: string }
   const apiVersion = typeMeta.apiVersion ?? ""
@@ -572,13 +572,13 @@ export const decodeProtobufObject = (bytes: Uint8Array): Either.Either<JsonObjec
   const named = `${apiVersion === "" ? "<no apiVersion>" : apiVersion}, Kind=${kind === "" ? "<no kind>" : kind}`
   const encoding = typeof envelope.contentEncoding === "string" ? envelope.contentEncoding : ""
   if (encoding !== "") {
-    return Either.left(
+    return Result.fail(
       unsupported(`the protobuf object (${named}) is encoded with "${encoding}", which this server does not read`)
     )
   }
   const type = kinds.get(`${apiVersion}/${kind}`)
   if (type === undefined) {
-    return Either.left(
+    return Result.fail(
       unsupported(`this server decodes Kubernetes protobuf for ${supportedKinds} only, not for ${named}`)
     )
   }
@@ -587,7 +587,7 @@ export const decodeProtobufObject = (bytes: Uint8Array): Either.Either<JsonObjec
   try {
     message = decodeWith(type, raw)
   } catch (e) {
-    return Either.left(unknownFormat(`the protobuf ${named} could not be decoded: ${String(e)}`))
+    return Result.fail(unknownFormat(`the protobuf ${named} could not be decoded: ${String(e)}`))
   }
   const unknown: Array<UnknownField> = []
   const body = toJson(type, message, "", unknown) as JsonObject
@@ -595,7 +595,7 @@ export const decodeProtobufObject = (bytes: Uint8Array): Either.Either<JsonObjec
     const fields = unknown.slice(0, 5).map((u) =>
       `field ${u.field} of ${u.type}${u.path === "" ? "" : ` (at ${u.path})`}`
     )
-    return Either.left(
+    return Result.fail(
       unsupported(
         `the protobuf ${named} has ${unknown.length === 1 ? "a field" : "fields"} this server does not decode: ${
           fields.join(", ")
@@ -603,5 +603,5 @@ export const decodeProtobufObject = (bytes: Uint8Array): Either.Either<JsonObjec
       )
     )
   }
-  return Either.right({ kind, apiVersion, ...body })
+  return Result.succeed({ kind, apiVersion, ...body })
 }

@@ -19,7 +19,7 @@ import type { Resource } from "effect-informers/Resource"
 import { apiVersion as resourceApiVersion, catalog, groupResource } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type { Writer } from "./apiServerApply.js"
 import { formatTime, recordUpdate } from "./apiServerApply.js"
 import { decodeError, decodeFailure, specErrors } from "./apiServerValidation.js"
@@ -747,23 +747,23 @@ export class Store extends ApiStore.Store<Entry> {
     ctx: WriteContext,
     scope: "object" | "all" = "all",
     writer?: Writer
-  ): Either.Either<Entry, Status> {
+  ): Result.Result<Entry, Status> {
     const resource = store.resource
-    if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
+    if (!isObject(input)) return Result.fail(badRequest("the body of the request was not a JSON object"))
     const check = this.checkTypeMeta(store, input)
-    if (check !== undefined) return Either.left(check)
+    if (check !== undefined) return Result.fail(check)
     const undecodable = decodeError(store.groupResource, input)
-    if (undecodable !== undefined) return Either.left(decodeFailure(resource.kind, resource.version, undecodable))
+    if (undecodable !== undefined) return Result.fail(decodeFailure(resource.kind, resource.version, undecodable))
     const meta: JsonObject = isObject(input.metadata) ? { ...input.metadata } : {}
     let namespace = ""
     if (resource.namespaced) {
       const bodyNamespace = typeof meta.namespace === "string" ? meta.namespace : ""
       if (pathNamespace === undefined || pathNamespace === "") {
-        if (bodyNamespace === "") return Either.left(methodNotAllowed)
+        if (bodyNamespace === "") return Result.fail(methodNotAllowed)
         namespace = bodyNamespace
       } else {
         if (bodyNamespace !== "" && bodyNamespace !== pathNamespace) {
-          return Either.left(
+          return Result.fail(
             badRequest("the namespace of the provided object does not match the namespace sent on the request")
           )
         }
@@ -776,7 +776,7 @@ export class Store extends ApiStore.Store<Entry> {
     if (name === "") {
       const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
       if (generateName === "") {
-        return Either.left(invalid(resource.kind, resource.group, "", [{
+        return Result.fail(invalid(resource.kind, resource.group, "", [{
           reason: "FieldValueRequired",
           field: "metadata.name",
           message: "Required value: name or generateName is required"
@@ -785,17 +785,17 @@ export class Store extends ApiStore.Store<Entry> {
       name = generateName + ctx.suffix()
     }
     const nameError = validateName(store, name)
-    if (nameError !== undefined) return Either.left(invalid(resource.kind, resource.group, name, [nameError]))
+    if (nameError !== undefined) return Result.fail(invalid(resource.kind, resource.group, name, [nameError]))
     const ownerErrors = [...validateOwnerReferences(meta.ownerReferences), ...specErrors(store.groupResource, input)]
-    if (ownerErrors.length > 0) return Either.left(invalid(resource.kind, resource.group, name, ownerErrors))
+    if (ownerErrors.length > 0) return Result.fail(invalid(resource.kind, resource.group, name, ownerErrors))
     if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") {
-      return Either.left(internalError("resourceVersion should not be set on objects to be created"))
+      return Result.fail(internalError("resourceVersion should not be set on objects to be created"))
     }
     if (resource.namespaced && this.terminating(namespace)) {
-      return Either.left(namespaceTerminating(store, name, namespace))
+      return Result.fail(namespaceTerminating(store, name, namespace))
     }
     const key = objectKey(namespace, name)
-    if (store.entries.has(key)) return Either.left(alreadyExists(store, name))
+    if (store.entries.has(key)) return Result.fail(alreadyExists(store, name))
     const metadata: JsonObject = {
       name,
       ...meta,
@@ -829,7 +829,7 @@ export class Store extends ApiStore.Store<Entry> {
     if (writer !== undefined) recordUpdate(undefined, obj, store.apiVersion, resource.kind, writer)
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, "ADDED", entry, undefined)
-    return Either.right(entry)
+    return Result.succeed(entry)
   }
 
   /**
@@ -845,27 +845,27 @@ export class Store extends ApiStore.Store<Entry> {
     pathName: string | undefined,
     scope: WriteScope = "all",
     writer?: Writer
-  ): Either.Either<Entry, Status> {
+  ): Result.Result<Entry, Status> {
     const resource = store.resource
-    if (!isObject(input)) return Either.left(badRequest("the body of the request was not a JSON object"))
+    if (!isObject(input)) return Result.fail(badRequest("the body of the request was not a JSON object"))
     const check = this.checkTypeMeta(store, input)
-    if (check !== undefined) return Either.left(check)
+    if (check !== undefined) return Result.fail(check)
     if (scope === "object" || scope === "all") {
       const undecodable = decodeError(store.groupResource, input)
-      if (undecodable !== undefined) return Either.left(decodeFailure(resource.kind, resource.version, undecodable))
+      if (undecodable !== undefined) return Result.fail(decodeFailure(resource.kind, resource.version, undecodable))
     }
     const meta: JsonObject = isObject(input.metadata) ? { ...input.metadata } : {}
     const bodyName = typeof meta.name === "string" ? meta.name : ""
     const name = pathName ?? bodyName
     if (name === "") {
-      return Either.left(invalid(resource.kind, resource.group, "", [{
+      return Result.fail(invalid(resource.kind, resource.group, "", [{
         reason: "FieldValueRequired",
         field: "metadata.name",
         message: "Required value: name is required"
       }]))
     }
     if (bodyName !== "" && bodyName !== name) {
-      return Either.left(
+      return Result.fail(
         badRequest(`the name of the object (${bodyName}) does not match the name on the URL (${name})`)
       )
     }
@@ -874,19 +874,19 @@ export class Store extends ApiStore.Store<Entry> {
       const bodyNamespace = typeof meta.namespace === "string" ? meta.namespace : ""
       namespace = pathNamespace ?? bodyNamespace
       if (bodyNamespace !== "" && bodyNamespace !== namespace) {
-        return Either.left(
+        return Result.fail(
           badRequest("the namespace of the provided object does not match the namespace sent on the request")
         )
       }
     }
     const key = objectKey(namespace, name)
     const existing = store.entries.get(key)
-    if (existing === undefined) return Either.left(notFound(store, name))
+    if (existing === undefined) return Result.fail(notFound(store, name))
     const rv = typeof meta.resourceVersion === "string" ? meta.resourceVersion : ""
-    if (rv !== "" && rv !== String(existing.rv)) return Either.left(modifiedConflict(store, name))
+    if (rv !== "" && rv !== String(existing.rv)) return Result.fail(modifiedConflict(store, name))
     const old = existing.metadata
     if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
-      return Either.left(conflict(
+      return Result.fail(conflict(
         store,
         name,
         `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${String(old.uid)}`
@@ -907,7 +907,7 @@ export class Store extends ApiStore.Store<Entry> {
     meta: JsonObject,
     scope: WriteScope = "all",
     writer?: Writer
-  ): Either.Either<Entry, Status> {
+  ): Result.Result<Entry, Status> {
     const traits = store.traits
     const old = existing.metadata
     let obj: JsonObject
@@ -945,7 +945,7 @@ export class Store extends ApiStore.Store<Entry> {
       if (old.generateName !== undefined) metadata.generateName = old.generateName
       const undecodable = decodeError(store.groupResource, input)
       if (undecodable !== undefined) {
-        return Either.left(decodeFailure(store.resource.kind, store.resource.version, undecodable))
+        return Result.fail(decodeFailure(store.resource.kind, store.resource.version, undecodable))
       }
       const errors = [...validateOwnerReferences(metadata.ownerReferences), ...specErrors(store.groupResource, input)]
       if (old.deletionTimestamp !== undefined) {
@@ -962,7 +962,7 @@ export class Store extends ApiStore.Store<Entry> {
         }
       }
       if (errors.length > 0) {
-        return Either.left(invalid(store.resource.kind, store.resource.group, existing.name, errors))
+        return Result.fail(invalid(store.resource.kind, store.resource.group, existing.name, errors))
       }
       obj = { ...input, metadata }
       if (scope === "object" && traits.statusSubresource) {
@@ -985,15 +985,15 @@ export class Store extends ApiStore.Store<Entry> {
     if (metadata.deletionTimestamp !== undefined && finalizersOf(metadata.finalizers).length === 0) {
       const entry = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
       this.commit(store, "DELETED", entry, existing)
-      return Either.right(entry)
+      return Result.succeed(entry)
     }
     const candidate = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
     if (candidate.sameContent(existing) || sameObject(obj, existing.obj)) {
       // nothing changed: the API server writes nothing and returns the current object
-      return Either.right(existing)
+      return Result.succeed(existing)
     }
     this.commit(store, "MODIFIED", candidate, existing)
-    return Either.right(candidate)
+    return Result.succeed(candidate)
   }
 
   /**
@@ -1009,19 +1009,19 @@ export class Store extends ApiStore.Store<Entry> {
     preconditions: Preconditions,
     ctx: WriteContext,
     options: DeleteOptions = {}
-  ): Either.Either<Entry, Status> {
+  ): Result.Result<Entry, Status> {
     const existing = store.entries.get(objectKey(namespace, name))
-    if (existing === undefined) return Either.left(notFound(store, name))
+    if (existing === undefined) return Result.fail(notFound(store, name))
     const old = existing.metadata
     if (preconditions.uid !== undefined && preconditions.uid !== old.uid) {
-      return Either.left(conflict(
+      return Result.fail(conflict(
         store,
         name,
         `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${String(old.uid)}`
       ))
     }
     if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== String(existing.rv)) {
-      return Either.left(conflict(
+      return Result.fail(conflict(
         store,
         name,
         `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${existing.rv}`
@@ -1038,9 +1038,9 @@ export class Store extends ApiStore.Store<Entry> {
         // the first DELETE of a namespace marks it Terminating: the namespace controller empties it
         metadata.deletionTimestamp = formatTime(ctx.now)
         obj.status = { ...(isObject(existing.obj.status) ? existing.obj.status : {}), phase: "Terminating" }
-        return Either.right(this.modify(store, existing, obj))
+        return Result.succeed(this.modify(store, existing, obj))
       }
-      if (specFinalizers.length > 0) return Either.right(this.modify(store, existing, obj))
+      if (specFinalizers.length > 0) return Result.succeed(this.modify(store, existing, obj))
     }
     if (finalizers.length > 0) {
       if (old.deletionTimestamp === undefined) {
@@ -1048,11 +1048,11 @@ export class Store extends ApiStore.Store<Entry> {
         if (typeof old.generation === "number" && old.generation > 0) metadata.generation = old.generation + 1
       }
       metadata.deletionGracePeriodSeconds = 0
-      return Either.right(this.modify(store, existing, obj))
+      return Result.succeed(this.modify(store, existing, obj))
     }
     const entry = existing.at(this.rv + 1)
     this.commit(store, "DELETED", entry, existing)
-    return Either.right(entry)
+    return Result.succeed(entry)
   }
 
   /** Writes `obj` over `existing` as a MODIFIED event, or nothing when it is the same. */
@@ -1072,17 +1072,17 @@ export class Store extends ApiStore.Store<Entry> {
    * resourceVersion are set), without the checks of `create`: one ADDED event, or MODIFIED when the key
    * exists. For seeding large, deterministic states quickly.
    */
-  load(store: ResourceStore, input: unknown): Either.Either<Entry, Status> {
+  load(store: ResourceStore, input: unknown): Result.Result<Entry, Status> {
     if (!isObject(input) || !isObject(input.metadata)) {
-      return Either.left(badRequest("the object to load has no metadata"))
+      return Result.fail(badRequest("the object to load has no metadata"))
     }
     const check = this.checkTypeMeta(store, input)
-    if (check !== undefined) return Either.left(check)
+    if (check !== undefined) return Result.fail(check)
     const metadata: JsonObject = { ...input.metadata }
     const name = typeof metadata.name === "string" ? metadata.name : ""
     const namespace = store.resource.namespaced && typeof metadata.namespace === "string" ? metadata.namespace : ""
     if (name === "" || (store.resource.namespaced && namespace === "")) {
-      return Either.left(badRequest("the object to load needs metadata.name (and metadata.namespace when namespaced)"))
+      return Result.fail(badRequest("the object to load needs metadata.name (and metadata.namespace when namespaced)"))
     }
     if (!store.resource.namespaced) delete metadata.namespace
     const obj: JsonObject = { kind: store.resource.kind, apiVersion: store.apiVersion, ...input, metadata }
@@ -1092,7 +1092,7 @@ export class Store extends ApiStore.Store<Entry> {
     const existing = store.entries.get(key)
     const entry = makeEntry(key, namespace, name, obj, this.rv + 1)
     this.commit(store, existing === undefined ? "ADDED" : "MODIFIED", entry, existing)
-    return Either.right(entry)
+    return Result.succeed(entry)
   }
 
   /**

@@ -12,12 +12,12 @@
  *
  * @internal
  */
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type { JsonObject } from "./json.js"
 import { isObject } from "./json.js"
@@ -68,10 +68,10 @@ export const tableVersion = (accept: string | undefined): TableVersion | undefin
 export type IncludeObject = "Metadata" | "Object" | "None"
 
 /** The `includeObject` query parameter; another value is a 400, as kube-apiserver validates it. @internal */
-export const includeObject = (value: string | undefined): Either.Either<IncludeObject, Status> => {
-  if (value === undefined || value === "" || value === "Metadata") return Either.right("Metadata")
-  if (value === "Object" || value === "None") return Either.right(value)
-  return Either.left(
+export const includeObject = (value: string | undefined): Result.Result<IncludeObject, Status> => {
+  if (value === undefined || value === "" || value === "Metadata") return Result.succeed("Metadata")
+  if (value === "Object" || value === "None") return Result.succeed(value)
+  return Result.fail(
     failureStatus(
       400,
       "BadRequest",
@@ -782,10 +782,10 @@ export class TableWatchEncoder {
 export const tableRequest = (
   accept: string | undefined,
   include: string | undefined
-): Either.Either<TableRequest | undefined, Status> => {
+): Result.Result<TableRequest | undefined, Status> => {
   const version = tableVersion(accept)
-  if (version === undefined) return Either.right(undefined)
-  return Either.map(includeObject(include), (include) => ({ version, include }))
+  if (version === undefined) return Result.succeed(undefined)
+  return Result.map(includeObject(include), (include) => ({ version, include }))
 }
 
 /** A watch response whose events carry Tables (`TableWatchEncoder`), for `kubectl get -w`. @internal */

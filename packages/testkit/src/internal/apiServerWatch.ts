@@ -11,9 +11,10 @@
  */
 import type * as ApiStore from "effect-informers/ApiStore"
 import { initialEventsEndAnnotation } from "effect-informers/Wire"
-import * as Chunk from "effect/Chunk"
+import type * as Arr from "effect/Array"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
+import type * as Pull from "effect/Pull"
 import type { Counters, Entry, HistoryEvent, ResourceStore, Selection } from "./apiServerStore.js"
 import { encode, enteredLine, eventLine, leftLine } from "./apiServerStore.js"
 
@@ -188,17 +189,17 @@ const contiguous = (parts: ReadonlyArray<Uint8Array>): Uint8Array | undefined =>
 }
 
 /**
- * The pull of a watch response body: the next batch of bytes, waiting for one if needed; `None` once
+ * The pull of a watch response body: the next batch of bytes, waiting for one if needed; `Cause.Done` once
  * the watch is done and drained. A stalled watch never resumes.
  *
  * @internal
  */
-export const pull = (watcher: Watcher): Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<never>> =>
-  Effect.async<Chunk.Chunk<Uint8Array>, Option.Option<never>>((resume) => {
+export const pull = (watcher: Watcher): Pull.Pull<Arr.NonEmptyReadonlyArray<Uint8Array>> =>
+  Effect.callback<Arr.NonEmptyReadonlyArray<Uint8Array>, Cause.Done>((resume) => {
     const attempt = (): void => {
       const bytes = watcher.take()
-      if (bytes !== undefined) resume(Effect.succeed(Chunk.of(bytes)))
-      else if (watcher.done && !watcher.stalled) resume(Effect.fail(Option.none()))
+      if (bytes !== undefined) resume(Effect.succeed([bytes]))
+      else if (watcher.done && !watcher.stalled) resume(Cause.done())
       else watcher.waiter = attempt
     }
     attempt()

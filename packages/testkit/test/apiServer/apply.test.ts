@@ -4,8 +4,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import type { ApplyOptions, Writer } from "../../src/internal/apiServerApply.js"
 import {
   applyConfig,
@@ -570,7 +570,7 @@ describe("server-side apply: write options", () => {
     })
     assert.deepStrictEqual(
       missing,
-      Either.left({
+      Result.fail({
         kind: "Status",
         apiVersion: "v1",
         metadata: {},
@@ -597,7 +597,7 @@ describe("server-side apply: write options", () => {
       userAgent: "x"
     })
     assert.strictEqual(
-      Either.getLeft(forced).pipe(Option.map((s) => s.message), Option.getOrUndefined),
+      Result.getFailure(forced).pipe(Option.map((s) => s.message), Option.getOrUndefined),
       "PatchOptions.meta.k8s.io \"\" is invalid: force: Forbidden: may not be specified for non-apply patch"
     )
     const long = writeOptions({
@@ -608,12 +608,12 @@ describe("server-side apply: write options", () => {
       userAgent: "x"
     })
     assert.strictEqual(
-      Either.getLeft(long).pipe(Option.map((s) => s.message), Option.getOrUndefined),
+      Result.getFailure(long).pipe(Option.map((s) => s.message), Option.getOrUndefined),
       "CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"
     )
     assert.deepStrictEqual(
       writeOptions({ kind: "PatchOptions", apply: true, fieldManager: "m", force: "true", userAgent: undefined }),
-      Either.right({ manager: "m", force: true })
+      Result.succeed({ manager: "m", force: true })
     )
     assert.deepStrictEqual(
       writeOptions({
@@ -623,7 +623,7 @@ describe("server-side apply: write options", () => {
         force: undefined,
         userAgent: "kubectl/v1.32.0 (linux/amd64)"
       }),
-      Either.right({ manager: "kubectl", force: false })
+      Result.succeed({ manager: "kubectl", force: false })
     )
     assert.strictEqual(managerFromUserAgent("a\u0007b/1"), "ab")
   })
@@ -639,7 +639,7 @@ const applyRequest = (url: string, body: unknown, query: string, userAgent?: str
   })
 
 describe("server-side apply over HTTP", () => {
-  it.scopedLive("PATCH application/apply-patch+yaml creates (201) then updates (200); GET returns managedFields", () =>
+  it.live("PATCH application/apply-patch+yaml creates (201) then updates (200); GET returns managedFields", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/apis/apps/v1/namespaces/default/deployments/web`
@@ -679,7 +679,7 @@ describe("server-side apply over HTTP", () => {
       assert.strictEqual(again.json.metadata.resourceVersion, updated.json.metadata.resourceVersion)
     }))
 
-  it.scopedLive("answers a conflict with 409 and one cause per field; force=true takes the fields", () =>
+  it.live("answers a conflict with 409 and one cause per field; force=true takes the fields", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/configmaps/cm`
@@ -705,7 +705,7 @@ describe("server-side apply over HTTP", () => {
       ])
     }))
 
-  it.scopedLive("checks the request as kube-apiserver does", () =>
+  it.live("checks the request as kube-apiserver does", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/configmaps/cm`
@@ -775,7 +775,7 @@ describe("server-side apply over HTTP", () => {
       assertStatus(longManager, 422, "Invalid")
     }))
 
-  it.scopedLive("applies cluster-scoped objects and keyed Service ports", () =>
+  it.live("applies cluster-scoped objects and keyed Service ports", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const ns = yield* applyRequest(
@@ -797,7 +797,7 @@ describe("server-side apply over HTTP", () => {
       assert.deepStrictEqual(merged.json.spec.ports, [{ port: 80, targetPort: 8080 }, { port: 443, protocol: "TCP" }])
     }))
 
-  it.scopedLive("reads a YAML body", () =>
+  it.live("reads a YAML body", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/configmaps/from-yaml`
@@ -816,7 +816,7 @@ describe("server-side apply over HTTP", () => {
       assert.deepStrictEqual(created.json.data, { when: "2024-01-01", flag: "yes" })
     }))
 
-  it.scopedLive("non-apply writes own what they change, as the fieldManager or the user agent's prefix", () =>
+  it.live("non-apply writes own what they change, as the fieldManager or the user agent's prefix", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/configmaps`
@@ -872,7 +872,7 @@ describe("server-side apply over HTTP", () => {
       assert.notProperty(cleared.json.metadata, "managedFields")
     }))
 
-  it.scopedLive("ignores status on the main resource of a type with a status subresource; applies status on /status", () =>
+  it.live("ignores status on the main resource of a type with a status subresource; applies status on /status", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/pods/p`
@@ -898,7 +898,7 @@ describe("server-side apply over HTTP", () => {
       assert.deepStrictEqual(entry.fieldsV1, { "f:status": { "f:phase": {} } })
     }))
 
-  it.scopedLive("watch events carry the managedFields (they are part of the object)", () =>
+  it.live("watch events carry the managedFields (they are part of the object)", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const w = yield* openWatch(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`)

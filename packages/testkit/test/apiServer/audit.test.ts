@@ -18,7 +18,7 @@ const tempDir = Effect.acquireRelease(
 )
 
 describe("ApiServer audit log", () => {
-  it.scopedLive("one record per mutating request, with verb, resource, code, user and user agent; no body", () =>
+  it.live("one record per mutating request, with verb, resource, code, user and user agent; no body", () =>
     Effect.gen(function*() {
       const records: Array<ApiServer.AuditEvent> = []
       const server = yield* start({
@@ -93,12 +93,12 @@ describe("ApiServer audit log", () => {
       assert.notInclude(text, "Bearer")
     }))
 
-  it.scopedLive("to a file: JSON lines written within 100 ms and flushed when the scope closes", () =>
+  it.live("to a file: JSON lines written within 100 ms and flushed when the scope closes", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = path.join(dir, "audit.log")
       const scope = yield* Scope.make()
-      const server = yield* start({ auditLog: file }).pipe(Scope.extend(scope))
+      const server = yield* start({ auditLog: file }).pipe(Scope.provide(scope))
       const core = `${server.url}/api/v1/namespaces/default`
       yield* send(`${core}/configmaps`, "POST", { metadata: { name: "a" } })
       yield* eventually(() => fs.readFileSync(file, "utf8").includes("\n"), { what: "the first line", timeout: 2000 })
@@ -118,7 +118,7 @@ describe("ApiServer audit log", () => {
       })
     }))
 
-  it.scopedLive("a file that cannot be opened fails the server's start with AuditLogError", () =>
+  it.live("a file that cannot be opened fails the server's start with AuditLogError", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const error = yield* Effect.flip(ApiServer.make({ auditLog: path.join(dir, "missing", "audit.log") }))

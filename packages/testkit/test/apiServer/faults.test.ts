@@ -3,7 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ApiServer from "../../src/ApiServer.js"
 import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, names, openWatch, pod, pods, seedPods, sleep, start } from "./fixtures.js"
@@ -25,16 +25,16 @@ describe("ApiServer faults", () => {
       ["restart:reject-ms=500", { _tag: "Restart", rejectMillis: 500 }]
     ]
     for (const [text, fault] of cases) {
-      assert.deepStrictEqual(Either.getOrThrow(ApiServer.parseFault(text)), fault)
+      assert.deepStrictEqual(Result.getOrThrow(ApiServer.parseFault(text)), fault)
       assert.strictEqual(ApiServer.formatFault(fault), text)
     }
-    assert.deepStrictEqual(Either.getOrThrow(ApiServer.parseFault(" Server-Error ")), { _tag: "ServerError" })
+    assert.deepStrictEqual(Result.getOrThrow(ApiServer.parseFault(" Server-Error ")), { _tag: "ServerError" })
     for (const bad of ["nope", "error:count=x", "error:bogus=1", "watch-gone:mode=sometimes", "delay"]) {
-      assert.isTrue(Either.isLeft(ApiServer.parseFault(bad)), bad)
+      assert.isTrue(Result.isFailure(ApiServer.parseFault(bad)), bad)
     }
   })
 
-  it.scopedLive("drops watch connections mid-stream and closes them cleanly", () =>
+  it.live("drops watch connections mid-stream and closes them cleanly", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a")])
@@ -62,7 +62,7 @@ describe("ApiServer faults", () => {
       yield* eventually(() => Effect.runSync(server.stats).watchesOpen === 0, "watches to be released")
     }))
 
-  it.scopedLive("answers the next watches with 410, as an ERROR event or an HTTP status", () =>
+  it.live("answers the next watches with 410, as an ERROR event or an HTTP status", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* server.faults.inject({ _tag: "WatchGone", count: 1 })
@@ -80,7 +80,7 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* server.stats).faults.WatchGone, 2)
     }))
 
-  it.scopedLive("answers the next lists that carry a continue token with 410 Expired", () =>
+  it.live("answers the next lists that carry a continue token with 410 Expired", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, Array.from({ length: 5 }, (_, i) => pod(`p-${i}`)))
@@ -99,7 +99,7 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* server.stats).faults.ContinueGone, 1)
     }))
 
-  it.scopedLive("clearFaults disarms the faults no request has taken yet", () =>
+  it.live("clearFaults disarms the faults no request has taken yet", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* server.faults.inject({ _tag: "ServerError", count: 3 })
@@ -117,7 +117,7 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* server.stats).faults.ServerError, 0)
     }))
 
-  it.scopedLive("fails the next requests with 500 or 429 and Retry-After, and delays responses", () =>
+  it.live("fails the next requests with 500 or 429 and Retry-After, and delays responses", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* server.faults.inject({ _tag: "ServerError", count: 2, on: "list" })
@@ -140,7 +140,7 @@ describe("ApiServer faults", () => {
       assert.deepStrictEqual([stats.faults.ServerError, stats.faults.TooManyRequests, stats.faults.Delay], [3, 1, 1])
     }))
 
-  it.scopedLive("stalls watches: the connection stays open and no byte arrives", () =>
+  it.live("stalls watches: the connection stays open and no byte arrives", () =>
     Effect.gen(function*() {
       const server = yield* start({ bookmarkInterval: "50 millis" })
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true&timeoutSeconds=1`)
@@ -158,7 +158,7 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* server.stats).faults.StallWatches, 2)
     }))
 
-  it.scopedLive("writes a malformed line, an object without metadata, and a partial line then closes", () =>
+  it.live("writes a malformed line, an object without metadata, and a partial line then closes", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const w = yield* openWatch(`${server.url}/api/v1/pods?watch=true`)
@@ -193,7 +193,7 @@ describe("ApiServer faults", () => {
       ])
     }))
 
-  it.scopedLive("restarts: drops every connection, refuses new ones for a while, keeps the data", () =>
+  it.live("restarts: drops every connection, refuses new ones for a while, keeps the data", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a")])
@@ -212,7 +212,7 @@ describe("ApiServer faults", () => {
       assert.strictEqual((yield* server.stats).faults.Restart, 1)
     }))
 
-  it.scopedLive("counts requests, watches and events", () =>
+  it.live("counts requests, watches and events", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a"), pod("b")])

@@ -7,7 +7,7 @@ import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, merge, openWatch, send, sleep, start } from "./fixtures.js"
 
 describe("ApiServer finalizers", () => {
-  it.scopedLive("a delete with finalizers sets deletionTimestamp; removing the last one (PUT) deletes the object", () =>
+  it.live("a delete with finalizers sets deletionTimestamp; removing the last one (PUT) deletes the object", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/configmaps`
@@ -46,7 +46,7 @@ describe("ApiServer finalizers", () => {
       assert.strictEqual(events(watch)[2].object.metadata.resourceVersion, last.json.metadata.resourceVersion)
     }))
 
-  it.scopedLive("removing the last finalizer by a merge or JSON patch deletes the object", () =>
+  it.live("removing the last finalizer by a merge or JSON patch deletes the object", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/configmaps`
@@ -67,7 +67,7 @@ describe("ApiServer finalizers", () => {
       assertStatus(yield* call(`${base}/json`), 404, "NotFound")
     }))
 
-  it.scopedLive("no finalizer can be added once deletionTimestamp is set (422, as kube-apiserver)", () =>
+  it.live("no finalizer can be added once deletionTimestamp is set (422, as kube-apiserver)", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/configmaps`
@@ -100,7 +100,7 @@ describe("ApiServer finalizers", () => {
       assert.strictEqual(before.status, 200, before.text)
     }))
 
-  it.scopedLive("delete preconditions: uid and resourceVersion mismatches are 409 Conflict", () =>
+  it.live("delete preconditions: uid and resourceVersion mismatches are 409 Conflict", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/configmaps`

@@ -35,7 +35,7 @@ const configMap = (name: string, owners: ReadonlyArray<Owner>, finalizers?: Read
 })
 
 describe("ApiServer garbage collection", () => {
-  it.scopedLive("Background (the default): the owner goes now, its dependents soon after, recursively", () =>
+  it.live("Background (the default): the owner goes now, its dependents soon after, recursively", () =>
     Effect.gen(function*() {
       const server = yield* start(gc)
       const apps = `${server.url}/apis/apps/v1/namespaces/default`
@@ -81,7 +81,7 @@ describe("ApiServer garbage collection", () => {
       assertStatus(yield* call(`${core}/configmaps/held`), 404, "NotFound")
     }))
 
-  it.scopedLive("Foreground: the owner waits, with foregroundDeletion, until its blocking dependents are gone", () =>
+  it.live("Foreground: the owner waits, with foregroundDeletion, until its blocking dependents are gone", () =>
     Effect.gen(function*() {
       const server = yield* start(gc)
       const apps = `${server.url}/apis/apps/v1/namespaces/default`
@@ -135,7 +135,7 @@ describe("ApiServer garbage collection", () => {
       assert.deepStrictEqual(ownerDeleted[0].object.metadata.finalizers ?? [], [])
     }))
 
-  it.scopedLive("Orphan: the dependents lose their reference and stay; batch/v1 Jobs orphan by default", () =>
+  it.live("Orphan: the dependents lose their reference and stay; batch/v1 Jobs orphan by default", () =>
     Effect.gen(function*() {
       const server = yield* start(gc)
       const apps = `${server.url}/apis/apps/v1/namespaces/default`
@@ -167,7 +167,7 @@ describe("ApiServer garbage collection", () => {
       yield* eventually(gone(`${core}/pods/k-1`), "the job's pod collected")
     }))
 
-  it.scopedLive("a dependent whose owner never existed is collected; an unserved owner kind keeps it", () =>
+  it.live("a dependent whose owner never existed is collected; an unserved owner kind keeps it", () =>
     Effect.gen(function*() {
       const server = yield* start(gc)
       const core = `${server.url}/api/v1/namespaces/default`
@@ -202,7 +202,7 @@ describe("ApiServer garbage collection", () => {
       )
     }))
 
-  it.scopedLive("invalid DeleteOptions and owner references are 422 Invalid", () =>
+  it.live("invalid DeleteOptions and owner references are 422 Invalid", () =>
     Effect.gen(function*() {
       const server = yield* start(gc)
       const core = `${server.url}/api/v1/namespaces/default`
@@ -237,7 +237,7 @@ describe("ApiServer garbage collection", () => {
       assert.match(twoControllers.json.message, /Only one reference can have Controller set to true/)
     }))
 
-  it.scopedLive("deleting a namespace: Terminating, its content deleted, no new content, then gone", () =>
+  it.live("deleting a namespace: Terminating, its content deleted, no new content, then gone", () =>
     Effect.gen(function*() {
       const server = yield* start(gc)
       const namespaces = `${server.url}/api/v1/namespaces`
@@ -273,7 +273,7 @@ describe("ApiServer garbage collection", () => {
       assert.strictEqual((yield* call(`${namespaces}/default/configmaps/elsewhere`)).status, 200)
     }))
 
-  it.scopedLive("garbageCollection: false leaves dependents alone", () =>
+  it.live("garbageCollection: false leaves dependents alone", () =>
     Effect.gen(function*() {
       const server = yield* start({ garbageCollection: false })
       const core = `${server.url}/api/v1/namespaces/default`

@@ -9,7 +9,7 @@ import { call, events, gadgets, merge, openWatch, send, sleep, start, widgets } 
 const patch = (url: string, body: unknown) => send(url, "PATCH", body, merge)
 
 describe("ApiServer generation", () => {
-  it.scopedLive("built-ins: 1 at creation, +1 on spec changes (Deployments: annotations too), never on status", () =>
+  it.live("built-ins: 1 at creation, +1 on spec changes (Deployments: annotations too), never on status", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/apis/apps/v1/namespaces/default/deployments`
@@ -68,7 +68,7 @@ describe("ApiServer generation", () => {
       }
     }))
 
-  it.scopedLive("custom resources: every change outside metadata (and status, with a status subresource)", () =>
+  it.live("custom resources: every change outside metadata (and status, with a status subresource)", () =>
     Effect.gen(function*() {
       const server = yield* start({ resources: [widgets, { resource: gadgets, subresources: { status: false } }] })
       const api = `${server.url}/apis/example.com/v1/namespaces/default`
@@ -93,7 +93,7 @@ describe("ApiServer generation", () => {
       assert.strictEqual(gadgetMeta.json.metadata.generation, 2)
     }))
 
-  it.scopedLive("the first delete that only sets deletionTimestamp bumps it, later ones do not", () =>
+  it.live("the first delete that only sets deletionTimestamp bumps it, later ones do not", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/apis/apps/v1/namespaces/default/deployments`
@@ -112,7 +112,7 @@ describe("ApiServer generation", () => {
       assert.isString(map.json.metadata.deletionTimestamp)
     }))
 
-  it.scopedLive("a write that changes nothing keeps the resourceVersion and sends no event", () =>
+  it.live("a write that changes nothing keeps the resourceVersion and sends no event", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/apis/apps/v1/namespaces/default/deployments`

@@ -69,7 +69,7 @@ const undecodable: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
 ]
 
 describe("ApiServer lease validation", () => {
-  it.scopedLive("valid specs, null fields and no spec at all are stored", () =>
+  it.live("valid specs, null fields and no spec at all are stored", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = base(server.url)
@@ -88,7 +88,7 @@ describe("ApiServer lease validation", () => {
       assert.strictEqual(none.status, 201, none.text)
     }))
 
-  it.scopedLive("create and update: a duration not above 0, negative transitions: 422 Invalid with field causes", () =>
+  it.live("create and update: a duration not above 0, negative transitions: 422 Invalid with field causes", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = base(server.url)
@@ -135,7 +135,7 @@ describe("ApiServer lease validation", () => {
       assert.strictEqual(stored.metadata?.resourceVersion, created.json.metadata.resourceVersion)
     }))
 
-  it.scopedLive("create and update: a field that does not decode is 400, as kube-apiserver's decoder answers", () =>
+  it.live("create and update: a field that does not decode is 400, as kube-apiserver's decoder answers", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = base(server.url)
@@ -160,7 +160,7 @@ describe("ApiServer lease validation", () => {
       assert.deepStrictEqual((yield* server.objects.snapshot(Resource.leases)).map((l) => l.metadata?.name), ["x"])
     }))
 
-  it.scopedLive("patch: a result that does not decode is 422 on `patch`, an invalid one 422 on its field", () =>
+  it.live("patch: a result that does not decode is 422 on `patch`, an invalid one 422 on its field", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = base(server.url)
@@ -194,7 +194,7 @@ describe("ApiServer lease validation", () => {
       assert.strictEqual(ok.json.spec.leaseDurationSeconds, 30)
     }))
 
-  it.scopedLive("server-side apply: an invalid duration is 422, a string one 400; nothing stored", () =>
+  it.live("server-side apply: an invalid duration is 422, a string one 400; nothing stored", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${base(server.url)}/x?fieldManager=test`
@@ -212,7 +212,7 @@ describe("ApiServer lease validation", () => {
       assert.deepStrictEqual(yield* server.objects.snapshot(Resource.leases), [])
     }))
 
-  it.scopedLive("the programmatic API checks alike: a StatusError, nothing stored", () =>
+  it.live("the programmatic API checks alike: a StatusError, nothing stored", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const bad = {

@@ -8,7 +8,7 @@ import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, openWatch, send, start } from "./fixtures.js"
 
 describe("ApiServer leases", () => {
-  it.scopedLive("create, get, renew with resourceVersion preconditions, watch; MicroTime strings round-trip", () =>
+  it.live("create, get, renew with resourceVersion preconditions, watch; MicroTime strings round-trip", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const discovery = yield* call(`${server.url}/apis/coordination.k8s.io/v1`)

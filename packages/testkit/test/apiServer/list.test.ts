@@ -8,7 +8,7 @@ import * as ChurnSimulator from "../../src/ChurnSimulator.js"
 import { assertStatus, call, names, pod, pods, seedPods, start } from "./fixtures.js"
 
 describe("ApiServer list", () => {
-  it.scopedLive("serves a sorted list with the server's resourceVersion", () =>
+  it.live("serves a sorted list with the server's resourceVersion", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("b", "ns-b"), pod("a", "ns-b"), pod("z", "ns-a"), pod("c", "default")])
@@ -28,7 +28,7 @@ describe("ApiServer list", () => {
       }
     }))
 
-  it.scopedLive("applies label and field selectors, rejecting unsupported fields like the API server", () =>
+  it.live("applies label and field selectors, rejecting unsupported fields like the API server", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [
@@ -63,7 +63,7 @@ describe("ApiServer list", () => {
       assertStatus(badLabel, 400, "BadRequest")
     }))
 
-  it.scopedLive("paginates one consistent snapshot across pages, whatever changes in between", () =>
+  it.live("paginates one consistent snapshot across pages, whatever changes in between", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, Array.from({ length: 25 }, (_, i) => pod(`p-${String(i).padStart(2, "0")}`)))
@@ -89,7 +89,7 @@ describe("ApiServer list", () => {
       assert.deepStrictEqual(paged, full.json.items)
     }))
 
-  it.scopedLive("answers an expired continue token with 410 and an inconsistent token to go on", () =>
+  it.live("answers an expired continue token with 410 and an inconsistent token to go on", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, Array.from({ length: 6 }, (_, i) => pod(`p-${i}`)))
@@ -115,7 +115,7 @@ describe("ApiServer list", () => {
       assertStatus(garbage, 400, "BadRequest")
     }))
 
-  it.scopedLive("implements the resourceVersion semantics of LIST, including Exact reads from history", () =>
+  it.live("implements the resourceVersion semantics of LIST, including Exact reads from history", () =>
     Effect.gen(function*() {
       const server = yield* start({ historySize: 50 })
       yield* seedPods(server, [pod("a"), pod("b"), pod("c")])
@@ -148,7 +148,7 @@ describe("ApiServer list", () => {
       assertStatus(tooOld, 410, "Expired")
     }))
 
-  it.scopedLive("streams large lists as valid JSON", () =>
+  it.live("streams large lists as valid JSON", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* ChurnSimulator.seed(server, { pods: 600, namespaces: 3 })

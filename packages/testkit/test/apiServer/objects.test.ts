@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import { assertStatus, call, pod, pods, send, start } from "./fixtures.js"
 
 describe("ApiServer objects", () => {
-  it.scopedLive("creates, reads, updates, patches and deletes, with optimistic concurrency", () =>
+  it.live("creates, reads, updates, patches and deletes, with optimistic concurrency", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/pods`
@@ -79,7 +79,7 @@ describe("ApiServer objects", () => {
       assert.deepStrictEqual(gone.json.details, { name: "web", kind: "pods" })
     }))
 
-  it.scopedLive("answers errors with Status objects shaped like the API server's", () =>
+  it.live("answers errors with Status objects shaped like the API server's", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/pods`
@@ -117,7 +117,7 @@ describe("ApiServer objects", () => {
       assert.strictEqual(error.reason, "NotFound")
     }))
 
-  it.scopedLive("writes nothing for an update that changes nothing, and honours finalizers", () =>
+  it.live("writes nothing for an update that changes nothing, and honours finalizers", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const created = yield* server.objects.create(pods, pod("web"))
@@ -139,7 +139,7 @@ describe("ApiServer objects", () => {
       assert.strictEqual((yield* call(`${base}/web`)).status, 404)
     }))
 
-  it.scopedLive("serves cluster-scoped resources and extra resources (CRDs), with discovery", () =>
+  it.live("serves cluster-scoped resources and extra resources (CRDs), with discovery", () =>
     Effect.gen(function*() {
       const widgets = Resource.make({
         group: "example.com",

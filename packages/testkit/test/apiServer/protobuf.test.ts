@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import protobuf from "protobufjs"
 import { decodeProtobufObject } from "../../src/internal/apiServerProtobuf.js"
 import { assertStatus, call, start } from "./fixtures.js"
@@ -46,14 +46,14 @@ const metadata = (name: string, ...more: ReadonlyArray<Part>): Part =>
 
 const decoded = (body: Uint8Array) => {
   const result = decodeProtobufObject(body)
-  if (Either.isLeft(result)) throw new Error(result.left.message)
-  return result.right
+  if (Result.isFailure(result)) throw new Error(result.failure.message)
+  return result.success
 }
 
 const refused = (body: Uint8Array) => {
   const result = decodeProtobufObject(body)
-  if (Either.isRight(result)) throw new Error(`decoded: ${JSON.stringify(result.right)}`)
-  return result.left
+  if (Result.isSuccess(result)) throw new Error(`decoded: ${JSON.stringify(result.success)}`)
+  return result.failure
 }
 
 describe("ApiServer protobuf bodies", () => {
@@ -267,16 +267,16 @@ describe("ApiServer protobuf bodies", () => {
         ])
         : Buffer.from(real.map((b, i) => (i > 4 && next() % 16 === 0 ? next() & 0xff : b)))
       const result = decodeProtobufObject(body)
-      if (Either.isLeft(result)) {
-        assert.include([400, 415], result.left.code)
-        assert.notInclude(result.left.message, "\n")
+      if (Result.isFailure(result)) {
+        assert.include([400, 415], result.failure.code)
+        assert.notInclude(result.failure.message, "\n")
       } else {
-        assert.isString(result.right.kind)
+        assert.isString(result.success.kind)
       }
     }
   })
 
-  it.scopedLive("POST and PUT take protobuf bodies; the object is created, stored and read back as JSON", () =>
+  it.live("POST and PUT take protobuf bodies; the object is created, stored and read back as JSON", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const url = `${server.url}/api/v1/namespaces/default/configmaps`

@@ -16,7 +16,7 @@ const deployment = (name: string) => ({
 })
 
 describe("ApiServer status subresource", () => {
-  it.scopedLive("PUT and PATCH of /status keep only the status; writes to the object keep the stored status", () =>
+  it.live("PUT and PATCH of /status keep only the status; writes to the object keep the stored status", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/apis/apps/v1/namespaces/default/deployments`
@@ -76,7 +76,7 @@ describe("ApiServer status subresource", () => {
       assert.deepStrictEqual(statusOnly.json.status, patched.json.status)
     }))
 
-  it.scopedLive("resourceVersion preconditions apply to /status, and a status write is a MODIFIED event", () =>
+  it.live("resourceVersion preconditions apply to /status, and a status write is a MODIFIED event", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/apis/apps/v1/namespaces/default/deployments`
@@ -110,7 +110,7 @@ describe("ApiServer status subresource", () => {
       assertStatus(yield* call(`${base}/web/status`, { method: "DELETE" }), 405, "MethodNotAllowed")
     }))
 
-  it.scopedLive("custom resources: a status subresource by default, none with subresources.status false", () =>
+  it.live("custom resources: a status subresource by default, none with subresources.status false", () =>
     Effect.gen(function*() {
       const server = yield* start({ resources: [widgets, { resource: gadgets, subresources: { status: false } }] })
       const api = `${server.url}/apis/example.com/v1`
@@ -166,7 +166,7 @@ describe("ApiServer status subresource", () => {
       assert.deepStrictEqual(gadgetMain.json.status, { ready: false })
     }))
 
-  it.scopedLive("resources without a status (ConfigMaps, Leases) answer 404 on /status and write everything", () =>
+  it.live("resources without a status (ConfigMaps, Leases) answer 404 on /status and write everything", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const base = `${server.url}/api/v1/namespaces/default/configmaps`
@@ -183,7 +183,7 @@ describe("ApiServer status subresource", () => {
       assert.notInclude(names, "configmaps/status")
     }))
 
-  it.scopedLive("the programmatic writes write the status along with the rest", () =>
+  it.live("the programmatic writes write the status along with the rest", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const created = yield* server.objects.create(Resource.deployments, {

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Resource from "effect-informers/Resource"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as ChurnSimulator from "../../src/ChurnSimulator.js"
 import { wantsMetadata } from "../../src/internal/apiServerMetadata.js"
 import type { TableRequest } from "../../src/internal/apiServerTable.js"
@@ -94,10 +94,10 @@ describe("ApiServer Tables", () => {
   })
 
   it("validates includeObject", () => {
-    assert.deepStrictEqual(includeObject(undefined), Either.right("Metadata"))
-    assert.deepStrictEqual(includeObject("Object"), Either.right("Object"))
+    assert.deepStrictEqual(includeObject(undefined), Result.succeed("Metadata"))
+    assert.deepStrictEqual(includeObject("Object"), Result.succeed("Object"))
     const bad = includeObject("Everything")
-    assert.isTrue(Either.isLeft(bad) && bad.left.code === 400)
+    assert.isTrue(Result.isFailure(bad) && bad.failure.code === 400)
   })
 
   it("prints ages as kubectl does", () => {
@@ -333,7 +333,7 @@ describe("ApiServer Tables", () => {
     assert.strictEqual(encoder.rest().length, 0)
   })
 
-  it.scopedLive("GET, LIST and WATCH answer Tables when asked, JSON otherwise; a bad includeObject is a 400", () =>
+  it.live("GET, LIST and WATCH answer Tables when asked, JSON otherwise; a bad includeObject is a 400", () =>
     Effect.gen(function*() {
       const server = yield* start()
       // the pods' owner, so that the garbage collector keeps them

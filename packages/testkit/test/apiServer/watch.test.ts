@@ -7,7 +7,7 @@ import { eventually } from "../fixtures.js"
 import { assertStatus, call, events, openWatch, pod, pods, seedPods, sleep, start } from "./fixtures.js"
 
 describe("ApiServer watch", () => {
-  it.scopedLive("replays from a resourceVersion, then streams live events", () =>
+  it.live("replays from a resourceVersion, then streams live events", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a"), pod("b")])
@@ -28,7 +28,7 @@ describe("ApiServer watch", () => {
       assert.isAbove(rvs[0], Number(rv))
     }))
 
-  it.scopedLive("starts with synthetic ADDED events for resourceVersion \"\" and \"0\"", () =>
+  it.live("starts with synthetic ADDED events for resourceVersion \"\" and \"0\"", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a"), pod("b")])
@@ -42,7 +42,7 @@ describe("ApiServer watch", () => {
       }
     }))
 
-  it.scopedLive("sends ERROR 410 and closes when the resourceVersion is older than the history", () =>
+  it.live("sends ERROR 410 and closes when the resourceVersion is older than the history", () =>
     Effect.gen(function*() {
       const server = yield* start({ historySize: 3 })
       yield* seedPods(server, [pod("a")])
@@ -67,7 +67,7 @@ describe("ApiServer watch", () => {
       assert.strictEqual(events(compacted)[0].object.code, 410)
     }))
 
-  it.scopedLive("streams the initial state then an initial-events-end bookmark with sendInitialEvents", () =>
+  it.live("streams the initial state then an initial-events-end bookmark with sendInitialEvents", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a"), pod("b", "default", { app: "x" })])
@@ -110,7 +110,7 @@ describe("ApiServer watch", () => {
       assertStatus(noMatch, 422, "Invalid")
     }))
 
-  it.scopedLive("sends periodic bookmarks carrying only kind, apiVersion and resourceVersion", () =>
+  it.live("sends periodic bookmarks carrying only kind, apiVersion and resourceVersion", () =>
     Effect.gen(function*() {
       const server = yield* start({ bookmarkInterval: "150 millis" })
       yield* seedPods(server, [pod("a")])
@@ -126,7 +126,7 @@ describe("ApiServer watch", () => {
       assert.strictEqual(plain.lines.length, 0)
     }))
 
-  it.scopedLive("flushes headers at once and closes cleanly after timeoutSeconds", () =>
+  it.live("flushes headers at once and closes cleanly after timeoutSeconds", () =>
     Effect.gen(function*() {
       const server = yield* start()
       const rv = yield* server.resourceVersion
@@ -140,7 +140,7 @@ describe("ApiServer watch", () => {
       assert.strictEqual(w.rest, "")
     }))
 
-  it.scopedLive("applies selectors with the watch cache's semantics: leaving is DELETED, entering is ADDED", () =>
+  it.live("applies selectors with the watch cache's semantics: leaving is DELETED, entering is ADDED", () =>
     Effect.gen(function*() {
       const server = yield* start()
       yield* seedPods(server, [pod("a", "default", { track: "stable" }), pod("b", "default", { track: "canary" })])
