@@ -74,10 +74,9 @@ export const tagged = <M extends Metric.Metric<any, any>>(base: M, attributes: M
 }
 
 /**
- * `metric` with fixed tags (Effect 4's attributes), made once (`tagged`): one of the library's metrics as a
- * metric of its own, whose series key is computed once; any other metric through `Metric.withAttributes`.
- * Values are shared with `Metric.withAttributes(metric, { k1: v1, ... })` (the tags in the same order; a
- * later tag of the same key wins).
+ * `metric` with fixed tags (Effect 4's attributes): `Metric.withAttributes(metric, { k1: v1, ... })` (a later
+ * tag of the same key wins; the tags win over the fiber's metric attributes). The library's own hot paths
+ * use `tagged`, which makes the series once.
  *
  * @since 0.1.0
  * @category constructors
@@ -88,5 +87,5 @@ export const withTags = <Input, State>(
 ): Metric.Metric<Input, State> => {
   const attributes: Record<string, string> = {}
   for (const [key, value] of tags) attributes[key] = value
-  return tagged(metric, attributes)
+  return Metric.withAttributes(metric, attributes)
 }
