@@ -15,9 +15,9 @@ import type * as EventRecorder from "../../EventRecorder.js"
 import type { KubeObject } from "../../KubeObject.js"
 import type { Resource } from "../../Resource.js"
 import { apiVersion, eventsV1 } from "../../Resource.js"
+import { tagged } from "../metricTags.js"
 import { TokenBucket } from "../tokenBucket.js"
 import * as ControllerMetrics from "./metrics.js"
-import { tagged } from "./metricSeries.js"
 import { resumeLater } from "./workQueue.js"
 
 interface Pending {

@@ -3,14 +3,14 @@
  * (controller-runtime's, prefixed `effect_informers_`) and the event recorders'. `Metrics` re-exports
  * them; docs/METRICS.md lists them with their names as Prometheus shows them.
  *
- * Only their definitions live here (this module imports nothing of the library but ./metricSeries.ts, so
- * that `Metrics` can re-export it): the queue, the controller and the recorder tag them with their names
- * (`metricSeries.tagged`) and update them.
+ * Only their definitions live here (this module imports nothing of the library but the shared
+ * `../metricTags.ts`, so that `Metrics` can re-export it): the queue, the controller and the recorder tag
+ * them with their names once (`metricTags.tagged`) and update them.
  *
  * @since 0.2.0
  */
 import * as Metric from "effect/Metric"
-import * as Series from "./metricSeries.js"
+import * as Tags from "../metricTags.js"
 
 // -------------------------------------------------------------------------------------------------
 // work queues (client-go's names)
@@ -26,7 +26,7 @@ const workQueueBoundaries = Metric.exponentialBoundaries({ start: 1e-8, factor: 
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueDepth: Metric.Gauge<number> = Series.gauge(
+export const workQueueDepth: Metric.Gauge<number> = Tags.gauge(
   "workqueue_depth",
   "Current depth of the work queue: keys waiting to be handed out"
 )
@@ -38,7 +38,7 @@ export const workQueueDepth: Metric.Gauge<number> = Series.gauge(
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueAdds: Metric.Counter<number> = Series.counter(
+export const workQueueAdds: Metric.Counter<number> = Tags.counter(
   "workqueue_adds_total",
   "Adds that made a key dirty (adds that collapse into a waiting one do not count)"
 )
@@ -49,7 +49,7 @@ export const workQueueAdds: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueWaitDuration: Metric.Histogram<number> = Series.histogram(
+export const workQueueWaitDuration: Metric.Histogram<number> = Tags.histogram(
   "workqueue_queue_duration_seconds",
   "How long in seconds a key waits in the work queue before it is handed out",
   workQueueBoundaries
@@ -61,7 +61,7 @@ export const workQueueWaitDuration: Metric.Histogram<number> = Series.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueWorkDuration: Metric.Histogram<number> = Series.histogram(
+export const workQueueWorkDuration: Metric.Histogram<number> = Tags.histogram(
   "workqueue_work_duration_seconds",
   "How long in seconds processing a key takes (get to done)",
   workQueueBoundaries
@@ -74,7 +74,7 @@ export const workQueueWorkDuration: Metric.Histogram<number> = Series.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueUnfinishedWork: Metric.Gauge<number> = Series.gauge(
+export const workQueueUnfinishedWork: Metric.Gauge<number> = Tags.gauge(
   "workqueue_unfinished_work_seconds",
   "Seconds of work in progress not yet observed by work_duration; large values indicate stuck workers"
 )
@@ -86,7 +86,7 @@ export const workQueueUnfinishedWork: Metric.Gauge<number> = Series.gauge(
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueLongestRunning: Metric.Gauge<number> = Series.gauge(
+export const workQueueLongestRunning: Metric.Gauge<number> = Tags.gauge(
   "workqueue_longest_running_processor_seconds",
   "Seconds the longest-running key has been processing"
 )
@@ -98,7 +98,7 @@ export const workQueueLongestRunning: Metric.Gauge<number> = Series.gauge(
  * @since 0.2.0
  * @category metrics
  */
-export const workQueueRetries: Metric.Counter<number> = Series.counter(
+export const workQueueRetries: Metric.Counter<number> = Tags.counter(
   "workqueue_retries_total",
   "Adds with a positive delay (addAfter, addRateLimited)"
 )
@@ -117,7 +117,7 @@ const reconcileBoundaries = Metric.exponentialBoundaries({ start: 0.005, factor:
  * @since 0.2.0
  * @category metrics
  */
-export const reconciles: Metric.Counter<number> = Series.counter(
+export const reconciles: Metric.Counter<number> = Tags.counter(
   "effect_informers_reconcile_total",
   "Reconciles by controller and result"
 )
@@ -128,7 +128,7 @@ export const reconciles: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const reconcileErrors: Metric.Counter<number> = Series.counter(
+export const reconcileErrors: Metric.Counter<number> = Tags.counter(
   "effect_informers_reconcile_errors_total",
   "Failed reconciles"
 )
@@ -141,7 +141,7 @@ export const reconcileErrors: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const reconcilePanics: Metric.Counter<number> = Series.counter(
+export const reconcilePanics: Metric.Counter<number> = Tags.counter(
   "effect_informers_reconcile_panics_total",
   "Reconciles that died of a defect (controller-runtime's panics)"
 )
@@ -154,7 +154,7 @@ export const reconcilePanics: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const terminalReconcileErrors: Metric.Counter<number> = Series.counter(
+export const terminalReconcileErrors: Metric.Counter<number> = Tags.counter(
   "effect_informers_terminal_reconcile_errors_total",
   "Failed reconciles the error policy did not requeue"
 )
@@ -165,7 +165,7 @@ export const terminalReconcileErrors: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const reconcileDuration: Metric.Histogram<number> = Series.histogram(
+export const reconcileDuration: Metric.Histogram<number> = Tags.histogram(
   "effect_informers_reconcile_time_seconds",
   "The duration of reconciles in seconds",
   reconcileBoundaries
@@ -177,7 +177,7 @@ export const reconcileDuration: Metric.Histogram<number> = Series.histogram(
  * @since 0.2.0
  * @category metrics
  */
-export const activeReconciles: Metric.Gauge<number> = Series.gauge(
+export const activeReconciles: Metric.Gauge<number> = Tags.gauge(
   "effect_informers_reconcile_active_workers",
   "Reconciles in progress"
 )
@@ -189,7 +189,7 @@ export const activeReconciles: Metric.Gauge<number> = Series.gauge(
  * @since 0.2.0
  * @category metrics
  */
-export const maxConcurrentReconciles: Metric.Gauge<number> = Series.gauge(
+export const maxConcurrentReconciles: Metric.Gauge<number> = Tags.gauge(
   "effect_informers_max_concurrent_reconciles",
   "The controller's number of workers"
 )
@@ -201,7 +201,7 @@ export const maxConcurrentReconciles: Metric.Gauge<number> = Series.gauge(
  * @since 0.2.0
  * @category metrics
  */
-export const staleSkips: Metric.Counter<number> = Series.counter(
+export const staleSkips: Metric.Counter<number> = Tags.counter(
   "effect_informers_reconcile_stale_skips_total",
   "Reconciles postponed until a cache caught up with the key's own write"
 )
@@ -214,7 +214,7 @@ export const staleSkips: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const abandonedReconciles: Metric.Counter<number> = Series.counter(
+export const abandonedReconciles: Metric.Counter<number> = Tags.counter(
   "effect_informers_reconcile_abandoned_total",
   "Reconciles still running after their interruption at shutdown or step-down, left behind"
 )
@@ -230,7 +230,7 @@ export const abandonedReconciles: Metric.Counter<number> = Series.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const droppedEvents: Metric.Counter<number> = Series.counter(
+export const droppedEvents: Metric.Counter<number> = Tags.counter(
   "effect_informers_events_dropped_total",
   "Events not written: the buffer was full, the spam filter refused them, or the write failed"
 )

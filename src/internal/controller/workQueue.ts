@@ -38,8 +38,8 @@ import type * as Scope from "effect/Scope"
 import type * as RateLimiter from "../../RateLimiter.js"
 import type { AddOptions, Item, Options, WorkQueue } from "../../WorkQueue.js"
 import { Deque } from "../deque.js"
+import { tagged } from "../metricTags.js"
 import * as ControllerMetrics from "./metrics.js"
-import { tagged } from "./metricSeries.js"
 import * as RateLimiterInternal from "./rateLimiter.js"
 
 // -------------------------------------------------------------------------------------------------

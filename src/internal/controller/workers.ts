@@ -21,8 +21,8 @@ import type * as Controller from "../../Controller.js"
 import type * as Sharding from "../../Sharding.js"
 import * as Term from "../../Term.js"
 import type * as WorkQueue from "../../WorkQueue.js"
+import { tagged } from "../metricTags.js"
 import * as ControllerMetrics from "./metrics.js"
-import { tagged as withAttributes } from "./metricSeries.js"
 import { resumeLater } from "./workQueue.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -177,7 +177,7 @@ export interface Workers<R> {
 }
 
 /**
- * The workers of a controller, their metrics tagged once (`withTags`: an update is then a registry cache
+ * The workers of a controller, their metrics tagged once (`metricTags.tagged`: an update is then a registry cache
  * hit) and every series at 0 from now on (as controller-runtime initialises them: a scrape before the
  * first reconcile shows the controller, and rates over a fresh counter start from 0).
  *
@@ -188,26 +188,26 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
   const policy = options.errorPolicy
 
   // ---- metrics ---------------------------------------------------------------------------------------
-  const tagged = <T extends Metric.Metric<any, any>>(metric: T, result?: string): T =>
-    withAttributes(metric, result === undefined ? { controller: name } : { controller: name, result })
+  const ofController = <T extends Metric.Metric<any, any>>(metric: T, result?: string): T =>
+    tagged(metric, result === undefined ? { controller: name } : { controller: name, result })
   const results = {
-    success: tagged(ControllerMetrics.reconciles, "success"),
-    error: tagged(ControllerMetrics.reconciles, "error"),
-    requeue: tagged(ControllerMetrics.reconciles, "requeue"),
-    requeueAfter: tagged(ControllerMetrics.reconciles, "requeue_after")
+    success: ofController(ControllerMetrics.reconciles, "success"),
+    error: ofController(ControllerMetrics.reconciles, "error"),
+    requeue: ofController(ControllerMetrics.reconciles, "requeue"),
+    requeueAfter: ofController(ControllerMetrics.reconciles, "requeue_after")
   }
-  const errors = tagged(ControllerMetrics.reconcileErrors)
-  const panics = tagged(ControllerMetrics.reconcilePanics)
-  const terminal = tagged(ControllerMetrics.terminalReconcileErrors)
-  const duration = tagged(ControllerMetrics.reconcileDuration)
-  const activeGauge = tagged(ControllerMetrics.activeReconciles)
-  const stale = tagged(ControllerMetrics.staleSkips)
-  const abandoned = tagged(ControllerMetrics.abandonedReconciles)
+  const errors = ofController(ControllerMetrics.reconcileErrors)
+  const panics = ofController(ControllerMetrics.reconcilePanics)
+  const terminal = ofController(ControllerMetrics.terminalReconcileErrors)
+  const duration = ofController(ControllerMetrics.reconcileDuration)
+  const activeGauge = ofController(ControllerMetrics.activeReconciles)
+  const stale = ofController(ControllerMetrics.staleSkips)
+  const abandoned = ofController(ControllerMetrics.abandonedReconciles)
   for (const counter of [...Object.values(results), errors, panics, terminal, stale, abandoned]) {
     counter.updateUnsafe(0, context)
   }
   activeGauge.updateUnsafe(0, context)
-  tagged(ControllerMetrics.maxConcurrentReconciles).updateUnsafe(concurrency, context)
+  ofController(ControllerMetrics.maxConcurrentReconciles).updateUnsafe(concurrency, context)
 
   let state: ControllerState = initialControllerState
   let active = 0

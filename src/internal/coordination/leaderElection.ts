@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import type { Event, LeaderElection, LeaseLock, Options, State, Timing, VersionedRecord } from "../../LeaderElection.js"
 import * as Term from "../../Term.js"
+import { tagged } from "../metricTags.js"
 import type { Observation } from "./leaderElectionPolicy.js"
 import {
   decide,
@@ -137,15 +138,15 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
     }
     const leaseSeconds = Duration.toSeconds(config.leaseDuration)
     const retryMillis = Duration.toMillis(config.retryPeriod)
-    const isLeaderMetric = Metric.withAttributes(metrics.isLeader, { name: config.name })
-    const transitions = Metric.withAttributes(metrics.leaderTransitions, { name: config.name })
-    const renewFailures = Metric.withAttributes(metrics.renewFailures, { name: config.name })
-    const slowPath = Metric.withAttributes(metrics.slowPaths, { name: config.name })
+    const isLeaderMetric = tagged(metrics.isLeader, { name: config.name })
+    const transitions = tagged(metrics.leaderTransitions, { name: config.name })
+    const renewFailures = tagged(metrics.renewFailures, { name: config.name })
+    const slowPath = tagged(metrics.slowPaths, { name: config.name })
     const stepDownsBy = {
-      RenewDeadline: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "RenewDeadline" }),
-      LeaseLost: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "LeaseLost" }),
-      Failure: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "Failure" }),
-      Shutdown: Metric.withAttributes(metrics.stepDowns, { name: config.name, reason: "Shutdown" })
+      RenewDeadline: tagged(metrics.stepDowns, { name: config.name, reason: "RenewDeadline" }),
+      LeaseLost: tagged(metrics.stepDowns, { name: config.name, reason: "LeaseLost" }),
+      Failure: tagged(metrics.stepDowns, { name: config.name, reason: "Failure" }),
+      Shutdown: tagged(metrics.stepDowns, { name: config.name, reason: "Shutdown" })
     } as const
     // every series from the start, at 0 (client-go sets the status to 0 at construction)
     yield* Metric.update(isLeaderMetric, 0)

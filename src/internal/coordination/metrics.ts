@@ -1,10 +1,13 @@
 /**
  * The metrics of the coordination subsystem: leader election (client-go's names where client-go has the
  * metric) and sharding. `Metrics` re-exports them; docs/METRICS.md lists them with their Prometheus names.
+ * Defined with the shared helper (`../metricTags.ts`): an elector and a shard member make their series
+ * once (`tagged`, with the election's `name` or the `group`).
  *
  * @since 0.2.0
  */
-import * as Metric from "effect/Metric"
+import type * as Metric from "effect/Metric"
+import * as Tags from "../metricTags.js"
 
 // -------------------------------------------------------------------------------------------------
 // leader election (tag `name`: the election's name)
@@ -17,9 +20,10 @@ import * as Metric from "effect/Metric"
  * @since 0.2.0
  * @category metrics
  */
-export const isLeader: Metric.Gauge<number> = Metric.gauge("leader_election_master_status", {
-  description: "1 while this replica leads the election named by `name`, 0 otherwise"
-})
+export const isLeader: Metric.Gauge<number> = Tags.gauge(
+  "leader_election_master_status",
+  "1 while this replica leads the election named by `name`, 0 otherwise"
+)
 
 /**
  * `effect_informers_leader_election_transitions_total`: times this replica became leader (tag `name`).
@@ -27,12 +31,9 @@ export const isLeader: Metric.Gauge<number> = Metric.gauge("leader_election_mast
  * @since 0.2.0
  * @category metrics
  */
-export const leaderTransitions: Metric.Counter<number> = Metric.counter(
+export const leaderTransitions: Metric.Counter<number> = Tags.counter(
   "effect_informers_leader_election_transitions_total",
-  {
-    description: "Times this replica became the leader of the election named by `name`",
-    incremental: true
-  }
+  "Times this replica became the leader of the election named by `name`"
 )
 
 /**
@@ -41,12 +42,9 @@ export const leaderTransitions: Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const renewFailures: Metric.Counter<number> = Metric.counter(
+export const renewFailures: Metric.Counter<number> = Tags.counter(
   "effect_informers_leader_election_renew_failures_total",
-  {
-    description: "Renewals of the leader that failed (each attempt)",
-    incremental: true
-  }
+  "Renewals of the leader that failed (each attempt)"
 )
 
 /**
@@ -55,10 +53,10 @@ export const renewFailures: Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const slowPaths: Metric.Counter<number> = Metric.counter("leader_election_slowpath_total", {
-  description: "Renewals that had to read the Lease first (client-go's slowpath)",
-  incremental: true
-})
+export const slowPaths: Metric.Counter<number> = Tags.counter(
+  "leader_election_slowpath_total",
+  "Renewals that had to read the Lease first (client-go's slowpath)"
+)
 
 /**
  * `effect_informers_leader_election_step_downs_total`: times this replica stopped leading (tags `name`,
@@ -67,12 +65,9 @@ export const slowPaths: Metric.Counter<number> = Metric.counter("leader_election
  * @since 0.2.0
  * @category metrics
  */
-export const stepDowns: Metric.Counter<number> = Metric.counter(
+export const stepDowns: Metric.Counter<number> = Tags.counter(
   "effect_informers_leader_election_step_downs_total",
-  {
-    description: "Times this replica stopped leading, by reason",
-    incremental: true
-  }
+  "Times this replica stopped leading, by reason"
 )
 
 // -------------------------------------------------------------------------------------------------
@@ -85,9 +80,10 @@ export const stepDowns: Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const shardMembers: Metric.Gauge<number> = Metric.gauge("effect_informers_sharding_members", {
-  description: "Live members of the shard group in this member's view"
-})
+export const shardMembers: Metric.Gauge<number> = Tags.gauge(
+  "effect_informers_sharding_members",
+  "Live members of the shard group in this member's view"
+)
 
 /**
  * `effect_informers_sharding_active`: 1 while this member takes keys (tags `group`, `identity`), 0
@@ -96,9 +92,10 @@ export const shardMembers: Metric.Gauge<number> = Metric.gauge("effect_informers
  * @since 0.2.0
  * @category metrics
  */
-export const shardActive: Metric.Gauge<number> = Metric.gauge("effect_informers_sharding_active", {
-  description: "1 while this member takes keys (its status is Active), 0 otherwise"
-})
+export const shardActive: Metric.Gauge<number> = Tags.gauge(
+  "effect_informers_sharding_active",
+  "1 while this member takes keys (its status is Active), 0 otherwise"
+)
 
 /**
  * `effect_informers_sharding_assignment_changes_total`: changes of this member's assignment (tag `group`).
@@ -106,12 +103,9 @@ export const shardActive: Metric.Gauge<number> = Metric.gauge("effect_informers_
  * @since 0.2.0
  * @category metrics
  */
-export const shardAssignmentChanges: Metric.Counter<number> = Metric.counter(
+export const shardAssignmentChanges: Metric.Counter<number> = Tags.counter(
   "effect_informers_sharding_assignment_changes_total",
-  {
-    description: "Changes of this member's assignment",
-    incremental: true
-  }
+  "Changes of this member's assignment"
 )
 
 /**
@@ -121,10 +115,7 @@ export const shardAssignmentChanges: Metric.Counter<number> = Metric.counter(
  * @since 0.2.0
  * @category metrics
  */
-export const shardInterruptions: Metric.Counter<number> = Metric.counter(
+export const shardInterruptions: Metric.Counter<number> = Tags.counter(
   "effect_informers_sharding_interrupted_total",
-  {
-    description: "Work of whileOwned interrupted because its key left this member",
-    incremental: true
-  }
+  "Work of whileOwned interrupted because its key left this member"
 )

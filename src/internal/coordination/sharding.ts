@@ -20,6 +20,7 @@ import { Client } from "../../Client.js"
 import type { MemoryLeases } from "../../LeaderElection.js"
 import type { Assignment, AssignmentChange, Backend, Options, Sharding } from "../../Sharding.js"
 import * as Term from "../../Term.js"
+import { tagged } from "../metricTags.js"
 import { makeElector } from "./leaderElection.js"
 import type { InvalidConfigError } from "./leaderElectionPolicy.js"
 import type { Labels } from "./leaseLock.js"
@@ -87,10 +88,10 @@ export const make = (options: Options): Effect.Effect<Sharding.Service, InvalidC
       jitterFactor: timing.jitterFactor
     })
     const election = elector.service
-    const members = Metric.withAttributes(metrics.shardMembers, { group })
-    const active = Metric.withAttributes(metrics.shardActive, { group, identity })
-    const changesMetric = Metric.withAttributes(metrics.shardAssignmentChanges, { group })
-    const interrupted = Metric.withAttributes(metrics.shardInterruptions, { group })
+    const members = tagged(metrics.shardMembers, { group })
+    const active = tagged(metrics.shardActive, { group, identity })
+    const changesMetric = tagged(metrics.shardAssignmentChanges, { group })
+    const interrupted = tagged(metrics.shardInterruptions, { group })
     yield* Metric.update(active, 0)
 
     let view = emptyView(identity)

@@ -19,8 +19,9 @@ import * as Indexer from "../../Indexer.js"
 import type { KubeObject } from "../../KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "../../KubeObject.js"
 import type { InformerStoppedError } from "../../SharedInformer.js"
+import { tagged } from "../metricTags.js"
 import type { IndexerStore } from "./indexerStore.js"
-import * as Series from "./metricSeries.js"
+import * as InformerMetrics from "./metrics.js"
 import type { Processor } from "./processor.js"
 import type { SyncTracker } from "./syncTracker.js"
 
@@ -43,9 +44,9 @@ export class InformerController<A extends KubeObject> {
     /** The context the metrics are updated in (their registry, and attributes the program added). */
     private readonly context: Context.Context<never> = Context.empty()
   ) {
-    const counter = (type: string) => Series.notifications({ informer: name, type })
+    const counter = (type: string) => tagged(InformerMetrics.notifications, { informer: name, type })
     this.notificationCounters = { add: counter("add"), update: counter("update"), delete: counter("delete") }
-    this.fifoGauge = Series.fifoDepth({ informer: name })
+    this.fifoGauge = tagged(InformerMetrics.fifoDepth, { informer: name })
   }
 
   /**

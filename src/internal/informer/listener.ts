@@ -22,9 +22,10 @@ import type * as Metric from "effect/Metric"
 import * as Result from "effect/Result"
 import { deletionHandlingMetaNamespaceKey } from "../../Indexer.js"
 import type { Handler, InformerStoppedError, Notification } from "../../SharedInformer.js"
+import { tagged } from "../metricTags.js"
 import * as CoalescingBuffer from "./coalescingBuffer.js"
 import * as ListenerBuffer from "./listenerBuffer.js"
-import * as Series from "./metricSeries.js"
+import * as InformerMetrics from "./metrics.js"
 import type { RegistrationTracker } from "./syncTracker.js"
 
 // -------------------------------------------------------------------------------------------------
@@ -159,7 +160,7 @@ export class Listener<A> {
   state: State = created
   /**
    * This handler's series of the handler metrics (`informer` and `handler` attributes), made once: each
-   * keeps its registry key, so an update from the hot path is one registry lookup (`metricSeries.ts`).
+   * keeps its registry key, so an update from the hot path is one registry lookup (`metricTags.tagged`).
    */
   readonly metrics: {
     readonly coalesced: Metric.Counter<number>
@@ -184,10 +185,10 @@ export class Listener<A> {
   ) {
     const attributes = { informer, handler: name }
     this.metrics = {
-      coalesced: Series.handlerCoalesced(attributes),
-      backlog: Series.handlerBacklog(attributes),
-      duration: Series.handlerDuration(attributes),
-      failures: Series.handlerFailures(attributes)
+      coalesced: tagged(InformerMetrics.handlerCoalesced, attributes),
+      backlog: tagged(InformerMetrics.handlerBacklog, attributes),
+      duration: tagged(InformerMetrics.handlerDuration, attributes),
+      failures: tagged(InformerMetrics.handlerFailures, attributes)
     }
   }
 

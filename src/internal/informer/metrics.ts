@@ -5,10 +5,16 @@
  * `handler`. Public through `effect-informers/Metrics`; docs/METRICS.md lists them with their Prometheus
  * names.
  *
+ * Defined with the shared helper (`../metricTags.ts`), so that the informer, its Reflector and each handler
+ * make their series once (`tagged`) and update them from the hot path.
+ *
  * @internal
  */
-import type * as Metric from "effect/Metric"
-import * as Series from "./metricSeries.js"
+import * as Metric from "effect/Metric"
+import * as Tags from "../metricTags.js"
+
+/** The boundaries of `handlerDuration`: Effect 3's `MetricBoundaries.exponential` with the same arguments. */
+const durationBoundaries = Metric.exponentialBoundaries({ start: 0.0001, factor: 4, count: 10 })
 
 /**
  * Deltas waiting in the informer's DeltaFifo.
@@ -18,7 +24,10 @@ import * as Series from "./metricSeries.js"
  * @since 0.1.0
  * @category metrics
  */
-export const fifoDepth: Metric.Gauge<number> = Series.fifoDepth()
+export const fifoDepth: Metric.Gauge<number> = Tags.gauge(
+  "effect_informers_fifo_depth",
+  "Deltas waiting in the informer's DeltaFifo"
+)
 
 /**
  * Watch events received, tagged with `type` (ADDED, MODIFIED, DELETED, BOOKMARK).
@@ -28,7 +37,10 @@ export const fifoDepth: Metric.Gauge<number> = Series.fifoDepth()
  * @since 0.1.0
  * @category metrics
  */
-export const watchEvents: Metric.Counter<number> = Series.watchEvents()
+export const watchEvents: Metric.Counter<number> = Tags.counter(
+  "effect_informers_watch_events_total",
+  "Watch events received by the Reflector"
+)
 
 /**
  * Objects received in LIST responses (and watch-list initial events).
@@ -38,7 +50,10 @@ export const watchEvents: Metric.Counter<number> = Series.watchEvents()
  * @since 0.1.0
  * @category metrics
  */
-export const listedObjects: Metric.Counter<number> = Series.listedObjects()
+export const listedObjects: Metric.Counter<number> = Tags.counter(
+  "effect_informers_listed_objects_total",
+  "Objects received by LIST or watch-list initial events"
+)
 
 /**
  * Relists (full LIST or watch-list syncs), tagged with `cause`: `initial`, `gone`, `error`,
@@ -49,7 +64,7 @@ export const listedObjects: Metric.Counter<number> = Series.listedObjects()
  * @since 0.1.0
  * @category metrics
  */
-export const relists: Metric.Counter<number> = Series.relists()
+export const relists: Metric.Counter<number> = Tags.counter("effect_informers_relists_total", "Full relists by cause")
 
 /**
  * Errors reported by the Reflector, tagged with `phase`, `error` (the error's tag: `StatusError`,
@@ -60,7 +75,10 @@ export const relists: Metric.Counter<number> = Series.relists()
  * @since 0.1.0
  * @category metrics
  */
-export const errors: Metric.Counter<number> = Series.errors()
+export const errors: Metric.Counter<number> = Tags.counter(
+  "effect_informers_errors_total",
+  "Errors reported by the Reflector"
+)
 
 /**
  * Notifications distributed to handlers, tagged with `type` (add, update, delete).
@@ -70,7 +88,10 @@ export const errors: Metric.Counter<number> = Series.errors()
  * @since 0.1.0
  * @category metrics
  */
-export const notifications: Metric.Counter<number> = Series.notifications()
+export const notifications: Metric.Counter<number> = Tags.counter(
+  "effect_informers_notifications_total",
+  "Notifications distributed to handlers"
+)
 
 /**
  * Notifications buffered for a handler and not yet processed.
@@ -80,7 +101,10 @@ export const notifications: Metric.Counter<number> = Series.notifications()
  * @since 0.1.0
  * @category metrics
  */
-export const handlerBacklog: Metric.Gauge<number> = Series.handlerBacklog()
+export const handlerBacklog: Metric.Gauge<number> = Tags.gauge(
+  "effect_informers_handler_backlog",
+  "Notifications buffered for a handler"
+)
 
 /**
  * Mean time of a handler's callbacks, in seconds: one observation per batch of notifications the handler
@@ -91,7 +115,11 @@ export const handlerBacklog: Metric.Gauge<number> = Series.handlerBacklog()
  * @since 0.1.0
  * @category metrics
  */
-export const handlerDuration: Metric.Histogram<number> = Series.handlerDuration()
+export const handlerDuration: Metric.Histogram<number> = Tags.histogram(
+  "effect_informers_handler_duration_seconds",
+  "Mean time of a handler's callbacks, observed per batch",
+  durationBoundaries
+)
 
 /**
  * Handler callbacks that failed (typed error or defect), tagged with `handler`.
@@ -101,7 +129,10 @@ export const handlerDuration: Metric.Histogram<number> = Series.handlerDuration(
  * @since 0.1.0
  * @category metrics
  */
-export const handlerFailures: Metric.Counter<number> = Series.handlerFailures()
+export const handlerFailures: Metric.Counter<number> = Tags.counter(
+  "effect_informers_handler_failures_total",
+  "Handler callbacks that failed"
+)
 
 /**
  * Notifications a bounded handler buffer coalesced away (a newer state of the same key replaced them).
@@ -111,4 +142,7 @@ export const handlerFailures: Metric.Counter<number> = Series.handlerFailures()
  * @since 0.1.0
  * @category metrics
  */
-export const handlerCoalesced: Metric.Counter<number> = Series.handlerCoalesced()
+export const handlerCoalesced: Metric.Counter<number> = Tags.counter(
+  "effect_informers_handler_coalesced_total",
+  "Notifications replaced by a newer state of the same key in a bounded handler buffer"
+)

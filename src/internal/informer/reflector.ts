@@ -45,7 +45,8 @@ import type {
   Status,
   Store
 } from "../../Reflector.js"
-import * as Series from "./metricSeries.js"
+import { tagged } from "../metricTags.js"
+import * as InformerMetrics from "./metrics.js"
 import { describeError, ProtocolError, reasonOf, StoreError, UnexpectedError } from "./reflectorErrors.js"
 import {
   defaultMaxRetryAfter,
@@ -470,7 +471,7 @@ const machine = <A, E>(
       ? minimumWatchTimeout
       : Duration.fromInputUnsafe(options.minWatchTimeout)
     const period = options.resyncPeriod === undefined ? Duration.zero : Duration.fromInputUnsafe(options.resyncPeriod)
-    const counter = (type: string) => Series.watchEvents({ informer: name, type })
+    const counter = (type: string) => tagged(InformerMetrics.watchEvents, { informer: name, type })
     const m: Machine<A, E> = {
       name,
       lw,
@@ -507,7 +508,7 @@ const machine = <A, E>(
         DELETED: counter("DELETED"),
         BOOKMARK: counter("BOOKMARK")
       },
-      listedCounter: Series.listedObjects({ informer: name }),
+      listedCounter: tagged(InformerMetrics.listedObjects, { informer: name }),
       errorCounters: new Map(),
       relistCounters: new Map(),
       metricContext
@@ -1001,7 +1002,7 @@ const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorErro
   const key = `${phase} ${error._tag} ${reason}`
   let counter = m.errorCounters.get(key)
   if (counter === undefined) {
-    counter = Series.errors({ informer: m.name, phase, error: error._tag, reason })
+    counter = tagged(InformerMetrics.errors, { informer: m.name, phase, error: error._tag, reason })
     m.errorCounters.set(key, counter)
   }
   return counter
@@ -1011,7 +1012,7 @@ const errorCounter = <A, E>(m: Machine<A, E>, phase: Phase, error: ReflectorErro
 const countRelist = <A, E>(m: Machine<A, E>, cause: RelistCause | "initial"): Effect.Effect<void> => {
   let counter = m.relistCounters.get(cause)
   if (counter === undefined) {
-    counter = Series.relists({ informer: m.name, cause })
+    counter = tagged(InformerMetrics.relists, { informer: m.name, cause })
     m.relistCounters.set(cause, counter)
   }
   const relisted = counter
