@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * The peer of the CLI session: `effect-informers watch pods --server URL --output events` written on
- * @kubernetes/client-node 1.4's `makeInformer` (one unpaged, typed LIST, then a watch), printing the same
+ * @kubernetes/client-node's `makeInformer` (the installed version: 2.0 since the Effect 4 port, 1.4 before)
+ * (one unpaged, typed LIST, then a watch), printing the same
  * lines: `EXISTING` for the objects of the first list, `ADDED`/`MODIFIED`/`DELETED` after it, padded to 8,
  * then `namespace/name rv=N` (the CLI's `describeObject`). One `process.stdout.write` per callback, as a
  * program on the informer's callback API writes it.

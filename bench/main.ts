@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --quick] [-- --json] [-- --profile]`: effect-informers against
- * @kubernetes/client-node 1.4's makeInformer and the floor, on the same bytes.
+ * @kubernetes/client-node's makeInformer (2.0 since the Effect 4 port) and the floor, on the same bytes.
  *
  * - The embedded API server runs in a child process of its own (bench/server.ts), driven over a control
  *   endpoint; it is reset before every session to the same deterministic pods, so every contender reads

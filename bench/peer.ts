@@ -1,6 +1,7 @@
 /**
- * The peer: @kubernetes/client-node 1.4's `makeInformer` over the typed `CoreV1Api.listPodForAllNamespaces`
- * (one unpaged LIST, typed deserialisation), as docs of the peer describe it (client-node.md §4.2).
+ * The peer: @kubernetes/client-node's `makeInformer` (the installed version: 2.0 since the Effect 4 port, 1.4
+ * before) over the typed `CoreV1Api.listPodForAllNamespaces` (one unpaged LIST, typed deserialisation), as
+ * docs of the peer describe it (client-node.md §4.2).
  * Handlers are `on("add")` / `on("update")` callbacks. It cannot express a stalled handler (W5): its
  * callbacks run synchronously inside the socket's line callback, so a handler that never returns blocks
  * everything.
