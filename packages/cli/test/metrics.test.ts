@@ -157,16 +157,21 @@ describe("replicate --metrics-port", () => {
           ),
           { what: "the copy in t1", timeout: 60_000, interval: 25 }
         )
-        // the reconcile that made the copy has finished (counted) once the total shows it
+        // the reconcile that made the copy has finished (counted) once the total shows it; the copy's own ADD
+        // comes back by the watch after the write returned, so the scrape waits for its notification too
         const samples = yield* eventually(
           Effect.map(scrape(url), ({ text }) => {
             const all = parse(text)
             const done = all.find((s) =>
               s.name === "effect_informers_reconcile_total" && s.labels["result"] === "success" && s.value > 0
             )
-            return done === undefined ? undefined : all
+            const copySeen = all.find((s) =>
+              s.name === "effect_informers_notifications_total" &&
+              s.labels["informer"] === "configmaps in all namespaces" && s.labels["type"] === "add" && s.value >= 2
+            )
+            return done === undefined || copySeen === undefined ? undefined : all
           }),
-          { what: "a successful reconcile counted", timeout: 60_000, interval: 25 }
+          { what: "a successful reconcile counted, and the copy's notification", timeout: 60_000, interval: 25 }
         )
 
         // leader election: leading, one term, nothing lost
