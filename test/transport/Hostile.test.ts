@@ -102,6 +102,30 @@ const informerFor = (url: string, options: HttpListerWatcher.Options = {}) =>
 const names = (informer: SharedInformer.SharedInformer.Service<KubeObject>) =>
   Effect.map(informer.indexer.list, (objects) => objects.map((o) => o.metadata?.name).sort())
 
+/** The informer reports `error`, relists (a second LIST), and then holds the objects `expected` (names, sorted). */
+const errorThenRelist = (
+  { errors, informer, requests }: {
+    readonly errors: ReadonlyArray<string>
+    readonly informer: SharedInformer.SharedInformer.Service<KubeObject>
+    readonly requests: ReadonlyArray<{ readonly watch: boolean }>
+  },
+  error: string,
+  expected: string
+) =>
+  Effect.gen(function*() {
+    yield* eventually(() => errors.includes(error), { what: error, timeout: 10_000, interval: "20 millis" })
+    yield* eventually(() => requests.filter((r) => !r.watch).length >= 2, {
+      what: "a relist",
+      timeout: 15_000,
+      interval: "20 millis"
+    })
+    yield* eventually(Effect.map(names(informer), (n) => n.join() === expected), {
+      what: `${expected} after the relist`,
+      timeout: 10_000,
+      interval: "20 millis"
+    })
+  })
+
 describe("hostile input over HTTP", () => {
   it.live(
     "a line over the size limit is a DecodeError (TooLarge), followed by a relist: nothing lost",
@@ -117,21 +141,7 @@ describe("hostile input over HTTP", () => {
               : { lines: [], end: false }
         })
         const { errors, informer } = yield* informerFor(url, { maxLineBytes: 100_000 })
-        yield* eventually(() => errors.includes("watch:DecodeError (TooLarge)"), {
-          what: "a DecodeError (TooLarge)",
-          timeout: 10_000,
-          interval: "20 millis"
-        })
-        yield* eventually(() => requests.filter((r) => !r.watch).length >= 2, {
-          what: "a relist",
-          timeout: 15_000,
-          interval: "20 millis"
-        })
-        yield* eventually(Effect.map(names(informer), (n) => n.join() === "a,big"), {
-          what: "the object after the relist",
-          timeout: 10_000,
-          interval: "20 millis"
-        })
+        yield* errorThenRelist({ errors, informer, requests }, "watch:DecodeError (TooLarge)", "a,big")
       }),
     30_000
   )
@@ -198,21 +208,7 @@ describe("hostile input over HTTP", () => {
             : { lines: [], end: false }
       })
       const { errors, informer } = yield* informerFor(url)
-      yield* eventually(() => errors.includes("watch:DecodeError (Malformed)"), {
-        what: "a DecodeError (Malformed)",
-        timeout: 10_000,
-        interval: "20 millis"
-      })
-      yield* eventually(() => requests.filter((r) => !r.watch).length >= 2, {
-        what: "a relist",
-        timeout: 15_000,
-        interval: "20 millis"
-      })
-      yield* eventually(Effect.map(names(informer), (n) => n.join() === "b"), {
-        what: "the relisted object",
-        timeout: 10_000,
-        interval: "20 millis"
-      })
+      yield* errorThenRelist({ errors, informer, requests }, "watch:DecodeError (Malformed)", "b")
     }), 30_000)
 
   it.live(
