@@ -16,12 +16,34 @@ const files = (dir) =>
     return statSync(path).isDirectory() ? (name === "internal" ? [] : files(path)) : path.endsWith(".ts") ? [path] : []
   })
 
+// A `@since` tag names a released or the current version: never one above the package's own version.
+const versionOf = (dir) => JSON.parse(readFileSync(join(dir, "..", "package.json"), "utf8")).version
+const versionParts = (v) => v.split(".").map(Number)
+const above = (a, b) => {
+  const [x, y] = [versionParts(a), versionParts(b)]
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i] > y[i]
+  return false
+}
+const sinceErrors = []
+
 let count = 0
 const packages = readdirSync(join(root, "packages")).map((name) => join(root, "packages", name, "src"))
 const sources = [
   join(root, "src"),
   ...packages.filter((dir) => statSync(dir, { throwIfNoEntry: false })?.isDirectory())
 ]
+for (const dir of sources) {
+  const version = versionOf(dir)
+  for (const file of files(dir)) {
+    for (const [, since] of readFileSync(file, "utf8").matchAll(/@since (\S+)/g)) {
+      if (above(since, version)) sinceErrors.push(`${relative(root, file)}: @since ${since} is above the package's ${version}`)
+    }
+  }
+}
+if (sinceErrors.length > 0) {
+  console.error(sinceErrors.join("\n"))
+  process.exit(1)
+}
 for (const file of sources.flatMap(files)) {
   const text = readFileSync(file, "utf8")
   const blocks = text.matchAll(/```ts\n([\s\S]*?)```/g)

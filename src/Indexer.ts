@@ -143,7 +143,7 @@ export type Indexers<A, I extends string = string> = { readonly [K in I]: IndexF
 /**
  * The index names of an `Indexers` value: `IndexName<{ byNode: ... }>` is `"byNode"`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export type IndexName<X> = X extends Indexers<any, infer I> ? I : never

@@ -11,7 +11,7 @@
  * so the server sends metadata only; a server that answers with full objects anyway is tolerated: each
  * object is cut down to its metadata where it enters (`fromObject`), so the cache never holds a spec.
  *
- * @since 0.3.0
+ * @since 0.2.0
  */
 import type { V1ObjectMeta } from "@kubernetes/client-node"
 import type { Json, KubeObject } from "./KubeObject.js"
@@ -19,7 +19,7 @@ import type { Json, KubeObject } from "./KubeObject.js"
 /**
  * The API version of `PartialObjectMetadata`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constants
  */
 export const apiVersion = "meta.k8s.io/v1"
@@ -27,7 +27,7 @@ export const apiVersion = "meta.k8s.io/v1"
 /**
  * The kind of one metadata-only object.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constants
  */
 export const kind = "PartialObjectMetadata"
@@ -35,7 +35,7 @@ export const kind = "PartialObjectMetadata"
 /**
  * The kind of a list of metadata-only objects.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constants
  */
 export const listKind = "PartialObjectMetadataList"
@@ -44,7 +44,7 @@ export const listKind = "PartialObjectMetadataList"
  * The `Accept` header of a metadata-only LIST, as client-go's metadata client sends it: a
  * `PartialObjectMetadataList`, or plain JSON from a server that cannot.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constants
  */
 export const listAccept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -53,7 +53,7 @@ export const listAccept = "application/json;as=PartialObjectMetadataList;g=meta.
  * The `Accept` header of a metadata-only WATCH (also with `sendInitialEvents`) and GET: each object as a
  * `PartialObjectMetadata`, or plain JSON from a server that cannot.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constants
  */
 export const watchAccept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
@@ -61,7 +61,7 @@ export const watchAccept = "application/json;as=PartialObjectMetadata;g=meta.k8s
 /**
  * An object's metadata without its body (`metav1.PartialObjectMetadata`), as the wire has it.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export interface PartialObjectMetadata extends KubeObject {
@@ -73,7 +73,7 @@ export interface PartialObjectMetadata extends KubeObject {
 /**
  * Whether a value is a `PartialObjectMetadata` (its `kind` and `apiVersion` say so and it has metadata).
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category guards
  */
 export const isPartialObjectMetadata = (u: unknown): u is PartialObjectMetadata =>
@@ -99,7 +99,7 @@ export const isPartialObjectMetadata = (u: unknown): u is PartialObjectMetadata 
  * console.log(meta) // { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: { namespace: "default", name: "web" } }
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const fromObject = (obj: KubeObject): PartialObjectMetadata =>

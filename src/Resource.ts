@@ -375,7 +375,7 @@ const toMetadata = (object: KubeObject): Result.Result<Metadata.PartialObjectMet
  * })
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const metadataOnly = (resource: Resource<unknown>): Resource<Metadata.PartialObjectMetadata> => ({
@@ -396,7 +396,7 @@ export const metadataOnly = (resource: Resource<unknown>): Resource<Metadata.Par
 /**
  * Options of `custom`: those of `make`, and the `Schema` of the objects.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export interface CustomOptions<S extends Schema.Decoder<unknown>> extends MakeOptions {
@@ -540,7 +540,7 @@ const restoreExcess = (ast: SchemaAST.AST, input: unknown, out: unknown, depth: 
  * })
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const custom = <S extends Schema.Decoder<unknown>>(
