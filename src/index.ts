@@ -7,6 +7,8 @@
  * @since 0.1.0
  */
 
+import * as KubeObjectModule from "./KubeObject.js"
+
 /**
  * The errors of talking to the API server: `StatusError`, `TransportError`, `DecodeError`.
  *
@@ -79,7 +81,16 @@ export * as InformerFactory from "./InformerFactory.js"
 /**
  * @since 0.1.0
  */
-export * as KubeObject from "./KubeObject.js"
+export { KubeObjectModule as KubeObject }
+
+/**
+ * The object type, so that `import type { KubeObject } from "effect-informers"` names it (the module's
+ * helpers stay under the same name: `KubeObject.resourceVersion(obj)`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type KubeObject = KubeObjectModule.KubeObject
 
 /**
  * @since 0.1.0
@@ -128,7 +139,7 @@ export * as Manager from "./Manager.js"
 /**
  * Metadata-only objects (`PartialObjectMetadata`): what an informer of `Resource.metadataOnly(r)` caches.
  *
- * @since 0.3.0
+ * @since 0.2.0
  */
 export * as Metadata from "./Metadata.js"
 
