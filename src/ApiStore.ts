@@ -32,7 +32,10 @@
  * turns a `Status` into the typed error an HTTP ListerWatcher would report. Everything is synchronous: a
  * write, with its fan-out to watchers, and the start of a watch are each one step.
  *
- * The machinery is in `internal/testing/apiStore.ts`.
+ * The patches of a PATCH request (`mergePatch`, `strategicMergePatch`, `jsonPatch`) are here too, as pure
+ * functions over JSON, so that every front end (the fake `Client`, the test kit's server) patches alike.
+ *
+ * The machinery is in `internal/testing/apiStore.ts` and `internal/testing/patch.ts`.
  *
  * @example
  * ```ts
@@ -59,6 +62,7 @@
 import type * as Result from "effect/Result"
 import type * as FieldSelector from "./FieldSelector.js"
 import * as internal from "./internal/testing/apiStore.js"
+import * as patches from "./internal/testing/patch.js"
 import type * as LabelSelector from "./LabelSelector.js"
 import type { Resource } from "./Resource.js"
 import type { Status } from "./Wire.js"
@@ -479,3 +483,105 @@ export const invalid: (
  * @category statuses
  */
 export const inconsistentContinue: string = internal.inconsistentContinue
+
+// -------------------------------------------------------------------------------------------------
+// patches
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * A JSON merge patch (RFC 7386) of `target`: objects merge, `null` removes a member, anything else
+ * (lists included) replaces. Neither input is mutated; unchanged parts of `target` are shared.
+ *
+ * @example
+ * ```ts
+ * import { ApiStore } from "effect-informers/testing"
+ *
+ * const patched = ApiStore.mergePatch(
+ *   { metadata: { labels: { a: "1", b: "2" } } },
+ *   { metadata: { labels: { b: null, c: "3" } } }
+ * )
+ * console.log(patched) // { metadata: { labels: { a: "1", c: "3" } } }
+ * ```
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export const mergePatch: (target: unknown, patch: unknown) => unknown = patches.mergePatch
+
+/**
+ * A strategic merge patch of `target`, approximated without the OpenAPI schema: objects merge as in a
+ * merge patch; the lists Kubernetes merges by key (`containers` and `volumes` by `name`, `ports` by
+ * `containerPort`, `conditions` by `type`, `ownerReferences` by `uid`...) merge by that key, an item
+ * `{ "$patch": "delete", <key>: ... }` removing one; other lists are replaced; `{ "$patch": "replace" }`
+ * replaces an object, `{ "$patch": "delete" }` removes it; other `$` directives are ignored. Neither input
+ * is mutated.
+ *
+ * @example
+ * ```ts
+ * import { ApiStore } from "effect-informers/testing"
+ *
+ * const patched = ApiStore.strategicMergePatch(
+ *   { spec: { containers: [{ name: "web", image: "web:1" }, { name: "log", image: "log:1" }] } },
+ *   { spec: { containers: [{ name: "web", image: "web:2" }] } }
+ * )
+ * // web's image is web:2, the log container is kept
+ * ```
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export const strategicMergePatch: (target: unknown, patch: unknown) => unknown = patches.strategicMergePatch
+
+/**
+ * Why a JSON patch could not be applied: `reason` `Invalid` (a malformed patch or pointer, a path that
+ * is not there, a failed `test`: the API server answers 422) or `TooLarge` (a bound of `JsonPatchLimits`
+ * exceeded: 413). `tooLarge` is `reason === "TooLarge"`.
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export const JsonPatchError: typeof patches.JsonPatchError = patches.JsonPatchError
+
+/**
+ * @since 0.2.0
+ * @category patches
+ */
+export type JsonPatchError = patches.JsonPatchError
+
+/**
+ * Bounds of one JSON patch, as kube-apiserver sets them: `maxOperations` operations, and at most
+ * `maxCopyBytes` (as JSON) duplicated by `copy` operations in all.
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export type JsonPatchLimits = patches.JsonPatchLimits
+
+/**
+ * kube-apiserver's bounds: 10,000 operations, 3 MiB copied.
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export const defaultJsonPatchLimits: JsonPatchLimits = patches.defaultJsonPatchLimits
+
+/**
+ * A JSON patch (RFC 6902) of `target`: `add`, `remove`, `replace`, `move`, `copy` and `test`, in order, on
+ * a copy of `target`. Throws a `JsonPatchError` when an operation does not apply (a failing `test`
+ * included) or a bound of `limits` (`defaultJsonPatchLimits`) is exceeded.
+ *
+ * @example
+ * ```ts
+ * import { ApiStore } from "effect-informers/testing"
+ *
+ * const patched = ApiStore.jsonPatch({ metadata: { finalizers: ["a", "b"] } }, [
+ *   { op: "test", path: "/metadata/finalizers/0", value: "a" },
+ *   { op: "remove", path: "/metadata/finalizers/0" }
+ * ])
+ * console.log(patched) // { metadata: { finalizers: ["b"] } }
+ * ```
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export const jsonPatch: (target: unknown, operations: unknown, limits?: JsonPatchLimits) => unknown = patches.jsonPatch

@@ -8,6 +8,7 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { reasonForCode } from "effect-informers/ApiError"
 import * as ApiStore from "effect-informers/ApiStore"
+import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "effect-informers/ApiStore"
 import type { Resource } from "effect-informers/Resource"
 import { apiVersion as resourceApiVersion, groupVersionPath } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
@@ -29,7 +30,6 @@ import { applyObject, decodeApplyBody } from "./apiServerApplyRequest.js"
 import type { AuditSink } from "./apiServerAudit.js"
 import { mutatingVerbs } from "./apiServerAudit.js"
 import { metadataListResponse, metadataObjectResponse, MetadataWatcher, wantsMetadata } from "./apiServerMetadata.js"
-import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./apiServerPatch.js"
 import { decodeProtobufObject, isProtobuf } from "./apiServerProtobuf.js"
 import type {
   DeleteOptions,

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { jsonPatch } from "../../src/internal/apiServerPatch.js"
+import { jsonPatch } from "effect-informers/ApiStore"
 
 describe("JSON patch (RFC 6902)", () => {
   it("test compares objects by their members, not their key order", () => {

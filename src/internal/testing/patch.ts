@@ -1,10 +1,13 @@
 /**
- * Patches for the embedded API server: JSON merge patch (RFC 7386), an approximation of Kubernetes'
- * strategic merge patch (merge patch plus merging of well-known lists by their merge key and the `$patch`
- * directives), and JSON patch (RFC 6902). Inputs are never mutated; unchanged parts are shared.
+ * Patches as the in-memory fakes and the test kit's embedded API server apply them: JSON merge patch
+ * (RFC 7386), an approximation of Kubernetes' strategic merge patch (merge patch plus merging of
+ * well-known lists by their merge key and the `$patch` directives), and JSON patch (RFC 6902). Inputs are
+ * never mutated; unchanged parts are shared. Exposed by `ApiStore` (`mergePatch`, `strategicMergePatch`,
+ * `jsonPatch`).
  *
  * @internal
  */
+import * as Data from "effect/Data"
 import type { JsonObject } from "./json.js"
 import { isObject, jsonEqual } from "./json.js"
 
@@ -104,17 +107,22 @@ const mergeList = (base: ReadonlyArray<unknown>, patch: ReadonlyArray<unknown>, 
 }
 
 /**
- * Why a JSON patch could not be applied.
+ * Why a JSON patch could not be applied: `Invalid` (a malformed patch, a missing path, a failed `test`:
+ * the API server's 422) or `TooLarge` (a limit of `JsonPatchLimits` exceeded: 413).
  *
  * @internal
  */
-export class JsonPatchError {
-  constructor(
-    readonly message: string,
-    /** A limit of `JsonPatchLimits` was exceeded (413 rather than 422). */
-    readonly tooLarge = false
-  ) {}
+export class JsonPatchError extends Data.TaggedError("JsonPatchError")<{
+  readonly reason: "Invalid" | "TooLarge"
+  readonly message: string
+}> {
+  /** A limit of `JsonPatchLimits` was exceeded (413 rather than 422). */
+  get tooLarge(): boolean {
+    return this.reason === "TooLarge"
+  }
 }
+
+const invalidPatch = (message: string): JsonPatchError => new JsonPatchError({ reason: "Invalid", message })
 
 /**
  * Bounds of one JSON patch, as kube-apiserver sets them.
@@ -133,7 +141,7 @@ export const defaultJsonPatchLimits: JsonPatchLimits = { maxOperations: 10_000, 
 
 const decodePointer = (pointer: string): Array<string> => {
   if (pointer === "") return []
-  if (!pointer.startsWith("/")) throw new JsonPatchError(`invalid JSON pointer: ${pointer}`)
+  if (!pointer.startsWith("/")) throw invalidPatch(`invalid JSON pointer: ${pointer}`)
   return pointer.slice(1).split("/").map((token) => token.replace(/~1/g, "/").replace(/~0/g, "~"))
 }
 
@@ -147,7 +155,7 @@ const parentOf = (doc: Json, tokens: ReadonlyArray<string>, op: string): Json =>
     else if (isObject(current)) current = current[token]
     else current = undefined
     if (current === undefined) {
-      throw new JsonPatchError(`${op} operation does not apply: doc is missing path: /${tokens.join("/")}`)
+      throw invalidPatch(`${op} operation does not apply: doc is missing path: /${tokens.join("/")}`)
     }
   }
   return current
@@ -159,7 +167,7 @@ const getAt = (doc: Json, tokens: ReadonlyArray<string>, op: string): Json => {
   const last = tokens[tokens.length - 1]
   const value = Array.isArray(parent) ? parent[Number(last)] : isObject(parent) ? parent[last] : undefined
   if (value === undefined) {
-    throw new JsonPatchError(`${op} operation does not apply: doc is missing path: /${tokens.join("/")}`)
+    throw invalidPatch(`${op} operation does not apply: doc is missing path: /${tokens.join("/")}`)
   }
   return value
 }
@@ -180,17 +188,17 @@ const addAt = (doc: Json, tokens: ReadonlyArray<string>, value: Json, op: string
   if (Array.isArray(parent)) {
     const index = last === "-" ? parent.length : Number(last)
     if (!Number.isInteger(index) || index < 0 || index > parent.length || (replace && index >= parent.length)) {
-      throw new JsonPatchError(`${op} operation does not apply: index out of bounds: ${last}`)
+      throw invalidPatch(`${op} operation does not apply: index out of bounds: ${last}`)
     }
     if (replace) parent[index] = value
     else parent.splice(index, 0, value)
   } else if (isObject(parent)) {
     if (replace && !(last in parent)) {
-      throw new JsonPatchError(`${op} operation does not apply: doc is missing key: /${tokens.join("/")}`)
+      throw invalidPatch(`${op} operation does not apply: doc is missing key: /${tokens.join("/")}`)
     }
     parent[last] = value
   } else {
-    throw new JsonPatchError(`${op} operation does not apply: doc is missing path: /${tokens.join("/")}`)
+    throw invalidPatch(`${op} operation does not apply: doc is missing path: /${tokens.join("/")}`)
   }
   return doc
 }
@@ -201,18 +209,18 @@ const addAt = (doc: Json, tokens: ReadonlyArray<string>, value: Json, op: string
  * @internal
  */
 export const jsonPatch = (target: Json, operations: Json, limits: JsonPatchLimits = defaultJsonPatchLimits): Json => {
-  if (!Array.isArray(operations)) throw new JsonPatchError("json patch must be an array of operations")
+  if (!Array.isArray(operations)) throw invalidPatch("json patch must be an array of operations")
   if (operations.length > limits.maxOperations) {
-    throw new JsonPatchError(
-      `The allowed maximum operations in a JSON patch is ${limits.maxOperations}, got ${operations.length}`,
-      true
-    )
+    throw new JsonPatchError({
+      reason: "TooLarge",
+      message: `The allowed maximum operations in a JSON patch is ${limits.maxOperations}, got ${operations.length}`
+    })
   }
   let copied = 0
   let doc = clone(target)
   for (const operation of operations) {
     if (!isObject(operation) || typeof operation.op !== "string" || typeof operation.path !== "string") {
-      throw new JsonPatchError("invalid json patch operation")
+      throw invalidPatch("invalid json patch operation")
     }
     const path = decodePointer(operation.path)
     switch (operation.op) {
@@ -237,10 +245,11 @@ export const jsonPatch = (target: Json, operations: Json, limits: JsonPatchLimit
         const json = JSON.stringify(getAt(doc, from, "copy"))
         copied += json.length
         if (copied > limits.maxCopyBytes) {
-          throw new JsonPatchError(
-            `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${limits.maxCopyBytes}`,
-            true
-          )
+          throw new JsonPatchError({
+            reason: "TooLarge",
+            message:
+              `Unable to complete the copy, the accumulated size increase of copy is ${copied}, exceeding the limit ${limits.maxCopyBytes}`
+          })
         }
         doc = addAt(doc, path, JSON.parse(json), "copy", false)
         break
@@ -248,12 +257,12 @@ export const jsonPatch = (target: Json, operations: Json, limits: JsonPatchLimit
       case "test": {
         const value = getAt(doc, path, "test")
         if (!jsonEqual(value, operation.value)) {
-          throw new JsonPatchError(`testing value /${path.join("/")} failed: test failed`)
+          throw invalidPatch(`testing value /${path.join("/")} failed: test failed`)
         }
         break
       }
       default:
-        throw new JsonPatchError(`Unexpected kind: ${operation.op}`)
+        throw invalidPatch(`Unexpected kind: ${operation.op}`)
     }
   }
   return doc
