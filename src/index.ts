@@ -64,6 +64,14 @@ export * as EventRecorder from "./EventRecorder.js"
 export * as FieldSelector from "./FieldSelector.js"
 
 /**
+ * Finalizers: `has`, `add`, `remove`, and `reconcile`, kube-rs's finalizer flow for a Controller's reconcile
+ * (add the finalizer, `apply`; on deletion `cleanup`, then remove it), with conflict-safe JSON patches.
+ *
+ * @since 0.2.0
+ */
+export * as Finalizer from "./Finalizer.js"
+
+/**
  * @since 0.1.0
  */
 export * as HttpListerWatcher from "./HttpListerWatcher.js"
@@ -147,6 +155,14 @@ export * as Metadata from "./Metadata.js"
  * @since 0.1.0
  */
 export * as Metrics from "./Metrics.js"
+
+/**
+ * Owner references as controller-runtime's `controllerutil`: `setControllerReference`, `setOwnerReference`,
+ * `controllerOf`, `isControlledBy`, `hasOwnerReference`, `removeOwnerReference`.
+ *
+ * @since 0.2.0
+ */
+export * as OwnerReference from "./OwnerReference.js"
 
 /**
  * @since 0.2.0
