@@ -169,7 +169,8 @@ try {
     check(!main.includes(name), `import("effect-informers") has ${name}`)
   }
   check(
-    JSON.stringify(imported["effect-informers/testing"]) === JSON.stringify(["ApiStore", "FakeListerWatcher"]),
+    JSON.stringify(imported["effect-informers/testing"]) ===
+      JSON.stringify(["ApiStore", "FakeClient", "FakeListerWatcher"]),
     `effect-informers/testing exports ${imported["effect-informers/testing"]}`
   )
   for (const specifier of specifiers) {
@@ -247,6 +248,48 @@ export type Config = KubeConfig.Service
   // -- report -------------------------------------------------------------------------------------------
   const size = (path) => Number(run("du", ["-sk", path], work).split("\t")[0])
   const appMiB = (size(join(app, "node_modules")) / 1024).toFixed(0)
+  // the README's size figures: the packages each root of the app's dependencies brings (node's resolution
+  // from the requiring package), as disk usage of each package's own files (nested node_modules excluded)
+  const diskUsage = (dir) => {
+    let bytes = 0
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name)
+      const stat = statSync(path)
+      if (stat.isDirectory()) bytes += name === "node_modules" ? 0 : diskUsage(path)
+      else bytes += stat.blocks * 512
+    }
+    return bytes + statSync(dir).blocks * 512
+  }
+  const resolve = (from, name) => {
+    for (let at = from; ; at = at.slice(0, Math.max(at.lastIndexOf("/node_modules/"), 0))) {
+      const candidate = at === "" ? `node_modules/${name}` : `${at}/node_modules/${name}`
+      if (existsSync(join(app, candidate, "package.json"))) return candidate
+      if (at === "") return undefined
+    }
+  }
+  const closure = (roots) => {
+    const seen = new Set()
+    const visit = (path) => {
+      if (path === undefined || seen.has(path)) return
+      seen.add(path)
+      const { dependencies = {}, optionalDependencies = {}, peerDependencies = {} } = JSON.parse(
+        readFileSync(join(app, path, "package.json"), "utf8")
+      )
+      for (const dep of Object.keys({ ...dependencies, ...optionalDependencies, ...peerDependencies })) {
+        visit(resolve(path, dep))
+      }
+    }
+    for (const name of roots) visit(resolve("", name))
+    return seen
+  }
+  const mib = (paths) => [...paths].reduce((sum, path) => sum + diskUsage(join(app, path)), 0) / (1 << 20)
+  const effectOnly = closure(["effect", "@effect/platform-node"])
+  const withLibrary = closure(["effect", "@effect/platform-node", "effect-informers"])
+  const sizes = `effect + @effect/platform-node ${mib(effectOnly).toFixed(0)} MiB; with effect-informers ${
+    mib(withLibrary).toFixed(0)
+  } MiB (the library ${mib(["node_modules/effect-informers"]).toFixed(1)} MiB, @kubernetes/client-node ${
+    mib(["node_modules/@kubernetes/client-node"]).toFixed(0)
+  } MiB); the whole app, with typescript and @types/node, ${appMiB} MiB`
 
   // -- the test kit and the CLI, packed and added as dev dependencies ----------------------------------
   const kits = ["@effect-informers/testkit", "@effect-informers/cli"].map((name) => {
@@ -300,6 +343,7 @@ export type Config = KubeConfig.Service
       `effect ${effects.map((p) => `${p.version} at ${p.path}`).join(", ")}; ` +
       `@effect/cli: ${libraryTree.filter((p) => p.name === "@effect/cli").length}`
   )
+  console.log(`sizes: ${sizes}`)
   console.log(`README block: tsc (strict, skipLibCheck false) ok; without a kubeconfig: ${readmeErr[0]}`)
   console.log(
     `import: ${specifiers.length} entry points load under Node ${process.version}; effect-informers/testing = [${
