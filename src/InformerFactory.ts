@@ -13,6 +13,14 @@
  *   as an informer it waits on stops before it synced (`reason: "Stopped"`: the factory was shut down or
  *   its scope closed; client-go's `WaitForCacheSync` returns false then).
  *
+ * Watches come and go while the factory runs, as with controller-runtime's cache (`GetInformer`,
+ * `RemoveInformer`): `informerFor` after `start` adds an informer (the next `start` starts it, as
+ * client-go's factory does); `removeInformer` stops one and forgets it (a later `informerFor` builds a new
+ * one, which lists again); `informerForScoped` removes it when the last scope that asked for it closes.
+ * An informer whose resource is gone (a LIST answered 404 NotFound: its CRD was deleted; see `Reflector`'s
+ * `stopOnResourceGone`) stops by itself and the factory forgets it too; `status` and `waitForCacheSync`
+ * still name it, with its last error, until it is asked for again or removed.
+ *
  * `informerFor(Resource.metadataOnly(r))` is a metadata-only informer (`PartialObjectMetadata` objects,
  * client-go's metadata informers), kept apart from `r`'s full informer; `informerFor(Resource.custom(...))`
  * gives the values its `Schema` decodes. An informer's `indexer` and lister are typed with the index names
@@ -146,8 +154,8 @@ export interface SyncStatus {
 
 /**
  * Some informers did not sync: `reason: "Timeout"`, not within the wait's timeout; `reason: "Stopped"`,
- * an informer waited on stopped before it synced (the factory was shut down or its scope closed), so it
- * never will. The message names each informer that did not sync and the last error it saw.
+ * an informer waited on stopped before it synced (the factory was shut down or its scope closed, the
+ * informer was removed, or its resource is gone), so it never will. The message names each informer that did not sync and the last error it saw.
  *
  * @since 0.1.0
  * @category errors
@@ -184,6 +192,14 @@ export type InformerForError =
   | FieldSelectorParseError
   | FactoryShutdownError
 
+/**
+ * Errors of `removeInformer`: the options' selectors, which choose the informer, do not parse.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export type RemoveInformerError = LabelSelectorParseError | FieldSelectorParseError
+
 // -------------------------------------------------------------------------------------------------
 // service
 // -------------------------------------------------------------------------------------------------
@@ -207,6 +223,32 @@ export declare namespace InformerFactory {
       resource: Resource<A>,
       options?: InformerOptions<A, I>
     ) => Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError>
+    /**
+     * `informerFor`, for as long as the current scope: when the last scope that asked for the informer this
+     * way closes, it is removed as `removeInformer` removes it, unless it was also asked for by
+     * `informerFor` (then only `removeInformer` or the factory's shutdown stops it).
+     *
+     * @since 0.2.0
+     */
+    readonly informerForScoped: <A extends KubeObject, I extends string = string>(
+      resource: Resource<A>,
+      options?: InformerOptions<A, I>
+    ) => Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError, Scope.Scope>
+    /**
+     * Stops the informer for `resource` in the scope `options` describe (namespace and selectors: the rest
+     * is ignored) and forgets it: its Reflector, processing loop and handlers' fibers end (a callback in
+     * progress is interrupted), its `synced` fails if it had not synced (`InformerStoppedError`), and the
+     * factory holds its cache no more; those who hold the informer see it stopped (`isStopped`,
+     * `awaitStop`). A later `informerFor` builds a new informer, which lists again. Succeeds with whether
+     * the factory had that informer (an informer forgotten because its resource was gone counts);
+     * removing one it does not have does nothing. Waits until the informer's fibers have ended.
+     *
+     * @since 0.2.0
+     */
+    readonly removeInformer: <A extends KubeObject>(
+      resource: Resource<A>,
+      options?: InformerOptions<A, string>
+    ) => Effect.Effect<boolean, RemoveInformerError>
     /** A lister over `informerFor(resource, options)`'s cache, typed with the same index names. */
     readonly listerFor: <A extends KubeObject, I extends string = string>(
       resource: Resource<A>,
@@ -218,13 +260,17 @@ export declare namespace InformerFactory {
      * Waits until every informer started so far has synced and returns their statuses (also after a
      * shutdown, if they had all synced). Fails with a `CacheSyncError` naming each informer that did not
      * sync and its last error: `reason: "Stopped"` as soon as one of them stops unsynced (the factory is
-     * shut down or its scope closes; also for a wait that starts after that), with or without a timeout;
-     * `reason: "Timeout"` when the timeout passes first.
+     * shut down or its scope closes, it is removed, or its resource is gone; also for a wait that starts
+     * after that), with or without a timeout; `reason: "Timeout"` when the timeout passes first. An
+     * informer forgotten because its resource is gone counts until it is asked for again or removed.
      */
     readonly waitForCacheSync: (
       options?: { readonly timeout?: Duration.Input | undefined }
     ) => Effect.Effect<ReadonlyArray<SyncStatus>, CacheSyncError>
-    /** The sync state of every informer, now. */
+    /**
+     * The sync state of every informer, now; also of those forgotten because their resource is gone (their
+     * last error a `NotFound`), until they are asked for again or removed.
+     */
     readonly status: Effect.Effect<ReadonlyArray<SyncStatus>>
     /** Stops every informer and waits for them. Idempotent. */
     readonly shutdown: Effect.Effect<void>
@@ -240,6 +286,7 @@ export class InformerFactory
 {}
 
 interface Entry {
+  readonly key: string
   readonly name: string
   readonly informer: SharedInformer.SharedInformer.Service<any>
   readonly scope: Scope.Closeable
@@ -251,6 +298,10 @@ interface Entry {
   readonly indexers: Map<string, unknown>
   lastError: Option.Option<ReflectorError>
   started: boolean
+  /** Asked for by `informerFor`: only `removeInformer` (or the shutdown) removes it. */
+  pinned: boolean
+  /** Open scopes of `informerForScoped` requests for it. */
+  holders: number
 }
 
 /**
@@ -406,12 +457,15 @@ export const make = (
       }
     }
 
-    const informerFor = <A extends KubeObject, I extends string = string>(
+    /** Where an informer request points: its key in `entries`, its name, its list scope (canonical selectors). */
+    const locate = <A>(
       resource: Resource<A>,
-      informerOptions: InformerOptions<A, I> = {}
-    ): Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError> =>
+      informerOptions: InformerOptions<A, any>
+    ): Effect.Effect<
+      { readonly key: string; readonly name: string; readonly scope: ListScope },
+      LabelSelectorParseError | FieldSelectorParseError
+    > =>
       Effect.gen(function*() {
-        if (shutDown) return yield* new FactoryShutdownError()
         let scope: ListScope = {
           namespace: resource.namespaced ? informerOptions.namespace ?? options.namespace ?? "" : "",
           labelSelector: informerOptions.labelSelector,
@@ -438,9 +492,49 @@ export const make = (
           fieldSelector ?? "",
           representationOf(resource)
         ].join("|")
-        const name = describeScope(resource, scope)
+        return { key, name: describeScope(resource, scope), scope }
+      })
+
+    /**
+     * Informers stopped because their resource is gone (a LIST answered 404 NotFound), by key: forgotten (their
+     * scopes closed, their caches no longer held), but still named by `status` and `waitForCacheSync` until
+     * they are asked for again or removed.
+     */
+    const gone = new Map<string, SyncStatus>()
+
+    /**
+     * Forgets an entry, if it is still the current one (under the lock), then closes its scope (outside it, so
+     * that a slow stop holds no other request up). Uninterruptible: once forgotten, the informer is stopped.
+     */
+    const forget = (entry: Entry, resourceGone: boolean): Effect.Effect<void> =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        if (entries.get(entry.key) !== entry) return false
+        entries.delete(entry.key)
+        if (resourceGone) gone.set(entry.key, yield* statusOf(entry))
+        return true
+      })).pipe(
+        Effect.flatMap((forgotten) => forgotten ? Scope.close(entry.scope, Exit.void) : Effect.void),
+        Effect.uninterruptible
+      )
+
+    /** The entry for a request, made on first request; `scoped`: held by the caller's scope, else pinned. */
+    const acquire = <A extends KubeObject, I extends string = string>(
+      resource: Resource<A>,
+      informerOptions: InformerOptions<A, I>,
+      scoped: boolean
+    ): Effect.Effect<Entry, InformerForError> =>
+      Effect.gen(function*() {
+        if (shutDown) return yield* new FactoryShutdownError()
+        const { key, name, scope } = yield* locate(resource, informerOptions)
         const resyncPeriod = toMillis(informerOptions.resyncPeriod)
-        const existing = entries.get(key)
+        let existing = entries.get(key)
+        // Stopped because its resource is gone, and not forgotten yet: forget it now and build a new one.
+        if (existing !== undefined && (yield* existing.informer.isStopped)) {
+          entries.delete(key)
+          gone.delete(key)
+          yield* Scope.close(existing.scope, Exit.void)
+          existing = undefined
+        }
         if (existing !== undefined) {
           if (informerOptions.transform !== undefined && informerOptions.transform !== existing.transform) {
             return yield* new InformerOptionsConflictError({
@@ -479,13 +573,16 @@ export const make = (
             yield* existing.informer.addIndexers(added).pipe(Effect.orDie)
             for (const [indexName, fn] of Object.entries(added)) existing.indexers.set(indexName, fn)
           }
-          return existing.informer as SharedInformer.SharedInformer.Service<A, I>
+          if (scoped) existing.holders++
+          else existing.pinned = true
+          return existing
         }
         const informerScope = yield* Scope.fork(factoryScope, "sequential")
         const lw = source.listerWatcher(resource, scope)
         const effectiveResync = resyncPeriod ?? toMillis(options.customResync?.[groupResource(resource)]) ??
           defaultResync ?? 0
         const entry: Entry = {
+          key,
           name,
           informer: undefined as never,
           scope: informerScope,
@@ -497,7 +594,9 @@ export const make = (
             ...Object.entries(informerOptions.indexers ?? {})
           ]),
           lastError: Option.none(),
-          started: false
+          started: false,
+          pinned: !scoped,
+          holders: scoped ? 1 : 0
         }
         const informer = yield* SharedInformer.make<A, I>(lw, {
           name,
@@ -513,19 +612,65 @@ export const make = (
         }).pipe(Scope.provide(informerScope))
         ;(entry as { informer: SharedInformer.SharedInformer.Service<any> }).informer = informer
         entries.set(key, entry)
-        return informer
+        gone.delete(key)
+        // Ends when the informer stops; when its resource is gone, the factory forgets it. In the factory's
+        // scope, not the informer's, which it closes.
+        yield* informer.awaitStop.pipe(
+          Effect.flatMap((reason) => reason === "ResourceGone" ? forget(entry, true) : Effect.void),
+          Effect.forkIn(factoryScope)
+        )
+        return entry
       }).pipe(lock.withPermits(1))
+
+    const informerFor = <A extends KubeObject, I extends string = string>(
+      resource: Resource<A>,
+      informerOptions: InformerOptions<A, I> = {}
+    ): Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError> =>
+      Effect.map(acquire(resource, informerOptions, false), (entry) => entry.informer)
+
+    const informerForScoped = <A extends KubeObject, I extends string = string>(
+      resource: Resource<A>,
+      informerOptions: InformerOptions<A, I> = {}
+    ): Effect.Effect<SharedInformer.SharedInformer.Service<A, I>, InformerForError, Scope.Scope> =>
+      Effect.map(
+        Effect.acquireRelease(acquire(resource, informerOptions, true), (entry) =>
+          Effect.suspend(() => {
+            entry.holders--
+            return entry.holders > 0 || entry.pinned ? Effect.void : forget(entry, false)
+          })),
+        (entry) => entry.informer
+      )
+
+    const removeInformer = <A extends KubeObject>(
+      resource: Resource<A>,
+      informerOptions: InformerOptions<A, string> = {}
+    ): Effect.Effect<boolean, RemoveInformerError> =>
+      Effect.flatMap(locate(resource, informerOptions), ({ key }) =>
+        Effect.suspend(() => {
+          if (shutDown) return Effect.succeed(false)
+          const entry = entries.get(key)
+          const wasGone = gone.delete(key)
+          return entry === undefined ? Effect.succeed(wasGone) : Effect.as(forget(entry, false), true)
+        }))
 
     const statusOf = (entry: Entry): Effect.Effect<SyncStatus> =>
       Effect.map(
         entry.informer.hasSynced,
         (synced): SyncStatus => ({ informer: entry.name, synced, lastError: entry.lastError })
       )
+    /** The statuses of `started` and of the informers forgotten because their resource is gone. */
+    const statusesOf = (
+      started: ReadonlyArray<Entry>,
+      goneNow: ReadonlyArray<SyncStatus>
+    ): Effect.Effect<ReadonlyArray<SyncStatus>> =>
+      Effect.map(Effect.forEach(started, statusOf), (live) => goneNow.length === 0 ? live : [...live, ...goneNow])
     // Suspended: the entries are read when the status is asked for, not when the factory is built.
-    const status = Effect.suspend(() => Effect.forEach(Array.from(entries.values()), statusOf))
+    const status = Effect.suspend(() => statusesOf(Array.from(entries.values()), Array.from(gone.values())))
 
     const service: InformerFactory.Service = {
       informerFor,
+      informerForScoped,
+      removeInformer,
       listerFor: (resource, informerOptions) =>
         Effect.map(informerFor(resource, informerOptions), (informer) => Lister.make(informer.indexer, resource)),
       start: Effect.suspend(() => {
@@ -540,24 +685,33 @@ export const make = (
       waitForCacheSync: (waitOptions = {}) =>
         Effect.gen(function*() {
           const started = Array.from(entries.values()).filter((entry) => entry.started)
+          // Those forgotten because their resource is gone: one that had not synced never will.
+          const goneNow = Array.from(gone.values())
+          const timeout = waitOptions.timeout === undefined
+            ? Duration.infinity
+            : Duration.fromInputUnsafe(waitOptions.timeout)
+          if (goneNow.some((status) => !status.synced)) {
+            return yield* new CacheSyncError({
+              reason: "Stopped",
+              timeout,
+              informers: yield* statusesOf(started, goneNow)
+            })
+          }
           // Fails (and stops waiting on the others) at the first informer that stops unsynced.
           const all = Effect.forEach(started, (entry) => entry.informer.synced, {
             concurrency: "unbounded",
             discard: true
           }).pipe(Effect.result)
-          const timeout = waitOptions.timeout === undefined
-            ? Duration.infinity
-            : Duration.fromInputUnsafe(waitOptions.timeout)
           const done = waitOptions.timeout === undefined
             ? yield* Effect.asSome(all)
             : yield* Effect.timeoutOption(all, timeout)
           if (Option.isNone(done) || Result.isFailure(done.value)) {
-            const informers = yield* Effect.forEach(started, statusOf)
+            const informers = yield* statusesOf(started, goneNow)
             const reason = Option.isNone(done) ? "Timeout" : "Stopped"
             return yield* new CacheSyncError({ reason, timeout, informers })
           }
-          // The informers waited for: those started when the wait began.
-          return yield* Effect.forEach(started, statusOf)
+          // The informers waited for: those started when the wait began (and those gone by then).
+          return yield* statusesOf(started, goneNow)
         }),
       // Uninterruptible: once marked, the informers are stopped and `shutdownDone` completed.
       shutdown: Effect.suspend(() => {

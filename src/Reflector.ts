@@ -31,8 +31,17 @@
  *      (`resourceVersion=""`); a second one in a row without progress backs off first;
  *    - `TooManyRequests` or a `TransportError` when opening a watch: back off, re-watch (no relist);
  *    - anything else (5xx, decode errors, a watch that closes within 1 s without events, a failed
- *      resync, even a defect — reported as `UnexpectedError`): back off, relist. The loop never dies.
- * 6. **BackingOff.** Backoff is a `Schedule` (`defaultBackoff`: 800 ms doubling to a 30 s cap, each wait
+ *      resync, even a defect — reported as `UnexpectedError`): back off, relist;
+ *    - a `NotFound` on a LIST: stop (**Stopped**, below). No other error ends the loop.
+ * 6. **Stopped.** A LIST answered `404 NotFound`: the API server no longer serves the resource (its CRD was
+ *    deleted; a LIST in a namespace that does not exist answers 200 with no items, so a 404 on a LIST is
+ *    the resource itself). The loop stops, logs it once as a warning and says so (`awaitStop`, `status`),
+ *    instead of backing off for ever as client-go does; the informer over it stops with it
+ *    (`SharedInformer`'s `awaitStop` answers `"ResourceGone"`) and a factory forgets it, so that it can be
+ *    asked for again once the resource is back, as controller-runtime's cache does. A WATCH answered 404
+ *    (the CRD deleted mid-watch) relists as before, and that LIST decides. `stopOnResourceGone: false`
+ *    keeps client-go's behaviour: back off and relist.
+ * 7. **BackingOff.** Backoff is a `Schedule` (`defaultBackoff`: 800 ms doubling to a 30 s cap, each wait
  *    jittered into [base, 2·base), reset after 2 minutes without failures, never shorter than a 429's
  *    `Retry-After`, which is cut to `maxRetryAfter`, 30 s by default, so that no server can silence the
  *    informer for days).
@@ -187,7 +196,24 @@ export interface Reflector {
    * @since 0.2.0
    */
   readonly status: Effect.Effect<Status>
+  /**
+   * Waits until the loop stops by itself and says why (at once once it has). It runs until its scope
+   * closes but for one case: a LIST answered `404 NotFound` (`"ResourceGone"`; not with
+   * `stopOnResourceGone: false`). Closing the scope does not complete it.
+   *
+   * @since 0.2.0
+   */
+  readonly awaitStop: Effect.Effect<StopReason>
 }
+
+/**
+ * Why a Reflector stopped by itself: `"ResourceGone"`, a LIST answered `404 NotFound`, so the API server no
+ * longer serves the resource (its CustomResourceDefinition was deleted).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type StopReason = "ResourceGone"
 
 /**
  * Where a Reflector's loop is:
@@ -195,7 +221,8 @@ export interface Reflector {
  * - `Relisting`: a later LIST or watch-list (after a Gone, an error, a watch-list fallback);
  * - `Watching`: a WATCH is open or being opened (a watch-list after its end bookmark too);
  * - `BackingOff`: waiting after `error` (the tag of the error), until `until` (Clock milliseconds, the
- *   backoff's wait and any `Retry-After`), then watching or relisting again.
+ *   backoff's wait and any `Retry-After`), then watching or relisting again;
+ * - `Stopped`: the loop stopped by itself for `reason` (see `awaitStop`) and does nothing any more.
  *
  * @since 0.2.0
  * @category models
@@ -205,6 +232,7 @@ export type Status =
   | { readonly _tag: "Relisting" }
   | { readonly _tag: "Watching" }
   | { readonly _tag: "BackingOff"; readonly until: number; readonly error: ReflectorError["_tag"] }
+  | { readonly _tag: "Stopped"; readonly reason: StopReason }
 
 /**
  * The `cause` tag a relist is counted under in `Metrics.relists` (besides `initial`, the first sync).
@@ -221,7 +249,9 @@ export type RelistCause = "gone" | "error" | "very-short-watch" | "watch-list-fa
  *   cycle's resourceVersion otherwise (a watch-list that failed before its end bookmark); with
  *   `rejectWatchList`, watch-list is not asked for again for a while (1 minute, doubling to 30);
  * - `Relist`: a new list-and-watch cycle, after the backoff if `backoff`, reading at `resourceVersion=""`
- *   if `consistent` (and, if the failed phase read so already, until a sync succeeds).
+ *   if `consistent` (and, if the failed phase read so already, until a sync succeeds);
+ * - `Stop`: the loop ends for `reason` (`ResourceGone`: a LIST answered 404 NotFound); with
+ *   `stopOnResourceGone: false` the loop backs off and relists instead (counted as `error`).
  *
  * `cause` is the relist's tag in `Metrics.relists` (`undefined`: not counted).
  *
@@ -242,6 +272,7 @@ export type Action =
     readonly consistent: boolean
     readonly cause: RelistCause | undefined
   }
+  | { readonly _tag: "Stop"; readonly reason: StopReason }
 
 /**
  * What `recovery` knows of the failed phase besides the error. Each field matters in one phase only and is
@@ -321,6 +352,14 @@ export interface Options<A> {
    * and resourceVersion) so that a relist of unchanged objects does not keep two copies alive.
    */
   readonly reuse?: ((obj: A) => A) | undefined
+  /**
+   * Stop when a LIST answers `404 NotFound` (the resource is no longer served: its CRD was deleted), with a
+   * warning, instead of backing off and relisting for ever. Defaults to `true` (controller-runtime's cache
+   * stops such an informer too); `false` keeps client-go's behaviour.
+   *
+   * @since 0.2.0
+   */
+  readonly stopOnResourceGone?: boolean | undefined
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -392,6 +431,7 @@ export const defaultBackoff: Schedule.Schedule<unknown, ReflectorError> = policy
  * | any | `UnexpectedError` (a defect) | | back off, relist (not counted) |
  * | list | `Gone`, `ResourceVersionTooLarge` | not `afterGone` | LIST again at once at `""` (`gone`) |
  * | list | `Gone`, `ResourceVersionTooLarge` | `afterGone` | back off, relist at `""` (`error`) |
+ * | list | `NotFound` | | stop: `ResourceGone` (with `stopOnResourceGone: false`: back off, relist (`error`)) |
  * | list | anything else (`TooManyRequests`, `TransportError`, `DecodeError`, `ContinueRepeated`, `StoreError`...) | | back off, relist (`error`) |
  * | watch-list | `Gone`, `ResourceVersionTooLarge` | not `consistent` | relist at once at `""` (not counted) |
  * | watch-list | `Gone`, `ResourceVersionTooLarge` | `consistent` | LIST now (`watch-list-fallback`) |
@@ -469,8 +509,9 @@ export const makeFromContext = <E>(
   Effect.flatMap(Effect.service(ListerWatcher), (lw) => make(lw, store, options))
 
 /**
- * Runs a Reflector in the current fiber, forever (until interrupted). For callers that manage fibers
- * themselves; `make` is the usual entry point.
+ * Runs a Reflector in the current fiber until interrupted, or until it stops by itself (a LIST answered
+ * 404 NotFound: see `Reflector.awaitStop`), which it returns. For callers that manage fibers themselves;
+ * `make` is the usual entry point.
  *
  * @since 0.1.0
  * @category constructors
@@ -479,4 +520,4 @@ export const run: <A, E>(
   lw: ListerWatcher.Service<A>,
   store: Store<A, E>,
   options?: Options<A>
-) => Effect.Effect<never> = internal.run
+) => Effect.Effect<StopReason> = internal.run

@@ -32,7 +32,13 @@
  * - A handler failure (typed error or defect) is logged with the handler's name and counted; the item is
  *   skipped and the handler goes on.
  * - Closing the informer's scope stops the controller (Reflector and processing loop, DeltaFifo closed)
- *   strictly before the handlers' fibers; no fiber outlives the scope.
+ *   strictly before the handlers' fibers; no fiber outlives the scope. A handler's callback in progress
+ *   is interrupted.
+ * - When the resource is gone (a LIST answered 404 NotFound: its CRD was deleted; see `Reflector`'s
+ *   `stopOnResourceGone`), the informer stops by itself, in the same order, with a warning: `isStopped`
+ *   turns true, `awaitStop` answers `"ResourceGone"`, `status` says `Stopped`, a `synced` still pending
+ *   fails with `InformerStoppedError` (`reason: "ResourceGone"`), the streams end. Its cache keeps what it
+ *   held. An `InformerFactory` forgets such an informer, so that asking for it again builds a new one.
  *
  * The cache is read-only to everyone but the informer: `indexer` (and every lister over it) is an
  * `Indexer.Reader`, a view with no write member, separate from the store the controller writes.
@@ -138,6 +144,16 @@ export interface Registration {
 }
 
 /**
+ * Why an informer stopped: `"Closed"`, its scope closed (its factory shut down or removed it);
+ * `"ResourceGone"`, a LIST answered 404 NotFound, so the API server no longer serves the resource (its
+ * CustomResourceDefinition was deleted).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type StopReason = "Closed" | "ResourceGone"
+
+/**
  * An error the Reflector reported, with where it happened.
  *
  * @since 0.1.0
@@ -154,7 +170,8 @@ export interface WatchError {
 
 /**
  * The informer has stopped: handlers and indexers can no longer be added, it cannot be started, and if it
- * had not synced it never will (`operation: "synced"`: what `synced` fails with).
+ * had not synced it never will (`operation: "synced"`: what `synced` fails with). `reason` says why:
+ * `"ResourceGone"` when a LIST answered 404 NotFound, `"Closed"` or absent when its scope closed.
  *
  * @since 0.1.0
  * @category errors
@@ -216,6 +233,13 @@ export declare namespace SharedInformer {
     readonly synced: Effect.Effect<void, InformerStoppedError>
     readonly isStarted: Effect.Effect<boolean>
     readonly isStopped: Effect.Effect<boolean>
+    /**
+     * Waits until the informer has stopped and every fiber of it has ended (its scope closed, or its
+     * resource is gone), and says why; at once once it has.
+     *
+     * @since 0.2.0
+     */
+    readonly awaitStop: Effect.Effect<StopReason>
     /**
      * The cache (client-go's `GetStore`/`GetIndexer`), as a read-only view: only the informer's machinery
      * writes it. A separate object from the store, the same one at every access. Objects are shared.

@@ -59,6 +59,7 @@ const fallBack: Reflector.Action = {
   cause: "watch-list-fallback"
 }
 const rejectAndFallBack: Reflector.Action = { ...fallBack, rejectWatchList: true }
+const stopResourceGone: Reflector.Action = { _tag: "Stop", reason: "ResourceGone" }
 const relist = (
   backoff: boolean,
   consistent: boolean,
@@ -86,7 +87,9 @@ const table: ReadonlyArray<readonly [ErrorName, Phase, Partial<Context>, Reflect
   ["badRequest", "list", {}, relist(true, false, "error")],
   ["forbidden", "list", {}, relist(true, false, "error")],
   ["unauthorized", "list", {}, relist(true, false, "error")],
-  ["notFound", "list", {}, relist(true, false, "error")],
+  // NotFound on a list: the resource is no longer served (its CRD was deleted): stop
+  ["notFound", "list", {}, stopResourceGone],
+  ["notFound", "list", { afterGone: true, consistent: true }, stopResourceGone],
   ["decode", "list", {}, relist(true, false, "error")],
   ["pagination", "list", {}, relist(true, false, "error")],
   ["replace", "list", {}, relist(true, false, "error")],
@@ -220,6 +223,11 @@ describe("Reflector.recovery", () => {
       if (action._tag === "List") assert.include(["list", "watch-list"], phase, what)
       // only a watch-list is rejected, and only as a fallback to LIST
       if (action._tag === "List" && action.rejectWatchList) assert.strictEqual(phase, "watch-list", what)
+      // only a NotFound on a list stops the loop
+      if (action._tag === "Stop") {
+        assert.strictEqual(phase, "list", what)
+        assert.strictEqual(show(error), "StatusError (NotFound)", what)
+      }
     }
   })
 
@@ -230,7 +238,7 @@ describe("Reflector.recovery", () => {
       // a watch-list that read at "" already falls back to LIST (at "" too); a resync never reads
       const expected = gone && phase !== "resync" && !(phase === "watch-list" && context.consistent)
       assert.strictEqual(
-        action._tag !== "Rewatch" && action.consistent,
+        action._tag !== "Rewatch" && action._tag !== "Stop" && action.consistent,
         expected,
         `${show(error)} in ${phase} with ${JSON.stringify(context)}: ${JSON.stringify(action)}`
       )

@@ -1,7 +1,7 @@
 /**
  * A SharedInformer's life as a table (`internal/informer/informerLifecycle.ts`): Created, Running, Stopped
- * (before or after a start), the two events `start` and `stop`, and what `isStarted` / `isStopped` read of
- * each state. The informer's own tests (test/informer/sharedInformer/) check the same through `make`.
+ * (before or after a start; closed, or its resource gone), the three events `start`, `stop` and
+ * `resourceGone`, and what `isStarted` / `isStopped` read of each state. The informer's own tests (test/informer/sharedInformer/) check the same through `make`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Lifecycle from "../../src/internal/informer/informerLifecycle.js"
@@ -10,9 +10,12 @@ const created = Lifecycle.created
 const running = Lifecycle.transition(created, "start")
 const stoppedBeforeStart = Lifecycle.transition(created, "stop")
 const stoppedAfterStart = Lifecycle.transition(running, "stop")
+const goneAfterStart = Lifecycle.transition(running, "resourceGone")
 
 const show = (state: Lifecycle.State): string =>
-  state._tag === "Stopped" ? `Stopped(${state.started ? "started" : "not started"})` : state._tag
+  state._tag === "Stopped"
+    ? `Stopped(${state.started ? "started" : "not started"}${state.reason === "Closed" ? "" : `, ${state.reason}`})`
+    : state._tag
 
 /** (state, event) -> next state. */
 const table: ReadonlyArray<readonly [Lifecycle.State, Lifecycle.Event, string]> = [
@@ -23,7 +26,13 @@ const table: ReadonlyArray<readonly [Lifecycle.State, Lifecycle.Event, string]> 
   [stoppedBeforeStart, "start", "Stopped(not started)"],
   [stoppedBeforeStart, "stop", "Stopped(not started)"],
   [stoppedAfterStart, "start", "Stopped(started)"],
-  [stoppedAfterStart, "stop", "Stopped(started)"]
+  [stoppedAfterStart, "stop", "Stopped(started)"],
+  // the Reflector stopped because the resource is gone (a LIST answered 404): the first stop's reason stays
+  [created, "resourceGone", "Stopped(not started, ResourceGone)"],
+  [running, "resourceGone", "Stopped(started, ResourceGone)"],
+  [goneAfterStart, "start", "Stopped(started, ResourceGone)"],
+  [goneAfterStart, "stop", "Stopped(started, ResourceGone)"],
+  [stoppedAfterStart, "resourceGone", "Stopped(started)"]
 ]
 
 /** state -> [isStarted, isStopped], as client-go's HasStarted / IsStopped. */
@@ -31,7 +40,8 @@ const reads: ReadonlyArray<readonly [Lifecycle.State, boolean, boolean]> = [
   [created, false, false],
   [running, true, false],
   [stoppedBeforeStart, false, true],
-  [stoppedAfterStart, true, true]
+  [stoppedAfterStart, true, true],
+  [goneAfterStart, true, true]
 ]
 
 describe("informer lifecycle", () => {

@@ -25,7 +25,8 @@ const states: Record<State["_tag"], State> = {
   Listing: { _tag: "Listing", resourceVersion: "5", afterGone: false },
   WatchListing: { _tag: "WatchListing", resourceVersion: "5", afterGone: false },
   Watching: { _tag: "Watching", resourceVersion: "5" },
-  BackingOff: { _tag: "BackingOff", error, then: { _tag: "Relisting", afterGone: false } }
+  BackingOff: { _tag: "BackingOff", error, then: { _tag: "Relisting", afterGone: false } },
+  Stopped: { _tag: "Stopped", reason: "ResourceGone", error }
 }
 
 /** (state, synced) -> status tag. */
@@ -40,7 +41,9 @@ const statuses: ReadonlyArray<readonly [State["_tag"], Synced, Reflector.Status[
   ["Watching", "Never", "Watching"],
   ["Watching", "ThisCycle", "Watching"],
   ["BackingOff", "Never", "BackingOff"],
-  ["BackingOff", "Earlier", "BackingOff"]
+  ["BackingOff", "Earlier", "BackingOff"],
+  ["Stopped", "Never", "Stopped"],
+  ["Stopped", "ThisCycle", "Stopped"]
 ]
 
 describe("Reflector: the cycle's sync", () => {

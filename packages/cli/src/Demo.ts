@@ -71,7 +71,7 @@ export const progressWindow: Duration.Duration = Duration.seconds(5)
  * @since 0.2.0
  * @category models
  */
-export type InformerState = "starting" | "syncing" | "watching" | "backing off" | "relisting"
+export type InformerState = "starting" | "syncing" | "watching" | "backing off" | "relisting" | "stopped"
 
 /**
  * @since 0.2.0
@@ -237,6 +237,8 @@ export const run = (options: Options = {}): Effect.Effect<Summary, DemoError, Sc
           return { state: "relisting" as const }
         case "Watching":
           return { state: "watching" as const }
+        case "Stopped":
+          return { state: "stopped" as const }
         case "BackingOff":
           return {
             state: "backing off" as const,

@@ -8,12 +8,19 @@ import * as Data from "effect/Data"
 
 /**
  * The informer has stopped: handlers and indexers can no longer be added, it cannot be started, and if it
- * had not synced it never will (`operation: "synced"`: what `synced` fails with).
+ * had not synced it never will (`operation: "synced"`: what `synced` fails with). `reason: "ResourceGone"`:
+ * it stopped because its resource is gone (a LIST answered 404 NotFound), not because its scope closed.
  *
  * @internal
  */
 export class InformerStoppedError extends Data.TaggedError("InformerStoppedError")<{
   readonly informer: string
+  /**
+   * Why the informer stopped: `"Closed"` (also when absent), its scope closed (its factory shut down or
+   * removed it); `"ResourceGone"`, a LIST answered 404 NotFound: the API server no longer serves the
+   * resource (its CRD was deleted).
+   */
+  readonly reason?: "Closed" | "ResourceGone" | undefined
   /**
    * What the stop refused. `"addEventHandler"` (also when absent), `"addIndexers"`, `"start"`, or
    * `"synced"`: the informer (or, with `handler`, that handler's registration) stopped before it synced.
@@ -23,17 +30,20 @@ export class InformerStoppedError extends Data.TaggedError("InformerStoppedError
   readonly handler?: string | undefined
 }> {
   override get message(): string {
+    const why = this.reason === "ResourceGone"
+      ? ": its resource is gone (a LIST answered 404 NotFound)"
+      : ""
     switch (this.operation) {
       case "addIndexers":
-        return `indexers were not added to shared informer ${this.informer} because it has stopped already`
+        return `indexers were not added to shared informer ${this.informer} because it has stopped already${why}`
       case "start":
-        return `shared informer ${this.informer} was not started because it has stopped already`
+        return `shared informer ${this.informer} was not started because it has stopped already${why}`
       case "synced":
         return this.handler === undefined
-          ? `shared informer ${this.informer} stopped before it synced`
-          : `shared informer ${this.informer} stopped before handler ${this.handler} synced`
+          ? `shared informer ${this.informer} stopped before it synced${why}`
+          : `shared informer ${this.informer} stopped before handler ${this.handler} synced${why}`
       default:
-        return `handler was not added to shared informer ${this.informer} because it has stopped already`
+        return `handler was not added to shared informer ${this.informer} because it has stopped already${why}`
     }
   }
 }

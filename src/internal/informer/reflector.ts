@@ -43,6 +43,7 @@ import type {
   ReflectorError,
   RelistCause,
   Status,
+  StopReason,
   Store
 } from "../../Reflector.js"
 import { tagged } from "../metricTags.js"
@@ -68,7 +69,7 @@ import {
  *
  * @internal
  */
-export type State = Relisting | Listing | WatchListing | Watching | BackingOff
+export type State = Relisting | Listing | WatchListing | Watching | BackingOff | Stopped
 
 /**
  * A cycle begins (the first one too): watch-list if it is wanted and not rejected lately, a paged LIST
@@ -109,6 +110,13 @@ interface BackingOff {
   readonly _tag: "BackingOff"
   readonly error: ReflectorError
   readonly then: State
+}
+
+/** The loop ends: a LIST answered 404 NotFound (`ResourceGone`). */
+interface Stopped {
+  readonly _tag: "Stopped"
+  readonly reason: StopReason
+  readonly error: ReflectorError
 }
 
 /** What the loop keeps across states and cycles (client-go keeps these as Reflector fields). */
@@ -177,12 +185,21 @@ export const make = <A, E>(
   Effect.suspend(() => {
     const name = options.name ?? lw.description ?? "reflector"
     const memory = initialMemory()
+    const stopped = Deferred.makeUnsafe<StopReason>()
     const reflector: Reflector = {
       name,
       lastSyncResourceVersion: Effect.sync(() => memory.position),
-      status: Effect.sync(() => statusOf(memory.state, memory.synced, memory.backoffUntil))
+      status: Effect.sync(() => statusOf(memory.state, memory.synced, memory.backoffUntil)),
+      awaitStop: Deferred.await(stopped)
     }
-    return Effect.as(Effect.forkScoped(Effect.interruptible(loop(lw, store, options, name, memory))), reflector)
+    return Effect.as(
+      Effect.forkScoped(
+        Effect.interruptible(
+          Effect.flatMap(loop(lw, store, options, name, memory), (reason) => Deferred.succeed(stopped, reason))
+        )
+      ),
+      reflector
+    )
   })
 
 /** @internal */
@@ -190,7 +207,7 @@ export const run = <A, E>(
   lw: ListerWatcher.Service<A>,
   store: Store<A, E>,
   options: Options<A> = {}
-): Effect.Effect<never> =>
+): Effect.Effect<StopReason> =>
   Effect.suspend(() => loop(lw, store, options, options.name ?? lw.description ?? "reflector", initialMemory()))
 
 const initialMemory = (): Memory => ({
@@ -215,6 +232,8 @@ export const statusOf = (state: State, synced: Synced, backoffUntil: number): St
   switch (state._tag) {
     case "BackingOff":
       return { _tag: "BackingOff", until: backoffUntil, error: state.error._tag }
+    case "Stopped":
+      return { _tag: "Stopped", reason: state.reason }
     case "Watching":
       return { _tag: "Watching" }
     case "WatchListing":
@@ -225,14 +244,14 @@ export const statusOf = (state: State, synced: Synced, backoffUntil: number): St
   }
 }
 
-/** The loop: one step after another, forever. */
+/** The loop: one step after another, until it stops (a LIST answered 404 NotFound) or is interrupted. */
 const loop = <A, E>(
   lw: ListerWatcher.Service<A>,
   store: Store<A, E>,
   options: Options<A>,
   name: string,
   memory: Memory
-): Effect.Effect<never> =>
+): Effect.Effect<StopReason> =>
   Effect.gen(function*() {
     const m = yield* machine(lw, store, options, name, memory)
     yield* countRelist(m, "initial")
@@ -240,6 +259,15 @@ const loop = <A, E>(
     while (true) {
       memory.state = state
       const next: State = yield* guarded(m, state)
+      if (next._tag === "Stopped") {
+        yield* endCycle(m)
+        memory.state = next
+        yield* Effect.logWarning(
+          `${m.name}: stopped: the API server no longer serves the resource (a LIST answered 404 NotFound: ` +
+            `${next.error.message}); it must be watched anew once it is served again`
+        ).pipe(Effect.annotateLogs({ reflector: m.name, reason: next.reason }))
+        return next.reason
+      }
       if (next._tag === "Relisting" || (next._tag === "BackingOff" && next.then._tag === "Relisting")) {
         yield* endCycle(m)
       }
@@ -263,7 +291,8 @@ const guarded = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => 
         : recover(m, new UnexpectedError({ cause }), "watch", noContext, {
           resourceVersion: m.memory.position,
           // a cycle that synced read at its list's version: the next one need not be consistent
-          afterGone: state._tag !== "Watching" && state.afterGone && m.memory.synced !== "ThisCycle"
+          afterGone: state._tag !== "Watching" && state._tag !== "Stopped" && state.afterGone &&
+            m.memory.synced !== "ThisCycle"
         }))
   return m.cycle === undefined ? stepped : Effect.raceFirst(stepped, Deferred.await(m.cycle.ended))
 }
@@ -309,6 +338,9 @@ const step = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
       )
     case "BackingOff":
       return Effect.as(m.backoff(state.error), state.then)
+    case "Stopped":
+      // the loop ends before it would step from here
+      return Effect.succeed(state)
   }
 }
 
@@ -347,9 +379,12 @@ const recover = <A, E>(
   context: RecoveryContext,
   from: { readonly resourceVersion: string; readonly afterGone: boolean }
 ): Effect.Effect<State> => {
-  const action = recovery(error, phase, context)
+  const decided = recovery(error, phase, context)
+  const action: Action = decided._tag === "Stop" && m.options.stopOnResourceGone === false
+    ? { _tag: "Relist", backoff: true, consistent: false, cause: "error" }
+    : decided
   const reported = report(m, error, phase)
-  const counted = action._tag === "Rewatch" || action.cause === undefined
+  const counted = action._tag === "Rewatch" || action._tag === "Stop" || action.cause === undefined
     ? reported
     : Effect.andThen(reported, countRelist(m, action.cause))
   return Effect.map(counted, () => apply(m, action, error, phase, from))
@@ -375,6 +410,8 @@ const apply = <A, E>(
       // A Gone on a watch: the next one, unless a watch delivers an event first, waits for the backoff.
       if (phase === "watch" && action.consistent) m.memory.goneStreak++
       return afterBackoff(action.backoff, error, { _tag: "Relisting", afterGone: action.consistent || from.afterGone })
+    case "Stop":
+      return { _tag: "Stopped", reason: action.reason, error }
   }
 }
 

@@ -148,6 +148,9 @@ const relist = (backoff: boolean, consistent: boolean, cause: RelistCause | unde
   cause
 })
 
+/** A LIST answered 404: the server no longer serves the resource (its CRD was deleted). */
+const stopResourceGone: Action = { _tag: "Stop", reason: "ResourceGone" }
+
 /** A resourceVersion the server cannot serve: too old (`Gone`) or newer than it has seen. */
 const isGone = (error: ReflectorError): boolean =>
   error._tag === "StatusError" && (error.reason === "Gone" || error.reason === "ResourceVersionTooLarge")
@@ -161,6 +164,8 @@ export const recovery = (error: ReflectorError, phase: Exclude<Phase, "event">, 
   if (error._tag === "UnexpectedError") return relist(true, false, undefined)
   switch (phase) {
     case "list":
+      // The resource itself is gone: a missing namespace answers 200 with no items, a missing object is no LIST.
+      if (error._tag === "StatusError" && error.reason === "NotFound") return stopResourceGone
       // list again at once with a consistent read, unless this list was that read already
       if (isGone(error)) return context.afterGone ? relist(true, true, "error") : listConsistently
       return relist(true, false, "error")

@@ -9,6 +9,7 @@
  */
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -30,6 +31,7 @@ import type {
   Notification,
   Registration,
   SharedInformer,
+  StopReason,
   WatchError
 } from "../../SharedInformer.js"
 import * as Fifo from "./deltaFifo.js"
@@ -74,17 +76,22 @@ export const make = <A extends KubeObject, I extends string = string>(
         ...options.indexers as Indexers<A> | undefined
       }
     })
-    const tracker = new SyncTracker<InformerStoppedError>((handler) =>
-      new InformerStoppedError(
-        handler === undefined
-          ? { informer: name, operation: "synced" }
-          : { informer: name, operation: "synced", handler }
-      )
-    )
+    /**
+     * Created, Running or Stopped: changed by `start`, the scope's close and the Reflector's stop (the resource
+     * is gone), through `Lifecycle.transition`.
+     */
+    let state: Lifecycle.State = Lifecycle.created
+    /** The `InformerStoppedError` of `operation`, with `reason: "ResourceGone"` when that is why it stopped. */
+    const stoppedError = (operation: InformerStoppedError["operation"], handler?: string) =>
+      new InformerStoppedError({
+        informer: name,
+        operation,
+        ...(handler === undefined ? {} : { handler }),
+        ...(Lifecycle.stopReason(state) === "ResourceGone" ? { reason: "ResourceGone" as const } : {})
+      })
+    const tracker = new SyncTracker<InformerStoppedError>((handler) => stoppedError("synced", handler))
     const processor = new Processor.Processor<A>(store, tracker, clock, defaultResync)
     const controller = new InformerController<A>(name, store, processor, tracker, metricContext)
-    /** Created, Running or Stopped: changed by `start` and the scope's close, through `Lifecycle.transition`. */
-    let state: Lifecycle.State = Lifecycle.created
     let transform = options.transform
     let watchErrorHandler = options.onWatchError
     let reflector: Reflector.Reflector | undefined = undefined
@@ -92,7 +99,15 @@ export const make = <A extends KubeObject, I extends string = string>(
     // --- scopes: the order they close in is the shutdown order -----------------------------------------
 
     const scope = yield* Effect.scope
-    // Opened first, closed last: the handlers' fibers.
+    // Closed after everything else: `awaitStop` answers once every fiber of the informer has ended.
+    const stopped = Deferred.makeUnsafe<StopReason>()
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.sync(() => {
+        Deferred.doneUnsafe(stopped, Exit.succeed(Lifecycle.stopReason(state) ?? "Closed"))
+      })
+    )
+    // Opened first (after that), closed last: the handlers' fibers.
     const processorScope = yield* Scope.fork(scope, "sequential")
     const errorHub = yield* PubSub.unbounded<WatchError>()
     // Between the two, with the controller stopped: nothing joins and nothing syncs any more (pending and
@@ -115,7 +130,7 @@ export const make = <A extends KubeObject, I extends string = string>(
     const start: Effect.Effect<void, InformerStoppedError> = Effect.suspend(() => {
       const from = state
       state = Lifecycle.transition(from, "start")
-      if (from._tag === "Stopped") return Effect.fail(new InformerStoppedError({ informer: name, operation: "start" }))
+      if (from._tag === "Stopped") return Effect.fail(stoppedError("start"))
       if (from._tag === "Running") return Effect.logWarning(`${name}: informer already started`)
       return Effect.gen(function*() {
         // Built by the machinery, with the synchronous enqueues the Reflector uses; never handed out.
@@ -138,7 +153,7 @@ export const make = <A extends KubeObject, I extends string = string>(
         // The Reflector writes to the FIFO itself (a chunk of events at once, through its `unsafe` enqueues);
         // the FIFO's replaces reach the sync tracker.
         const sink: Reflector.Store<A, DeltaFifo.EnqueueError> = fifo
-        reflector = yield* ReflectorLoop.make(lw, sink, {
+        const made = yield* ReflectorLoop.make(lw, sink, {
           ...options.reflector,
           name,
           resyncPeriod: processor.checkPeriod(),
@@ -146,7 +161,25 @@ export const make = <A extends KubeObject, I extends string = string>(
           onError,
           reuse: controller.reuseCached
         }).pipe(Scope.provide(controllerScope))
+        reflector = made
+        // The Reflector stops by itself only when the resource is gone: then the informer stops as its scope's
+        // close would stop it, in the same order. In the informer's scope (not the scopes it closes); the close
+        // is uninterruptible, so that a concurrent close of the scope waits for it.
+        yield* made.awaitStop.pipe(
+          Effect.flatMap(() => Effect.uninterruptible(stopResourceGone)),
+          Effect.forkIn(scope)
+        )
       })
+    })
+
+    /** The resource is gone: the controller (its Reflector has ended), then the stop, then the handlers' fibers. */
+    const stopResourceGone: Effect.Effect<void> = Effect.gen(function*() {
+      yield* Scope.close(controllerScope, Exit.void)
+      state = Lifecycle.transition(state, "resourceGone")
+      tracker.stop()
+      yield* PubSub.shutdown(errorHub)
+      yield* Scope.close(processorScope, Exit.void)
+      Deferred.doneUnsafe(stopped, Exit.succeed(Lifecycle.stopReason(state) ?? "ResourceGone"))
     })
 
     // --- handlers -----------------------------------------------------------------------------------
@@ -158,7 +191,7 @@ export const make = <A extends KubeObject, I extends string = string>(
       // Uninterruptible: a handler's fiber never runs without its listener having joined, nor the reverse.
       Effect.uninterruptible(Effect.gen(function*() {
         if (Lifecycle.isStopped(state)) {
-          return yield* new InformerStoppedError({ informer: name, operation: "addEventHandler" })
+          return yield* stoppedError("addEventHandler")
         }
         const id = processor.id()
         const handlerName = handlerOptions.name ?? handler.name ?? `handler-${id}`
@@ -194,7 +227,7 @@ export const make = <A extends KubeObject, I extends string = string>(
         if (joined === "stopped") {
           // The fiber was forked into a closed scope, or is about to be stopped.
           yield* Fiber.interrupt(fiber)
-          return yield* new InformerStoppedError({ informer: name, operation: "addEventHandler" })
+          return yield* stoppedError("addEventHandler")
         }
         if (joined === "raised") {
           yield* Effect.logWarning(
@@ -223,7 +256,7 @@ export const make = <A extends KubeObject, I extends string = string>(
         IndexConflictError | IndexFunctionError | InformerStoppedError
       > =>
         Lifecycle.isStopped(state)
-          ? Effect.fail(new InformerStoppedError({ informer: name, operation: "addIndexers" }))
+          ? Effect.fail(stoppedError("addIndexers"))
           : Effect.as(store.addIndexers(indexers as Indexers<A>), store.reader)
       )
 
@@ -286,6 +319,7 @@ export const make = <A extends KubeObject, I extends string = string>(
       synced: tracker.synced,
       isStarted: Effect.sync(() => Lifecycle.hasStarted(state)),
       isStopped: Effect.sync(() => Lifecycle.isStopped(state)),
+      awaitStop: Deferred.await(stopped),
       indexer: store.reader,
       addIndexers,
       setTransform,

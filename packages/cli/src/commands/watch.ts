@@ -319,7 +319,9 @@ export const watch = Command.make("watch", {
     const informer = yield* factory.informerFor(resource, {
       namespace: Option.getOrUndefined(options.namespace),
       labelSelector: Option.getOrUndefined(options.selector),
-      fieldSelector: Option.getOrUndefined(options.fieldSelector)
+      fieldSelector: Option.getOrUndefined(options.fieldSelector),
+      // a resource the server does not serve (404) is retried as any error, not a stop: the command waits
+      reflector: { stopOnResourceGone: false }
     }).pipe(Effect.mapError((e) => new CliFailure(failureLine(e))))
     // Errors are never fatal to the informer: report each as one line and keep going.
     yield* informer.errors.pipe(
