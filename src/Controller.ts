@@ -32,7 +32,11 @@
  *   ended 1 s after its interruption (an uninterruptible region) is logged with its key, counted in
  *   `Metrics.abandonedReconciles` and left behind: the scope closes anyway (its key stays taken in the
  *   queue until it ends). The informers belong to an outer scope (their Layer), so they stop after the
- *   controller, never before.
+ *   controller, never before. `reconcileTimeout` (unset by default, as controller-runtime's) bounds each
+ *   reconcile: one that runs longer is interrupted and requeued as a failure (`Metrics.reconcileTimeouts`).
+ * - **At runtime.** `controller.watch(source)` adds an `owns` or `watches` source (e.g. for a resource that
+ *   appeared) until its scope closes. `controller.quiet` completes when nothing is left to do: the queue
+ *   settled and every handler caught up, for tests that assert after convergence without sleeping.
  * - **Metrics.** controller-runtime's, by `controller`, in `Metrics` (`reconciles`, `reconcileErrors`,
  *   `reconcileDuration`, ...; docs/METRICS.md), beside the queue's (`Metrics.workQueueDepth`, ...).
  *
@@ -286,10 +290,11 @@ export interface Options<A, E, R> {
   readonly for: Source<A>
   /** Predicates of the primary's events. */
   readonly predicates?: ReadonlyArray<Predicate<A>> | undefined
-
+  /** Child resources: an event of a child queues its owner's key (controller-runtime's `Owns`). */
   readonly owns?: ReadonlyArray<Owns<any>> | undefined
-
+  /** Other resources, mapped to primary keys by their `map` (controller-runtime's `Watches`). */
   readonly watches?: ReadonlyArray<Watches<any>> | undefined
+  /** Reconciles one key; ends with a `Result` (`done` when it returns nothing). */
   readonly reconcile: (request: Request) => Effect.Effect<Result | void, E, R>
   /** Workers: reconciles of different keys at the same time. Defaults to 1. */
   readonly concurrency?: number | undefined
@@ -305,8 +310,19 @@ export interface Options<A, E, R> {
   readonly readYourWrites?: false | { readonly maxWait?: Duration.Input | undefined } | undefined
   /** Within a priority, keys are taken round robin across namespaces (default), or FIFO (`false`). */
   readonly fairness?: boolean | undefined
-  /** How long `make` waits for the sources to sync. Defaults to 2 minutes. */
+  /** How long `make` (and `watch`) waits for the sources to sync. Defaults to 2 minutes. */
   readonly cacheSyncTimeout?: Duration.Input | undefined
+  /**
+   * How long one reconcile may run (controller-runtime's `ReconciliationTimeout`). Unset by default, as
+   * controller-runtime's: no bound. A reconcile that runs longer is interrupted, logged with its key (a
+   * warning), counted in `Metrics.reconcileTimeouts` and, as controller-runtime counts it, as an error
+   * (`reconcileErrors`, `reconciles{result="error"}`), and requeued through the rate limiter (the
+   * `errorPolicy` is not asked: there is no error to decide on). Timed by the `Clock`. A reconcile in an
+   * uninterruptible region runs on to the region's end while its worker waits (its key is never handed out
+   * twice), and is interrupted there (Effect discards what an interrupted region returns): a timeout too. (At
+   * shutdown, one still running is left behind as any other: `shutdownTimeout`.)
+   */
+  readonly reconcileTimeout?: Duration.Input | undefined
   /**
    * How long reconciles in progress may run on at shutdown. Defaults to 30 s. Then they are interrupted;
    * one still running 1 s later (uninterruptible) is reported and left behind.
@@ -319,25 +335,38 @@ export interface Options<A, E, R> {
    */
   readonly sharding?: Sharding.Sharding.Service | undefined
   /**
-   * Reconcile only while leading (`LeaderElection`'s service, or anything with its `whileLeading`). The
-   * sources sync and the queue fills on every replica (warm standby); the workers start when this replica
-   * becomes leader, each term in a scope of its own, and within its `Term`: a worker checks it before each
-   * key it takes (a key taken when the term is stale is not reconciled, the term ends, and the key goes
-   * back to the queue for the next term), and the reconcile's `Client` writes are fenced by it. When a term
-   * ends, keys are no longer taken and the
-   * reconciles in progress may finish within `stepDownTimeout` (2 s, inside client-go's 5 s margin between
-   * the renew deadline and the lease duration), then are interrupted. The controller's own end is a term's
-   * end too: with leader election, `stepDownTimeout` bounds the reconciles in progress at shutdown, not
-   * `shutdownTimeout` (a leader must stop within its lease's margin whatever the cause). A reconcile still
-   * running 1 s after its interruption (uninterruptible) is reported and left behind: the term ends anyway,
-   * and its key is not handed out again before that reconcile ends.
+   * Reconcile only while this replica leads (`LeaderElection`'s service, or anything with its
+   * `whileLeading`): the caches and the queue stay warm on every replica; the workers run during each
+   * leadership term and stop within `stepDownTimeout` of its end (see `LeaderElectionOptions`).
    */
-  readonly leaderElection?: {
-    readonly whileLeading: <A, E2, R2>(
-      work: Effect.Effect<A, E2, R2>
-    ) => Effect.Effect<never, E2, Exclude<R2, Scope.Scope>>
-    readonly stepDownTimeout?: Duration.Input | undefined
-  } | undefined
+  readonly leaderElection?: LeaderElectionOptions | undefined
+}
+
+/**
+ * The controller's `leaderElection` option. The sources sync and the queue fills on every replica (warm
+ * standby); the workers start when this replica becomes leader, each term in a scope of its own, and within
+ * its `Term`: a worker checks it before each key it takes (a key taken when the term is stale is not
+ * reconciled, the term ends, and the key goes back to the queue for the next term), and the reconcile's
+ * `Client` writes are fenced by it. When a term ends, keys are no longer taken and the reconciles in
+ * progress may finish within `stepDownTimeout`, then are interrupted. The controller's own end is a term's
+ * end too: with leader election, `stepDownTimeout` bounds the reconciles in progress at shutdown, not
+ * `shutdownTimeout` (a leader must stop within its lease's margin whatever the cause). A reconcile still
+ * running 1 s after its interruption (uninterruptible) is reported and left behind: the term ends anyway,
+ * and its key is not handed out again before that reconcile ends.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface LeaderElectionOptions {
+  /** Runs `work` in each term while this replica leads (`LeaderElection`'s `whileLeading`). */
+  readonly whileLeading: <A, E2, R2>(
+    work: Effect.Effect<A, E2, R2>
+  ) => Effect.Effect<never, E2, Exclude<R2, Scope.Scope>>
+  /**
+   * How long the reconciles in progress may run on when a term ends (and at the controller's end). Defaults
+   * to 2 s, inside client-go's 5 s margin between the renew deadline and the lease duration.
+   */
+  readonly stepDownTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -354,6 +383,43 @@ export interface Controller {
   readonly queue: WorkQueue.WorkQueue<string>
   /** Reconciles in progress. */
   readonly active: Effect.Effect<number>
+  /**
+   * Completes when the controller is quiet, for tests: no key ready in the queue, none being reconciled,
+   * none whose delay (`requeueAfter`, a failure's backoff) has passed, and every source's handler has
+   * handled every notification its informer has sent it, all at one instant. Keys waiting for a later time
+   * do not count: under `TestClock`, move the clock, then await `quiet` again. So a chain (an event, a
+   * reconcile that writes, the write's event mapped back to a key, its reconcile) has run to its end when
+   * `quiet` completes, without sleeping.
+   *
+   * It waits on signals (the queue's last key done, a handler's last notification handled), then lets 16
+   * scheduler turns pass (`Effect.yieldNow`, no Clock time) and checks that nothing moved: an event a
+   * reconcile's write caused travels from the API server (or a fake) to its handler in a few turns that
+   * neither the queue nor the handlers see. It knows nothing of events the API server has not sent yet. It
+   * needs the workers running (with `leaderElection`, while leading); once the controller stops, it completes
+   * at once. Bound it with `Effect.timeout` if the controller may never settle.
+   *
+   * @example
+   * ```ts
+   * import { Controller } from "effect-informers"
+   * import { Effect } from "effect"
+   *
+   * declare const controller: Controller.Controller
+   *
+   * const converged = Effect.gen(function*() {
+   *   yield* controller.enqueue("default/web")
+   *   yield* controller.quiet // every reconcile it led to has run
+   * })
+   * ```
+   */
+  readonly quiet: Effect.Effect<void>
+  /**
+   * Adds a source while the controller runs (controller-runtime's `Controller.Watch` after start): an
+   * `Owns` (it has no `map`) or a `Watches`, with its predicates, as `make` registers them. Returns once the
+   * source has synced (its initial list queued: `cacheSyncTimeout`); fails with `ControllerError` when it
+   * does not sync in time, its informer has stopped, or the controller has stopped. Closing the scope removes
+   * it: its events queue no keys any more (a key already queued stays). The controller's end removes it too.
+   */
+  readonly watch: <B>(source: Owns<B> | Watches<B>) => Effect.Effect<void, ControllerError, Scope.Scope>
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -361,8 +427,9 @@ export interface Controller {
 // -------------------------------------------------------------------------------------------------
 
 /**
- * The controller could not start: a source did not sync within `cacheSyncTimeout` (`CacheSyncTimeout`),
- * or its informer stopped first (`SourceStopped`).
+ * The controller could not start, or could not add a source at runtime (`watch`): a source did not sync
+ * within `cacheSyncTimeout` (`CacheSyncTimeout`), or its informer stopped first (`SourceStopped`), or the
+ * controller had stopped (`ControllerStopped`, `watch` only).
  *
  * @since 0.2.0
  * @category errors

@@ -1,7 +1,8 @@
 /**
  * The Controller's machinery: predicates, the sources (one mechanism, `watch`, for `for`, `owns` and
- * `watches`: events to keys), read-your-own-writes, and `make`, which puts the queue, the sources, the
- * workers (./workers.ts: reconcile, requeue, stop) and their terms together in their shutdown order.
+ * `watches`: events to keys, also for the sources a running controller adds), read-your-own-writes, `quiet`
+ * (the queue settled and every handler caught up), and `make`, which puts the queue, the sources, the
+ * workers (./workers.ts: reconcile, requeue, timeout, stop) and their terms together in their shutdown order.
  * `Controller` documents and re-exports it.
  *
  * @internal
@@ -19,11 +20,15 @@ import { fastMetaNamespaceKey } from "../../Indexer.js"
 import type { DeletedObject, KubeObject } from "../../KubeObject.js"
 import { unwrapDeleted } from "../../KubeObject.js"
 import * as RateLimiter from "../../RateLimiter.js"
+import type { Resource } from "../../Resource.js"
 import { groupResource } from "../../Resource.js"
 import * as Sharding from "../../Sharding.js"
 import type { InformerStoppedError, Registration, SharedInformer } from "../../SharedInformer.js"
 import * as WorkQueue from "../../WorkQueue.js"
+import { behindRegistration } from "../informer/processor.js"
 import * as Workers from "./workers.js"
+import type { WorkQueueImpl } from "./workQueue.js"
+import { make as makeQueue, resumeLater } from "./workQueue.js"
 
 // -------------------------------------------------------------------------------------------------
 // requests (the results and `request` are the workers', in ./workers.ts)
@@ -179,7 +184,7 @@ const ownerKeys = (
 
 /** @internal */
 export class ControllerError extends Data.TaggedError("ControllerError")<{
-  readonly reason: "CacheSyncTimeout" | "SourceStopped"
+  readonly reason: "CacheSyncTimeout" | "SourceStopped" | "ControllerStopped"
   readonly controller: string
   readonly message: string
 }> {}
@@ -325,6 +330,136 @@ export const mappedKeys = <A>(map: Controller.Watches<A>["map"]): KeysOf => (obj
   })
 }
 
+/**
+ * The trigger of an `owns` (owner keys) or `watches` (`map`'s keys) source of the controller `name`, whose
+ * primary resource is `primary`: what `make` registers for each, and `watch` at runtime.
+ *
+ * @internal
+ */
+export const sourceTrigger = (
+  name: string,
+  primary: Resource<unknown>,
+  spec: Controller.Owns<any> | Controller.Watches<any>
+): Trigger<unknown> =>
+  "map" in spec && typeof spec.map === "function"
+    ? {
+      name: `${name}/watches/${groupResource(spec.source.resource)}`,
+      informer: spec.source.informer,
+      predicates: spec.predicates,
+      keys: mappedKeys(spec.map),
+      priority: lowWhenQuiet
+    }
+    : {
+      name: `${name}/owns/${groupResource(spec.source.resource)}`,
+      informer: spec.source.informer,
+      predicates: spec.predicates,
+      keys: ownerKeysOf(primary, (spec as Controller.Owns<unknown>).everyOwner === true),
+      priority: lowWhenQuiet
+    }
+
+// -------------------------------------------------------------------------------------------------
+// read-your-own-writes: the caches of the sources
+// -------------------------------------------------------------------------------------------------
+
+const notCached: Effect.Effect<string> = Effect.succeed("")
+
+/**
+ * The caches read-your-own-writes reads, by group-resource, each counted by the sources over it (a runtime
+ * `watch` adds one and removes it). A group-resource no longer watched is not tracked any more (`has`), and
+ * reads as `""` (never behind: KEP-5504's "any other form") for the keys that wrote to it before.
+ */
+class Caches extends Map<string, Effect.Effect<string>> {
+  private readonly counts = new Map<string, number>()
+
+  acquire<X>(source: Controller.Source<X>): string {
+    const gr = groupResource(source.resource)
+    const count = this.counts.get(gr) ?? 0
+    this.counts.set(gr, count + 1)
+    if (count === 0) this.set(gr, source.informer.indexer.lastResourceVersion)
+    return gr
+  }
+
+  release(gr: string): void {
+    const count = (this.counts.get(gr) ?? 1) - 1
+    if (count > 0) return void this.counts.set(gr, count)
+    this.counts.delete(gr)
+    this.delete(gr)
+  }
+
+  override get(gr: string): Effect.Effect<string> {
+    return super.get(gr) ?? notCached
+  }
+}
+
+// -------------------------------------------------------------------------------------------------
+// quiet
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * Scheduler turns `quiet` waits, with nothing moving, before it believes the controller is quiet: an event a
+ * reconcile caused (its write) travels from the API (or the fake) through the Reflector, the DeltaFifo and the
+ * informer's processing step to the handler's buffer in a few turns, unseen by the queue and the handlers.
+ */
+const quietTurns = 16
+
+/**
+ * The controller's `quiet`: waits (on signals: the queue's last key done, a handler's last notification
+ * handled) until the queue is settled (no key ready, processing or due) and every source's handler has handled
+ * every notification it was sent; then lets `quietTurns` scheduler turns pass and checks that nothing moved
+ * (the queue's and the handlers' activity stamps, and the state) — else it waits again. A stopped queue is
+ * quiet at once.
+ */
+const makeQuiet = (queue: WorkQueueImpl<string>, live: ReadonlySet<Registration>): Effect.Effect<void> => {
+  const settledNow = (): boolean => {
+    if (queue.unsafeShuttingDown()) return true
+    if (!queue.unsafeSettled()) return false
+    for (const registration of live) {
+      const listener = behindRegistration(registration)?.listener
+      if (listener !== undefined && !listener.settled()) return false
+    }
+    return true
+  }
+  const stamp = (): number => {
+    let n = queue.unsafeActivity() + live.size
+    for (const registration of live) n += behindRegistration(registration)?.listener.offered ?? 0
+    return n
+  }
+  const settled: Effect.Effect<void> = Effect.callback<void>((resume) => {
+    if (settledNow()) return resume(Effect.void)
+    const cancels: Array<() => void> = []
+    let waiting = true
+    const cancel = () => {
+      waiting = false
+      for (const c of cancels) c()
+    }
+    // (woken from the queue's or a handler's step: resumed after a yield, not inside it)
+    const wake = () => {
+      if (!waiting) return
+      cancel()
+      resume(resumeLater(Effect.void))
+    }
+    cancels.push(queue.unsafeOnSettled(wake))
+    for (const registration of live) {
+      const listener = behindRegistration(registration)?.listener
+      if (listener !== undefined && !listener.settled()) cancels.push(listener.onSettled(wake))
+    }
+    return Effect.sync(cancel)
+  })
+  const confirm = (turns: number, before: number): Effect.Effect<void> =>
+    turns === 0 ? Effect.void : Effect.andThen(
+      Effect.yieldNow,
+      Effect.suspend(() =>
+        queue.unsafeShuttingDown()
+          ? Effect.void
+          : settledNow() && stamp() === before
+          ? confirm(turns - 1, before)
+          : quiet
+      )
+    )
+  const quiet: Effect.Effect<void> = Effect.flatMap(settled, () => Effect.suspend(() => confirm(quietTurns, stamp())))
+  return quiet
+}
+
 // -------------------------------------------------------------------------------------------------
 // make
 // -------------------------------------------------------------------------------------------------
@@ -361,21 +496,18 @@ const makeIn = <A, E, R>(
     const scope = yield* Effect.scope
 
     // ---- the queue: closed last ------------------------------------------------------------------------
-    const queue = yield* WorkQueue.make<string>({
+    const queue = yield* makeQueue<string>({
       name,
       rateLimiter: options.rateLimiter ?? RateLimiter.defaultController,
       ...(options.fairness === false ? {} : { group: namespaceOf })
-    })
+    }, RateLimiter.defaultController)
 
     // ---- the sources: events to keys; their handlers removed when the workers have stopped -------------
     const primary = options.for
-    const owns = options.owns ?? []
-    const watches = options.watches ?? []
+    const sources = [...options.owns ?? [], ...options.watches ?? []]
     // read-your-own-writes: the caches of every source
-    const caches = new Map<string, Effect.Effect<string>>()
-    for (const source of [primary, ...owns.map((o) => o.source), ...watches.map((w) => w.source)]) {
-      caches.set(groupResource(source.resource), source.informer.indexer.lastResourceVersion)
-    }
+    const caches = new Caches()
+    for (const source of [primary, ...sources.map((s) => s.source)]) caches.acquire(source)
     const tracker = options.readYourWrites === false
       ? undefined
       : yield* Consistency.makeTracker({ caches, maxWait: options.readYourWrites?.maxWait })
@@ -389,40 +521,43 @@ const makeIn = <A, E, R>(
         priority: lowWhenQuiet,
         deleted: tracker?.clear
       },
-      ...owns.map((o): Trigger<unknown> => ({
-        name: `${name}/owns/${groupResource(o.source.resource)}`,
-        informer: o.source.informer,
-        predicates: o.predicates,
-        keys: ownerKeysOf(primary.resource, o.everyOwner === true),
-        priority: lowWhenQuiet
-      })),
-      ...watches.map((w): Trigger<unknown> => ({
-        name: `${name}/watches/${groupResource(w.source.resource)}`,
-        informer: w.source.informer,
-        predicates: w.predicates,
-        keys: mappedKeys(w.map),
-        priority: lowWhenQuiet
-      }))
+      ...sources.map((spec) => sourceTrigger(name, primary.resource, spec))
     ]
-    const registrations: Array<Registration> = []
-    yield* Effect.addFinalizer(() => Effect.forEach(registrations, (r) => r.remove, { discard: true }))
-    for (const trigger of triggers) registrations.push(yield* Effect.mapError(watch(trigger, queue), stopped(name)))
-
-    const syncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaultCacheSyncTimeout)
-    yield* Effect.forEach(registrations, (r) => r.synced, { concurrency: "unbounded", discard: true }).pipe(
-      Effect.mapError(stopped(name)),
-      Effect.timeoutOrElse({
-        duration: syncTimeout,
-        orElse: () =>
-          Effect.fail(
-            new ControllerError({
-              reason: "CacheSyncTimeout",
-              controller: name,
-              message: `${name}: the sources did not sync within ${Duration.format(syncTimeout)}`
-            })
-          )
+    // the registrations of every source, those `watch` adds at runtime too, removed at the controller's end
+    const live = new Set<Registration>()
+    let ended = false
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        ended = true
+        const all = Array.from(live)
+        live.clear()
+        return Effect.forEach(all, (r) => r.remove, { discard: true })
       })
     )
+    const registrations: Array<Registration> = []
+    for (const trigger of triggers) {
+      const registration = yield* Effect.mapError(watch(trigger, queue), stopped(name))
+      live.add(registration)
+      registrations.push(registration)
+    }
+
+    const syncTimeout = Duration.fromInputUnsafe(options.cacheSyncTimeout ?? defaultCacheSyncTimeout)
+    const awaitSynced = (of: ReadonlyArray<Registration>) =>
+      Effect.forEach(of, (r) => r.synced, { concurrency: "unbounded", discard: true }).pipe(
+        Effect.mapError(stopped(name)),
+        Effect.timeoutOrElse({
+          duration: syncTimeout,
+          orElse: () =>
+            Effect.fail(
+              new ControllerError({
+                reason: "CacheSyncTimeout",
+                controller: name,
+                message: `${name}: the sources did not sync within ${Duration.format(syncTimeout)}`
+              })
+            )
+        })
+      )
+    yield* awaitSynced(registrations)
 
     const sharding = options.sharding
     if (sharding !== undefined) {
@@ -447,6 +582,9 @@ const makeIn = <A, E, R>(
       reconcile: options.reconcile,
       errorPolicy: options.errorPolicy,
       concurrency: Math.max(1, Math.floor(options.concurrency ?? 1)),
+      reconcileTimeout: options.reconcileTimeout === undefined
+        ? undefined
+        : Duration.fromInputUnsafe(options.reconcileTimeout),
       tracker,
       sharding
     })
@@ -468,10 +606,42 @@ const makeIn = <A, E, R>(
       yield* Scope.addFinalizer(scope, workers.stop)
     }
 
+    // ---- sources added at runtime ----------------------------------------------------------------------
+    const watchAtRuntime = <B>(
+      spec: Controller.Owns<B> | Controller.Watches<B>
+    ): Effect.Effect<void, ControllerError, Scope.Scope> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          if (ended) {
+            return yield* new ControllerError({
+              reason: "ControllerStopped",
+              controller: name,
+              message: `${name}: the controller has stopped: no source can be added`
+            })
+          }
+          const trigger = sourceTrigger(name, primary.resource, spec)
+          const registration = yield* Effect.mapError(watch(trigger, queue), stopped(name))
+          const gr = caches.acquire(spec.source)
+          live.add(registration)
+          let removed = false
+          const remove = Effect.suspend(() => {
+            if (removed) return Effect.void
+            removed = true
+            live.delete(registration)
+            caches.release(gr)
+            return registration.remove
+          })
+          yield* Effect.addFinalizer(() => remove)
+          yield* restore(awaitSynced([registration])).pipe(Effect.onError(() => remove))
+        })
+      )
+
     return {
       name,
       queue,
       enqueue: (r, addOptions) => queue.add(keyOf(r), addOptions),
-      active: workers.active
+      active: workers.active,
+      quiet: makeQuiet(queue, live),
+      watch: watchAtRuntime
     }
   })

@@ -466,6 +466,10 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   private readonly waiters = new Deque<Waiter<K>>()
   private cancelledWaiters = 0
   private readonly drainWaiters: Array<(effect: Effect.Effect<void>) => void> = []
+  /** Called (and dropped) when no key is processing or ready any more: `unsafeOnSettled`. */
+  private readonly settledWakers = new Set<() => void>()
+  /** Adds and hand-outs so far: a stamp that moves whenever the queue does something (`unsafeActivity`). */
+  private activity = 0
   private state: QueueState = initialQueueState
   /** Dirty keys (ready, or ready again at done): client-go's depth. */
   private dirty = 0
@@ -519,6 +523,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   /** Adds one key; returns whether the timer must be re-armed. One synchronous step. */
   private enqueue(key: K, priority: number, delay: number): boolean {
     if (this.shuttingDown) return false
+    this.activity++
     const id = this.keyOf === undefined ? key as unknown as string : this.keyOf(key)
     let entry = this.entries.get(id)
     if (entry === undefined) {
@@ -694,6 +699,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   private take(): Entry<K> | undefined {
     const entry = this.ready.shift()
     if (entry === undefined) return undefined
+    this.activity++
     entry.state = NONE
     entry.processing = true
     entry.handedPriority = entry.priority
@@ -930,7 +936,10 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         this.pool.push(entry)
       }
     }
-    if (this.processingCount === 0 && this.drainWaiters.length > 0) this.checkDrained()
+    if (this.processingCount === 0) {
+      if (this.drainWaiters.length > 0) this.checkDrained()
+      if (this.settledWakers.size > 0 && this.ready.size === 0) this.wakeSettled()
+    }
   }
 
   readonly done = (key: K): Effect.Effect<void> =>
@@ -956,6 +965,43 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   /** Keys waiting for their delay. */
   unsafeDelayedCount(): number {
     return this.delayed.size
+  }
+
+  // --- settled (Controller's `quiet`) -----------------------------------------------------------------
+
+  /**
+   * No key ready, none processing, and none whose delay has passed (a delayed key counts once its time has
+   * come, even before the timer fiber has made it ready): what is left waits for a later time.
+   */
+  unsafeSettled(): boolean {
+    if (this.ready.size > 0 || this.processingCount > 0) return false
+    const next = this.delayed.peek()
+    return next === undefined || next.readyAt > this.now()
+  }
+
+  /** Shut down: adds are ignored. */
+  unsafeShuttingDown(): boolean {
+    return this.shuttingDown
+  }
+
+  /** Adds and hand-outs so far: unchanged between two reads, the queue did nothing in between. */
+  unsafeActivity(): number {
+    return this.activity
+  }
+
+  /**
+   * Calls `wake` once, when the last key processing is done with nothing ready (or at shutdown); returns
+   * what cancels it. Called from the queue's own step: `wake` must not run the waiter there (`resumeLater`).
+   */
+  unsafeOnSettled(wake: () => void): () => void {
+    this.settledWakers.add(wake)
+    return () => void this.settledWakers.delete(wake)
+  }
+
+  private wakeSettled(): void {
+    const wakers = Array.from(this.settledWakers)
+    this.settledWakers.clear()
+    for (const wake of wakers) wake()
   }
 
   // --- shutdown -------------------------------------------------------------------------------------
@@ -996,6 +1042,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       resume(resumeLater(waiter.onShutdown))
     }
     this.cancelledWaiters = 0
+    if (this.settledWakers.size > 0) this.wakeSettled()
   }
 
   private checkDrained(): void {

@@ -155,6 +155,8 @@ export interface WorkersOptions<E, R> {
   readonly reconcile: (request: Controller.Request) => Effect.Effect<Controller.Result | void, E, R>
   readonly errorPolicy: ((error: E, request: Controller.Request) => Controller.Result) | undefined
   readonly concurrency: number
+  /** How long a reconcile may run before it is interrupted (a timeout); `undefined`: no bound. */
+  readonly reconcileTimeout: Duration.Duration | undefined
   /** Read-your-own-writes, when on. */
   readonly tracker: Consistency.Tracker | undefined
   readonly sharding: Sharding.Sharding.Service | undefined
@@ -203,7 +205,8 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
   const activeGauge = ofController(ControllerMetrics.activeReconciles)
   const stale = ofController(ControllerMetrics.staleSkips)
   const abandoned = ofController(ControllerMetrics.abandonedReconciles)
-  for (const counter of [...Object.values(results), errors, panics, terminal, stale, abandoned]) {
+  const timeouts = ofController(ControllerMetrics.reconcileTimeouts)
+  for (const counter of [...Object.values(results), errors, panics, terminal, stale, abandoned, timeouts]) {
     counter.updateUnsafe(0, context)
   }
   activeGauge.updateUnsafe(0, context)
@@ -280,6 +283,39 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
     )
   }
 
+  /**
+   * The end of a reconcile interrupted by `reconcileTimeout`: counted as a timeout and as an error (as
+   * controller-runtime counts the `DeadlineExceeded` of its guard), logged with its key, requeued through the
+   * rate limiter (the error policy has no error to decide on).
+   */
+  const timedOut = (key: string, priority: number, timeout: Duration.Duration) => {
+    timeouts.updateUnsafe(1, context)
+    errors.updateUnsafe(1, context)
+    results.error.updateUnsafe(1, context)
+    return Effect.andThen(
+      Effect.logWarning(`${name}: reconcile of ${key} timed out after ${Duration.format(timeout)}: interrupted`).pipe(
+        Effect.annotateLogs({ controller: name, key })
+      ),
+      queue.addRateLimited(key, { priority })
+    )
+  }
+
+  /**
+   * `traced` (the reconcile and what wraps it) bounded by `timeout`: `undefined` when the timeout won, else
+   * its exit. It runs in a fiber of its own (raced against the Clock's sleep), which the timeout interrupts
+   * and awaits: a reconcile in an uninterruptible region runs on to the region's end while its worker waits
+   * (its key is never handed out twice), and is interrupted there (Effect discards what an interrupted
+   * region returns): a timeout too.
+   */
+  const bounded = (
+    traced: Effect.Effect<Controller.Result | void, E, R>,
+    timeout: Duration.Duration
+  ): Effect.Effect<Exit.Exit<Controller.Result | void, E> | undefined, never, R> =>
+    Effect.map(Effect.exit(Effect.timeoutOption(traced, timeout)), (exit) => {
+      if (Exit.isFailure(exit)) return Exit.failCause(exit.cause)
+      return Option.isSome(exit.value) ? Exit.succeed(exit.value.value) : undefined
+    })
+
   // ---- reconcile one ---------------------------------------------------------------------------------
 
   const run = (key: string, priority: number): Effect.Effect<void, never, R> =>
@@ -303,17 +339,17 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
       const recorded = sharding === undefined
         ? recorded0
         : Effect.map(sharding.whileOwned(key, recorded0), Option.getOrElse((): Controller.Result | void => done))
+      const traced = recorded.pipe(
+        Effect.annotateLogs({ controller: name, key }),
+        Effect.withSpan("Controller.reconcile", spanOptions)
+      )
+      const timeout = options.reconcileTimeout
       return Effect.flatMap(
-        Effect.exit(
-          recorded.pipe(
-            Effect.annotateLogs({ controller: name, key }),
-            Effect.withSpan("Controller.reconcile", spanOptions)
-          )
-        ),
+        timeout === undefined ? Effect.exit(traced) : bounded(traced, timeout),
         (exit) => {
           ended()
           duration.updateUnsafe((clock.currentTimeMillisUnsafe() - started) / 1000, context)
-          return finish(key, priority, req, exit)
+          return exit === undefined ? timedOut(key, priority, timeout!) : finish(key, priority, req, exit)
         }
       ).pipe(Effect.onInterrupt(() => Effect.sync(ended)))
     })

@@ -156,6 +156,15 @@ export class Listener<A> {
    * loop's position in its batch (written by that loop alone, once per notification), not part of `state`.
    */
   inFlight = 0
+  /**
+   * Notifications offered to the buffer, and those done with: handled (the callback returned or failed, or
+   * there was none), or replaced in a coalescing buffer. Equal: the handler has done everything it was sent
+   * (`settled`), including the callback in progress, which `backlog` does not count.
+   */
+  offered = 0
+  handled = 0
+  /** Called (and dropped) when the listener settles or is removed: `onSettled`. */
+  private settledWakers: Set<() => void> | undefined = undefined
   /** Where the listener is in its life; written by the processor only, through `transition`. */
   state: State = created
   /**
@@ -195,8 +204,34 @@ export class Listener<A> {
   /** Buffers a notification; never waits. Runs inside the controller's synchronous step. */
   offer(notification: Notification<A>): void {
     if (notification._tag === "Add" && notification.isInInitialList) this.sync.started()
+    this.offered++
     const coalesced = this.buffer.offer(notification)
-    if (coalesced > 0) this.metrics.coalesced.updateUnsafe(coalesced, this.context)
+    if (coalesced > 0) {
+      this.handled += coalesced
+      this.metrics.coalesced.updateUnsafe(coalesced, this.context)
+    }
+  }
+
+  /** Every notification offered so far has been handled (or the listener was removed). */
+  settled(): boolean {
+    return this.offered === this.handled || this.state._tag === "Removed"
+  }
+
+  /**
+   * Calls `wake` once, when the listener settles (checked at the end of each batch) or is removed; returns
+   * what cancels it. Called from the handler's fiber or the remover's step: `wake` must not run a waiter there.
+   */
+  onSettled(wake: () => void): () => void {
+    ;(this.settledWakers ??= new Set()).add(wake)
+    return () => void this.settledWakers?.delete(wake)
+  }
+
+  /** Wakes the `onSettled` callers if the listener has settled (the processor calls it). */
+  wakeIfSettled(): void {
+    const wakers = this.settledWakers
+    if (wakers === undefined || wakers.size === 0 || !this.settled()) return
+    this.settledWakers = undefined
+    for (const wake of wakers) wake()
   }
 
   /** Notifications not yet handled, besides the one in progress. */
@@ -278,6 +313,7 @@ export const run = <A, EH, R>(
   }
   /** After a notification was handled (or had no callback): initial-list accounting. */
   const finished = (notification: Notification<A>): void => {
+    listener.handled++
     if (notification._tag === "Add" && notification.isInInitialList) sync.finished()
   }
 

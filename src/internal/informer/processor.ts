@@ -29,6 +29,21 @@ export const toResync = (input: Duration.Input | undefined): number =>
 const effectiveResync = (desired: number, check: number): number =>
   desired === 0 || check === 0 ? 0 : Math.max(desired, check)
 
+/** The listener and the processor behind each registration of any informer: `behindRegistration`. */
+const behind = new WeakMap<Registration, { readonly listener: Listener<any>; readonly processor: Processor<any> }>()
+
+/**
+ * The listener behind a registration (whether its handler has settled, `Listener.settled`) and its
+ * informer's processor: what the Controller's `quiet` reads, and tests (`listenerCount`). `undefined` for an
+ * object that no informer made.
+ *
+ * @internal
+ */
+export const behindRegistration = (
+  registration: Registration
+): { readonly listener: Listener<unknown>; readonly processor: Processor<unknown> } | undefined =>
+  behind.get(registration)
+
 /** What the processor reads of the cache: the objects a late listener gets as initial adds. */
 interface Cache<A> {
   readonly unsafeValues: () => Iterable<A>
@@ -107,6 +122,12 @@ export class Processor<A> implements Batches<A> {
   /** Told by the listener's fiber when it has finished a batch. Allocates nothing. */
   batchEnded(listener: Listener<A>): void {
     listener.state = L.transition(listener.state, L.batchEnded)
+    listener.wakeIfSettled()
+  }
+
+  /** The handlers registered now (tests: removed ones are gone). */
+  listenerCount(): number {
+    return this.listeners.size
   }
 
   // --- joining and leaving ----------------------------------------------------------------------
@@ -156,6 +177,7 @@ export class Processor<A> implements Batches<A> {
       remove: this.remove(listener)
     }
     this.registrations.set(registration, listener)
+    behind.set(registration, { listener, processor: this })
     return registration
   }
 
@@ -177,6 +199,7 @@ export class Processor<A> implements Batches<A> {
       this.syncing.delete(listener)
       this.tracker.leave(listener.sync)
       listener.updateBacklogGauge()
+      listener.wakeIfSettled()
       // Buffer first: a handler removing itself from its own callback interrupts its own fiber, and whatever
       // follows that interruption never runs.
       return Effect.andThen(
