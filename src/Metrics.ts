@@ -65,6 +65,16 @@ export * from "./internal/controller/metrics.js"
 export * from "./internal/coordination/metrics.js"
 
 /**
+ * The REST client's metrics, client-go's: `restClientRequests` (`rest_client_requests_total`) and
+ * `restClientRequestDuration` (`rest_client_request_duration_seconds`), for every request sent to the API
+ * server.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export * from "./internal/transport/metrics.js"
+
+/**
  * `metric` with fixed tags (Effect 4 attributes), made once, for hot paths. Values are shared with
  * `Metric.withAttributes(metric, { k1: v1, ... })`.
  *

@@ -39,7 +39,7 @@ describe("Controller: metrics", () => {
       const cms = yield* source(configMaps, [])
       yield* Controller.make({ name: "metrics-zero", for: cms, concurrency: 3, reconcile: () => Effect.void })
       yield* settle
-      assert.deepStrictEqual(yield* series("effect_informers_reconcile_total", "metrics-zero"), [
+      assert.deepStrictEqual(yield* series("controller_runtime_reconcile_total", "metrics-zero"), [
         "controller=metrics-zero,result=error",
         "controller=metrics-zero,result=requeue",
         "controller=metrics-zero,result=requeue_after",
@@ -50,13 +50,13 @@ describe("Controller: metrics", () => {
       }
       for (
         const name of [
-          "effect_informers_reconcile_errors_total",
-          "effect_informers_reconcile_panics_total",
-          "effect_informers_terminal_reconcile_errors_total",
+          "controller_runtime_reconcile_errors_total",
+          "controller_runtime_reconcile_panics_total",
+          "controller_runtime_terminal_reconcile_errors_total",
           "effect_informers_reconcile_stale_skips_total",
           "effect_informers_reconcile_abandoned_total",
-          "effect_informers_reconcile_active_workers",
-          "effect_informers_max_concurrent_reconciles"
+          "controller_runtime_active_workers",
+          "controller_runtime_max_concurrent_reconciles"
         ]
       ) {
         assert.deepStrictEqual(yield* series(name, "metrics-zero"), ["controller=metrics-zero"], name)

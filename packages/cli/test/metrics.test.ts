@@ -163,7 +163,7 @@ describe("replicate --metrics-port", () => {
           Effect.map(scrape(url), ({ text }) => {
             const all = parse(text)
             const done = all.find((s) =>
-              s.name === "effect_informers_reconcile_total" && s.labels["result"] === "success" && s.value > 0
+              s.name === "controller_runtime_reconcile_total" && s.labels["result"] === "success" && s.value > 0
             )
             const copySeen = all.find((s) =>
               s.name === "effect_informers_notifications_total" &&
@@ -186,17 +186,17 @@ describe("replicate --metrics-port", () => {
 
         // the controller: reconciles counted by result, timed; four workers; none failed
         const controller = { controller: "replicate" }
-        assert.isAbove(sample(samples, "effect_informers_reconcile_total", { ...controller, result: "success" }), 0)
-        assert.strictEqual(sample(samples, "effect_informers_reconcile_total", { ...controller, result: "error" }), 0)
-        assert.strictEqual(sample(samples, "effect_informers_reconcile_errors_total", controller), 0)
-        assert.strictEqual(sample(samples, "effect_informers_reconcile_panics_total", controller), 0)
-        assert.isAbove(sample(samples, "effect_informers_reconcile_time_seconds_count", controller), 0)
+        assert.isAbove(sample(samples, "controller_runtime_reconcile_total", { ...controller, result: "success" }), 0)
+        assert.strictEqual(sample(samples, "controller_runtime_reconcile_total", { ...controller, result: "error" }), 0)
+        assert.strictEqual(sample(samples, "controller_runtime_reconcile_errors_total", controller), 0)
+        assert.strictEqual(sample(samples, "controller_runtime_reconcile_panics_total", controller), 0)
+        assert.isAbove(sample(samples, "controller_runtime_reconcile_time_seconds_count", controller), 0)
         assert.strictEqual(
-          sample(samples, "effect_informers_reconcile_time_seconds_bucket", { ...controller, le: "+Inf" }),
-          sample(samples, "effect_informers_reconcile_time_seconds_count", controller)
+          sample(samples, "controller_runtime_reconcile_time_seconds_bucket", { ...controller, le: "+Inf" }),
+          sample(samples, "controller_runtime_reconcile_time_seconds_count", controller)
         )
-        assert.strictEqual(sample(samples, "effect_informers_max_concurrent_reconciles", controller), 4)
-        const active = sample(samples, "effect_informers_reconcile_active_workers", controller)
+        assert.strictEqual(sample(samples, "controller_runtime_max_concurrent_reconciles", controller), 4)
+        const active = sample(samples, "controller_runtime_active_workers", controller)
         assert.isTrue(active >= 0 && active <= 4, `active workers ${active}`)
 
         // its work queue (client-go's names, tagged with the controller's name)
@@ -208,15 +208,15 @@ describe("replicate --metrics-port", () => {
         // a retry is an add with a delay: a key requeued (a stale cache after its own write, a requeue result,
         // a failure), none other here
         const requeued = sample(samples, "effect_informers_reconcile_stale_skips_total", controller) +
-          sample(samples, "effect_informers_reconcile_total", { ...controller, result: "requeue" }) +
-          sample(samples, "effect_informers_reconcile_total", { ...controller, result: "requeue_after" })
+          sample(samples, "controller_runtime_reconcile_total", { ...controller, result: "requeue" }) +
+          sample(samples, "controller_runtime_reconcile_total", { ...controller, result: "requeue_after" })
         assert.strictEqual(sample(samples, "workqueue_retries_total", queue), requeued)
 
-        // the informers (named after what they watch): the initial lists (the 2 namespaces, the source), the
-        // notifications handed out (the copy came by the watch), one initial relist each
+        // the informers (named after what they watch): the initial lists (the 2 namespaces and a fresh cluster's 4,
+        // the source), the notifications handed out (the copy came by the watch), one initial relist each
         const namespaces = "namespaces"
         const configMaps = "configmaps in all namespaces"
-        assert.strictEqual(sample(samples, "effect_informers_listed_objects_total", { informer: namespaces }), 2)
+        assert.strictEqual(sample(samples, "effect_informers_listed_objects_total", { informer: namespaces }), 6)
         assert.strictEqual(sample(samples, "effect_informers_listed_objects_total", { informer: configMaps }), 1)
         assert.strictEqual(
           sample(samples, "effect_informers_notifications_total", { informer: configMaps, type: "add" }),
@@ -229,6 +229,26 @@ describe("replicate --metrics-port", () => {
           1
         )
         assert.isAtLeast(sample(samples, "effect_informers_fifo_depth", { informer: configMaps }), 0)
+
+        // the REST client (client-go's names and labels): the two informers' LISTs and WATCHes (a watch-list is
+        // one WATCH: 2 GETs at least), the copy's create, timed to their headers in client-go's buckets
+        const host = new URL(server.url).host
+        assert.isAtLeast(sample(samples, "rest_client_requests_total", { code: "200", method: "GET", host }), 2)
+        assert.isAtLeast(sample(samples, "rest_client_requests_total", { code: "201", method: "POST", host }), 1)
+        const gets = { verb: "GET", host }
+        const timedGets = sample(samples, "rest_client_request_duration_seconds_count", gets)
+        assert.isAtLeast(timedGets, 2)
+        assert.isAtLeast(sample(samples, "rest_client_request_duration_seconds_sum", gets), 0)
+        assert.strictEqual(
+          sample(samples, "rest_client_request_duration_seconds_bucket", { ...gets, le: "+Inf" }),
+          timedGets
+        )
+        assert.isAtLeast(sample(samples, "rest_client_request_duration_seconds_bucket", { ...gets, le: "0.005" }), 0)
+        assert.strictEqual(
+          sample(samples, "rest_client_request_duration_seconds_bucket", { ...gets, le: "60" }),
+          timedGets
+        )
+        assert.isAbove(sample(samples, "rest_client_request_duration_seconds_count", { verb: "POST", host }), 0)
 
         // SIGINT: the command ends and the port is free again
         const port = Number(new URL(url).port)

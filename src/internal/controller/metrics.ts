@@ -111,30 +111,30 @@ export const workQueueRetries: Metric.Counter<number> = Tags.counter(
 const reconcileBoundaries = Metric.exponentialBoundaries({ start: 0.005, factor: 2, count: 16 })
 
 /**
- * `effect_informers_reconcile_total`: reconciles by `controller` and `result` (`success`, `error`, `requeue`,
+ * `controller_runtime_reconcile_total`: reconciles by `controller` and `result` (`success`, `error`, `requeue`,
  * `requeue_after`). Every series of a controller (here and below) exists from its start, at 0.
  *
  * @since 0.2.0
  * @category metrics
  */
 export const reconciles: Metric.Counter<number> = Tags.counter(
-  "effect_informers_reconcile_total",
+  "controller_runtime_reconcile_total",
   "Reconciles by controller and result"
 )
 
 /**
- * `effect_informers_reconcile_errors_total`: failed reconciles (typed errors and defects), by `controller`.
+ * `controller_runtime_reconcile_errors_total`: failed reconciles (typed errors and defects), by `controller`.
  *
  * @since 0.2.0
  * @category metrics
  */
 export const reconcileErrors: Metric.Counter<number> = Tags.counter(
-  "effect_informers_reconcile_errors_total",
+  "controller_runtime_reconcile_errors_total",
   "Failed reconciles"
 )
 
 /**
- * `effect_informers_reconcile_panics_total`: reconciles that died of a defect (a throw, `Effect.die`), by
+ * `controller_runtime_reconcile_panics_total`: reconciles that died of a defect (a throw, `Effect.die`), by
  * `controller`: controller-runtime's `reconcile_panics_total`. Counted in `reconcileErrors` too; the key is
  * requeued.
  *
@@ -142,12 +142,12 @@ export const reconcileErrors: Metric.Counter<number> = Tags.counter(
  * @category metrics
  */
 export const reconcilePanics: Metric.Counter<number> = Tags.counter(
-  "effect_informers_reconcile_panics_total",
+  "controller_runtime_reconcile_panics_total",
   "Reconciles that died of a defect (controller-runtime's panics)"
 )
 
 /**
- * `effect_informers_terminal_reconcile_errors_total`: failed reconciles the `errorPolicy` answered `done` for
+ * `controller_runtime_terminal_reconcile_errors_total`: failed reconciles the `errorPolicy` answered `done` for
  * (not requeued), by `controller`: controller-runtime's `terminal_reconcile_errors_total`. Counted in
  * `reconcileErrors` too.
  *
@@ -155,42 +155,42 @@ export const reconcilePanics: Metric.Counter<number> = Tags.counter(
  * @category metrics
  */
 export const terminalReconcileErrors: Metric.Counter<number> = Tags.counter(
-  "effect_informers_terminal_reconcile_errors_total",
+  "controller_runtime_terminal_reconcile_errors_total",
   "Failed reconciles the error policy did not requeue"
 )
 
 /**
- * `effect_informers_reconcile_time_seconds`: the duration of reconciles, in seconds, by `controller`.
+ * `controller_runtime_reconcile_time_seconds`: the duration of reconciles, in seconds, by `controller`.
  *
  * @since 0.2.0
  * @category metrics
  */
 export const reconcileDuration: Metric.Histogram<number> = Tags.histogram(
-  "effect_informers_reconcile_time_seconds",
+  "controller_runtime_reconcile_time_seconds",
   "The duration of reconciles in seconds",
   reconcileBoundaries
 )
 
 /**
- * `effect_informers_reconcile_active_workers`: reconciles in progress, by `controller`.
+ * `controller_runtime_active_workers`: reconciles in progress, by `controller`.
  *
  * @since 0.2.0
  * @category metrics
  */
 export const activeReconciles: Metric.Gauge<number> = Tags.gauge(
-  "effect_informers_reconcile_active_workers",
+  "controller_runtime_active_workers",
   "Reconciles in progress"
 )
 
 /**
- * `effect_informers_max_concurrent_reconciles`: the controller's number of workers (`concurrency`), by
+ * `controller_runtime_max_concurrent_reconciles`: the controller's number of workers (`concurrency`), by
  * `controller`: controller-runtime's `max_concurrent_reconciles`.
  *
  * @since 0.2.0
  * @category metrics
  */
 export const maxConcurrentReconciles: Metric.Gauge<number> = Tags.gauge(
-  "effect_informers_max_concurrent_reconciles",
+  "controller_runtime_max_concurrent_reconciles",
   "The controller's number of workers"
 )
 
@@ -217,6 +217,20 @@ export const staleSkips: Metric.Counter<number> = Tags.counter(
 export const abandonedReconciles: Metric.Counter<number> = Tags.counter(
   "effect_informers_reconcile_abandoned_total",
   "Reconciles still running after their interruption at shutdown or step-down, left behind"
+)
+
+/**
+ * `controller_runtime_reconcile_timeouts_total`: reconciles interrupted because they ran longer than the
+ * controller's `reconcileTimeout`, by `controller`: controller-runtime's `reconcile_timeouts_total`. Counted
+ * in `reconcileErrors` and `reconciles{result="error"}` too (as controller-runtime counts the
+ * `DeadlineExceeded` its guard causes); the key is requeued through the rate limiter.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const reconcileTimeouts: Metric.Counter<number> = Tags.counter(
+  "controller_runtime_reconcile_timeouts_total",
+  "Reconciles interrupted because they ran longer than the controller's reconcile timeout"
 )
 
 // -------------------------------------------------------------------------------------------------

@@ -38,10 +38,13 @@ import {
   decodeListBody,
   defaultUserAgent,
   describeCollection,
+  execute,
   executeIdempotent,
+  hostOf,
   listQuery,
   makePrepare,
   readBounded,
+  RequestMetrics,
   setParam,
   statusError,
   transportError
@@ -192,7 +195,7 @@ export const make = (
   Effect.gen(function*() {
     const config = yield* KubeConfig
     const http = HttpClient.withScope(yield* HttpClient.HttpClient)
-    return yield* makeWith(config, http, options)
+    return yield* makeWith(config, http, new RequestMetrics(hostOf(config.server)), options)
   })
 
 /** The options of `derive` over those of the Client derived from: each one given replaces the parent's. */
@@ -205,10 +208,14 @@ const deriveOptions = (parent: Client.Options, options: Client.DeriveOptions): C
   return merged
 }
 
-/** A Client over `config` and `http` (shared with the Clients it derives), with a rate limiter of its own. */
+/**
+ * A Client over `config` and `http` (shared with the Clients it derives, as the series of its requests'
+ * metrics), with a rate limiter of its own.
+ */
 const makeWith = (
   config: KubeConfig["Service"],
   http: HttpClient.HttpClient.With<HttpClientError, Scope.Scope>,
+  metrics: RequestMetrics,
   options: Client.Options
 ): Effect.Effect<Client.Client.Service> =>
   Effect.gen(function*() {
@@ -234,7 +241,9 @@ const makeWith = (
               ...(spec.body === undefined ? {} : { body: HttpBody.text(spec.body.text, spec.body.contentType) })
             })
             // GETs are sent again on a connection closed under them; writes are not (one may have arrived)
-            const sent = spec.method === "GET" ? executeIdempotent(http, request) : http.execute(request)
+            const sent = spec.method === "GET"
+              ? executeIdempotent(http, request, metrics)
+              : execute(http, request, metrics)
             const exchange = Effect.scoped(
               Effect.flatMap(
                 Effect.mapError(sent, transportError(spec.prefix, scrub)),
@@ -730,7 +739,7 @@ const makeWith = (
       apply: applyWith(false),
       applyStatus: applyWith(true),
       delete: delete_,
-      derive: (derived = {}) => makeWith(config, http, deriveOptions(options, derived))
+      derive: (derived = {}) => makeWith(config, http, metrics, deriveOptions(options, derived))
     }
   })
 

@@ -41,6 +41,7 @@ import {
   listIdleError,
   listQuery,
   makePrepare,
+  RequestMetrics,
   setNumber,
   setParam,
   statusError as responseError,
@@ -91,6 +92,8 @@ export const unsafeMake = <A>(
   const description = describe(resource, options.namespace)
   const url = config.server + collectionPath(resource, options.namespace)
   const target = new URL(url)
+  // the series of its requests' REST client metrics (`host`: the server's)
+  const metrics = new RequestMetrics(target.host)
   const scopedClient = HttpClient.withScope(client)
   const maxLineBytes = options.maxLineBytes ?? defaultMaxLineBytes
   const inactivity = options.watchInactivityTimeout === undefined
@@ -121,7 +124,7 @@ export const unsafeMake = <A>(
    * page boundary past it and starts over from the first page after a backoff. Twice at most: then the
    * `TransportError` is returned (the Reflector backs off).
    */
-  const execute = (req: HttpClientRequest.HttpClientRequest) => executeIdempotent(scopedClient, req)
+  const execute = (req: HttpClientRequest.HttpClientRequest) => executeIdempotent(scopedClient, req, metrics)
 
   const prepare = makePrepare(config, userAgent)
 

@@ -2,19 +2,23 @@
  * What every request to the API server shares, whichever module sends it (`HttpListerWatcher`'s LIST and
  * WATCH, `Client`'s verbs): the headers (user agent, the kubeconfig's credentials) and the scrubber made from
  * them, one send again on a connection the server had closed, the typed error of a failed exchange or of an
- * error response (at most 8 KiB of its body read, its `Status` scrubbed), and the LIST body decoded as it
- * arrives.
+ * error response (at most 8 KiB of its body read, its `Status` scrubbed), the LIST body decoded as it
+ * arrives, and the one place every request is sent (`execute`), which records client-go's REST client metrics
+ * (`./metrics.ts`) for each send, whatever `HttpClient` carries it.
  *
  * @internal
  */
 import * as Clock from "effect/Clock"
+import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
 import type * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import type * as Metric from "effect/Metric"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
@@ -26,10 +30,12 @@ import type { Resource } from "../../Resource.js"
 import { groupResource } from "../../Resource.js"
 import type { DecodeFailure, Status } from "../../Wire.js"
 import { failureStatus, isStatus } from "../../Wire.js"
+import { tagged } from "../metricTags.js"
 import type { Scrub } from "../redact.js"
 import { keyLinesOf, makeScrub, scrubCause, scrubStatus, secretsOf } from "../redact.js"
 import { oneLine } from "../text.js"
 import { ListBodyDecoder } from "./listBodyDecoder.js"
+import { restClientRequestDuration, restClientRequests } from "./metrics.js"
 
 /**
  * The `User-Agent` of requests when none is configured.
@@ -157,18 +163,95 @@ export const reasonName = (error: HttpClientError.HttpClientError): string => {
 export const closedConnectionRetries = 2
 
 /**
+ * The `host` label of the requests to `server`: the URL's `host[:port]`, as client-go's (`base.Host`);
+ * `none` (client-go's when it has no base URL) for a server that is not a URL.
+ *
+ * @internal
+ */
+export const hostOf = (server: string): string => {
+  try {
+    return new URL(server).host
+  } catch {
+    return "none"
+  }
+}
+
+/**
+ * The REST client metrics of the requests to one server (`host`): each series (`code` and `method`, `verb`)
+ * made once (`tagged`) and kept, so a send is two map lookups and two registry updates.
+ *
+ * @internal
+ */
+export class RequestMetrics {
+  private readonly requests = new Map<string, Metric.Counter<number>>()
+  private readonly durations = new Map<string, Metric.Histogram<number>>()
+  constructor(readonly host: string) {}
+
+  /** One send of `method`: its answer's status (undefined: none came) and its time to the headers. */
+  record(method: string, status: number | undefined, seconds: number, context: Context.Context<never>): void {
+    const code = status === undefined ? "<error>" : String(status)
+    const key = `${method} ${code}`
+    let requests = this.requests.get(key)
+    if (requests === undefined) {
+      requests = tagged(restClientRequests, { code, method, host: this.host })
+      this.requests.set(key, requests)
+    }
+    requests.updateUnsafe(1, context)
+    let duration = this.durations.get(method)
+    if (duration === undefined) {
+      duration = tagged(restClientRequestDuration, { verb: method, host: this.host })
+      this.durations.set(method, duration)
+    }
+    duration.updateUnsafe(seconds, context)
+  }
+}
+
+/**
+ * Sends a request once, the one place every request of the library is sent (the `Client`'s verbs, an
+ * `HttpListerWatcher`'s LIST and WATCH), and records it in `metrics` when its response headers arrive or it
+ * fails (interrupted included: client-go's `<error>` of a cancelled request): `rest_client_requests_total`
+ * by code, and the time from the send, by the Clock, in `rest_client_request_duration_seconds`.
+ *
+ * @internal
+ */
+export const execute = <R>(
+  client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>,
+  request: HttpClientRequest.HttpClientRequest,
+  metrics: RequestMetrics
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, R> =>
+  Clock.clockWith((clock) =>
+    Effect.contextWith((context: Context.Context<never>) => {
+      const start = clock.currentTimeNanosUnsafe()
+      return Effect.onExit(
+        client.execute(request),
+        (exit: Exit.Exit<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError>) =>
+          Effect.sync(() =>
+            metrics.record(
+              request.method,
+              exit._tag === "Success" ? exit.value.status : undefined,
+              Number(clock.currentTimeNanosUnsafe() - start) / 1e9,
+              context
+            )
+          )
+      )
+    })
+  )
+
+/**
  * Sends a request, and again at once (on another connection) when it met a connection the server had
  * closed before any response (`closedConnection`), twice at most: what Go's transport, so client-go, does
  * for a request on a reused connection that the server closed while idle. Only for requests that can be
  * sent twice without harm (a GET): a write may have reached the server before its connection was reset.
+ * Each send is recorded (`execute`).
  *
  * @internal
  */
 export const executeIdempotent = <R>(
   client: HttpClient.HttpClient.With<HttpClientError.HttpClientError, R>,
-  request: HttpClientRequest.HttpClientRequest
+  request: HttpClientRequest.HttpClientRequest,
+  metrics: RequestMetrics
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError, R> =>
-  Effect.retry(client.execute(request), { times: closedConnectionRetries, while: closedConnection })
+  Effect.retry(execute(client, request, metrics), { times: closedConnectionRetries, while: closedConnection })
 
 /**
  * The `TransportError` of an exchange that failed: `prefix` (`"list pods in default"`) and the cause, in
