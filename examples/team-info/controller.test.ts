@@ -7,7 +7,12 @@ import { Effect, Layer, Option } from "effect"
 import { Client, Informers, Resource } from "effect-informers"
 import { FakeClient } from "effect-informers/testing"
 import * as TestClock from "effect/testing/TestClock"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
 import * as TeamInfo from "./controller.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
 
 const TestEnv = Layer.mergeAll(Informers.namespaces(), Informers.configMaps()).pipe(
   Layer.provideMerge(FakeClient.layerFactory())
@@ -94,4 +99,19 @@ describe("team-info", () => {
       const after = yield* client.get(Resource.configMaps, TeamInfo.name, { namespace: "web" })
       assert.strictEqual(after.metadata?.resourceVersion, before.metadata?.resourceVersion)
     }).pipe(Effect.scoped, Effect.provide(TestEnv)))
+})
+
+describe("team-info: the example as the README shows it", () => {
+  const read = (file: string) => fs.readFileSync(path.join(here, file), "utf8")
+  const body = (file: string) => read(file).replace(/^\/\*\*[\s\S]*?\*\/\n/, "")
+
+  it("the controller and its program are at most 80 non-blank lines, and the README shows them as they are", () => {
+    const lines = ["controller.ts", "main.ts"].map((file) => read(file).split("\n").filter((l) => l.trim() !== ""))
+    assert.isAtMost(lines[0].length + lines[1].length, 80)
+    const readme = fs.readFileSync(path.join(here, "../../README.md"), "utf8")
+    const section = readme.slice(readme.indexOf("## Writing a controller"), readme.indexOf("## More than one replica"))
+    assert.include(section, "```ts\n" + body("controller.ts") + "```")
+    assert.include(section, "```ts\n" + body("main.ts") + "```")
+    assert.include(section, `Both files together are ${lines[0].length + lines[1].length} lines.`)
+  })
 })
