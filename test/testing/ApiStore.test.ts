@@ -47,7 +47,7 @@ const fakeCluster: Effect.Effect<Cluster> = Effect.gen(function*() {
 })
 
 const serverCluster = Effect.gen(function*() {
-  const server = yield* Effect.orDie(ApiServer.make({ historySize, bookmarkInterval: "1 hour" }))
+  const server = yield* Effect.orDie(ApiServer.make({ historySize, bookmarkInterval: "1 hour", namespaces: ["ns"] }))
   const layer = HttpListerWatcher.layerHttpClient.pipe(
     Layer.provideMerge(KubeConfig.layerFromOptions({ server: server.url }))
   )
@@ -62,18 +62,24 @@ const serverCluster = Effect.gen(function*() {
   return cluster
 })
 
-const describeEvent = (event: ListerWatcher.WatchEvent<KubeObject>): string =>
+/** A resourceVersion relative to the cluster's at the start of the scenario (the server's namespaces come first). */
+const relative = (rv: string | undefined, base: number): string => String(Number(rv) - base)
+
+const describeEvent = (event: ListerWatcher.WatchEvent<KubeObject>, base: number): string =>
   event.type === "BOOKMARK"
-    ? `BOOKMARK@${event.object.metadata.resourceVersion}${
+    ? `BOOKMARK@${relative(event.object.metadata.resourceVersion, base)}${
       event.object.metadata.annotations?.["k8s.io/initial-events-end"] === "true" ? " end" : ""
     }`
-    : `${event.type} ${event.object.metadata?.name}@${event.object.metadata?.resourceVersion} app=${event.object.metadata?.labels?.app}`
+    : `${event.type} ${event.object.metadata?.name}@${
+      relative(event.object.metadata?.resourceVersion, base)
+    } app=${event.object.metadata?.labels?.app}`
 
 /** The first `n` events of a watch, or its error's tag and reason. */
 const events = (
   lw: ListerWatcher.ListerWatcher.Service<KubeObject>,
   options: ListerWatcher.WatchOptions,
-  n: number
+  n: number,
+  base: number
 ): Effect.Effect<ReadonlyArray<string> | string> =>
   lw.watch(options).pipe(
     Stream.take(n),
@@ -81,14 +87,15 @@ const events = (
     Effect.result,
     Effect.map(Result.match({
       onFailure: (error) => `${error._tag} ${error.reason}`,
-      onSuccess: (collected) => collected.map(describeEvent)
+      onSuccess: (collected) => collected.map((event) => describeEvent(event, base))
     }))
   )
 
 /** A page, normalised, or the error's tag and reason. */
 const page = (
   lw: ListerWatcher.ListerWatcher.Service<KubeObject>,
-  options: ListerWatcher.ListOptions
+  options: ListerWatcher.ListOptions,
+  base: number
 ): Effect.Effect<
   {
     readonly names: string
@@ -104,7 +111,7 @@ const page = (
       onFailure: (error) => `${error._tag} ${error.reason}`,
       onSuccess: (p) => ({
         names: p.items.map((o) => o.metadata?.name).join(","),
-        rv: p.resourceVersion,
+        rv: relative(p.resourceVersion, base),
         more: p.continue !== undefined,
         remaining: p.remainingItemCount,
         continue: p.continue
@@ -124,53 +131,64 @@ const scenario = (cluster: Cluster) =>
       return value
     }
     const { all, web } = cluster
+    // resourceVersions are compared relative to the cluster's at the start
+    const base = Number((yield* all.list({})).resourceVersion)
+    const v = (n: number) => String(base + n)
     yield* cluster.create("a", { app: "web" }) // 1
     yield* cluster.create("b", { app: "web" }) // 2
     yield* cluster.create("c", { app: "web" }) // 3
     yield* cluster.create("d", { app: "db" }) // 4
 
     // limit and continue, with remainingItemCount when nothing filters
-    const first = record("list limit 2", yield* page(all, { limit: 2 }))
+    const first = record("list limit 2", yield* page(all, { limit: 2 }, base))
     const token = typeof first === "string" ? undefined : (first as { continue: string | undefined }).continue
-    record("list continue", yield* page(all, { limit: 2, continue: token }))
-    const webFirst = record("scoped list limit 2", yield* page(web, { limit: 2 }))
+    record("list continue", yield* page(all, { limit: 2, continue: token }, base))
+    const webFirst = record("scoped list limit 2", yield* page(web, { limit: 2 }, base))
     const webToken = typeof webFirst === "string" ? undefined : (webFirst as { continue: string | undefined }).continue
-    record("scoped list continue", yield* page(web, { limit: 2, continue: webToken }))
+    record("scoped list continue", yield* page(web, { limit: 2, continue: webToken }, base))
 
     // LIST at a resourceVersion: exact, legacy exact (limit), not older than
-    record("list exact 2", yield* page(all, { resourceVersion: "2", resourceVersionMatch: "Exact" }))
-    record("list 2 with limit", yield* page(all, { resourceVersion: "2", limit: 10 }))
-    record("list not older than 2", yield* page(all, { resourceVersion: "2" }))
+    record("list exact 2", yield* page(all, { resourceVersion: v(2), resourceVersionMatch: "Exact" }, base))
+    record("list 2 with limit", yield* page(all, { resourceVersion: v(2), limit: 10 }, base))
+    record("list not older than 2", yield* page(all, { resourceVersion: v(2) }, base))
 
     // selector exit and entry
     yield* cluster.update("a", { app: "db" }) // 5
     yield* cluster.update("d", { app: "web" }) // 6
-    record("scoped watch from 4", yield* events(web, { resourceVersion: "4" }, 2))
-    record("watch from 2", yield* events(all, { resourceVersion: "2" }, 4))
-    record("scoped exact list at 4", yield* page(web, { resourceVersion: "4", resourceVersionMatch: "Exact" }))
+    record("scoped watch from 4", yield* events(web, { resourceVersion: v(4) }, 2, base))
+    record("watch from 2", yield* events(all, { resourceVersion: v(2) }, 4, base))
+    record("scoped exact list at 4", yield* page(web, { resourceVersion: v(4), resourceVersionMatch: "Exact" }, base))
 
     // watch-list: the current state, then the initial-events-end bookmark
     record(
       "scoped watch-list",
-      yield* events(web, {
-        resourceVersion: "",
-        resourceVersionMatch: "NotOlderThan",
-        sendInitialEvents: true,
-        allowWatchBookmarks: true
-      }, 4)
+      yield* events(
+        web,
+        {
+          resourceVersion: "",
+          resourceVersionMatch: "NotOlderThan",
+          sendInitialEvents: true,
+          allowWatchBookmarks: true
+        },
+        4,
+        base
+      )
     )
-    record("watch-list without bookmarks", yield* events(all, { sendInitialEvents: true }, 1))
+    record("watch-list without bookmarks", yield* events(all, { sendInitialEvents: true }, 1, base))
 
     // the history moves on: older versions and tokens are Gone
     for (let i = 0; i < 5; i++) yield* cluster.update("b", { app: "web", n: String(i) }) // 7..11
-    record("continue after compaction", yield* page(all, { limit: 2, continue: token }))
-    record("watch from 3 after compaction", yield* events(all, { resourceVersion: "3" }, 1))
-    record("watch from 5 after compaction", yield* events(all, { resourceVersion: "5" }, 1))
-    record("list exact 3 after compaction", yield* page(all, { resourceVersion: "3", resourceVersionMatch: "Exact" }))
+    record("continue after compaction", yield* page(all, { limit: 2, continue: token }, base))
+    record("watch from 3 after compaction", yield* events(all, { resourceVersion: v(3) }, 1, base))
+    record("watch from 5 after compaction", yield* events(all, { resourceVersion: v(5) }, 1, base))
+    record(
+      "list exact 3 after compaction",
+      yield* page(all, { resourceVersion: v(3), resourceVersionMatch: "Exact" }, base)
+    )
 
     // too large
-    record("watch from 99", yield* events(all, { resourceVersion: "99" }, 1))
-    record("list at 99", yield* page(all, { resourceVersion: "99" }))
+    record("watch from 99", yield* events(all, { resourceVersion: v(99) }, 1, base))
+    record("list at 99", yield* page(all, { resourceVersion: v(99) }, base))
     return seen
   })
 

@@ -16,12 +16,20 @@
  * controller's read-your-own-writes keeps the next reconcile of a key from acting on a cache older than
  * its own last write.
  *
+ * With an `EventRecorder` it reports what it does as Events on the source ConfigMap, as a Kubernetes
+ * controller does (`kubectl describe configmap` shows them; the recorder aggregates repeats into series
+ * and rate-limits each object): `Normal Replicated` (a copy created), `Normal CopyUpdated`, `Normal
+ * CopyDeleted` (a namespace no longer a target, or the source no longer labelled), `Warning NotOwned` (a
+ * same-named ConfigMap in a target namespace that is not its copy) and `Warning InvalidSource` (a source
+ * whose `replicated-from` label value would be too long).
+ *
  * @since 0.2.0
  */
 import type * as ApiError from "effect-informers/ApiError"
 import * as Client from "effect-informers/Client"
 import * as ClusterHttpClient from "effect-informers/ClusterHttpClient"
 import * as Controller from "effect-informers/Controller"
+import * as EventRecorder from "effect-informers/EventRecorder"
 import * as HttpListerWatcher from "effect-informers/HttpListerWatcher"
 import type { LabelSelectorParseError } from "effect-informers/LabelSelector"
 import * as Informers from "effect-informers/Layer"
@@ -34,6 +42,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
 
 /**
  * The label that makes a ConfigMap a source.
@@ -100,6 +109,46 @@ const copyOf = (source: ConfigMap, namespace: string, from: string, resourceVers
   ...(source.binaryData === undefined ? {} : { binaryData: source.binaryData })
 })
 
+/**
+ * The `reportingController` of the replicator's Events.
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const reportingController = "effect-informers.io/replicate"
+
+/**
+ * The replicator's event recorder, in the current scope: Events of `reportingController`, instance
+ * `identity` (the replica), written through the `Client` of the context.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const eventRecorder = (
+  identity: string
+): Effect.Effect<EventRecorder.EventRecorder.Service, never, Client.Client | Scope.Scope> =>
+  EventRecorder.make({ reportingController, reportingInstance: identity })
+
+/**
+ * The reasons of the Events the replicator records on a source ConfigMap (UpperCamelCase, as Kubernetes
+ * controllers name them).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const eventReasons = {
+  /** Normal: a copy was created in a target namespace. */
+  replicated: "Replicated",
+  /** Normal: a copy was updated to the source's data. */
+  copyUpdated: "CopyUpdated",
+  /** Normal: a copy was deleted (its namespace is no longer a target, or the source no longer labelled). */
+  copyDeleted: "CopyDeleted",
+  /** Warning: a target namespace has a ConfigMap of the source's name that is not its copy. */
+  notOwned: "NotOwned",
+  /** Warning: the source cannot be replicated (its `replicated-from` label value would be too long). */
+  invalidSource: "InvalidSource"
+} as const
+
 /** An answer meaning "the cache was behind": the next reconcile, on a fresher cache, does it. */
 const cacheWasBehind = (error: ApiError.ApiError | LabelSelectorParseError | TermError): boolean =>
   error._tag === "StatusError" &&
@@ -118,12 +167,18 @@ export const make = (options: {
   readonly leaderElection?: LeaderElection.LeaderElection.Service | undefined
   /** Reconcile only the sources this replica owns in the group's membership (every cache stays warm). */
   readonly sharding?: Sharding.Sharding.Service | undefined
+  /** Record Events on the sources about what is done and refused (`eventReasons`). */
+  readonly recorder?: EventRecorder.EventRecorder.Service | undefined
 } = {}) =>
   Effect.gen(function*() {
     const client = yield* Client.Client
     const cms = yield* Informers.ConfigMaps
     const nss = yield* Informers.Namespaces
     const warned = new Set<string>()
+    const recorder = options.recorder
+    /** Records an Event on the ConfigMap `cm`, when there is a recorder. */
+    const record = (cm: ConfigMap, event: EventRecorder.Event) =>
+      recorder === undefined ? Effect.void : recorder.record(configMaps, cm, event)
 
     // ConfigMaps by name: a ConfigMap's event looks up the sources of its name without scanning the cache
     yield* cms.informer.addIndexers({ [byName]: (cm) => [cm.metadata?.name ?? ""] }).pipe(
@@ -145,17 +200,19 @@ export const make = (options: {
           const source = yield* Effect.option(cms.lister.byNamespace(namespace).get(request.name))
           if (Option.isSome(source) && isSource(source.value) && !warned.has(request.key)) {
             warned.add(request.key)
-            yield* Effect.logWarning(
-              `${request.key} cannot be replicated: ${copyLabel}=${from} would exceed the ${maxLabelValue} ` +
-                `characters of a label value`
-            )
+            const why = `${copyLabel}=${from} would exceed the ${maxLabelValue} characters of a label value`
+            yield* Effect.logWarning(`${request.key} cannot be replicated: ${why}`)
+            yield* record(source.value, {
+              type: "Warning",
+              reason: eventReasons.invalidSource,
+              action: "Replicate",
+              note: `cannot be replicated: ${why}`
+            })
           }
           return Controller.done
         }
-        const source = Option.filter(
-          yield* Effect.option(cms.lister.byNamespace(namespace).get(request.name)),
-          isSource
-        )
+        const current = yield* Effect.option(cms.lister.byNamespace(namespace).get(request.name))
+        const source = Option.filter(current, isSource)
         const targets = Option.isNone(source)
           ? []
           : (yield* nss.lister.list()).filter(isTarget).map((ns) => ns.metadata!.name!).filter((t) => t !== namespace)
@@ -163,8 +220,15 @@ export const make = (options: {
         // the copies the source should have
         for (const target of targets) {
           const existing = yield* Effect.option(cms.lister.byNamespace(target).get(request.name))
+          const wanted = source.pipe(Option.getOrThrow)
           if (Option.isNone(existing)) {
-            yield* client.create(configMaps, copyOf(source.pipe(Option.getOrThrow), target, from))
+            yield* client.create(configMaps, copyOf(wanted, target, from))
+            yield* record(wanted, {
+              type: "Normal",
+              reason: eventReasons.replicated,
+              action: "Create",
+              note: `copied to namespace ${target}`
+            })
           } else if (labelsOf(existing.value)[copyLabel] !== from) {
             const where = `${target}/${request.name}`
             if (!warned.has(where)) {
@@ -173,9 +237,22 @@ export const make = (options: {
                 `${where} exists and is not a copy of ${namespace}/${request.name}: left as it is`
               )
             }
-          } else if (!sameData(existing.value, source.pipe(Option.getOrThrow))) {
+            // every time it is seen: the recorder makes repeats one Event with a series
+            yield* record(wanted, {
+              type: "Warning",
+              reason: eventReasons.notOwned,
+              action: "Replicate",
+              note: `namespace ${target} has a ConfigMap ${request.name} that is not a copy of this one: left as it is`
+            })
+          } else if (!sameData(existing.value, wanted)) {
             const rv = existing.value.metadata?.resourceVersion
-            yield* client.update(configMaps, copyOf(source.pipe(Option.getOrThrow), target, from, rv))
+            yield* client.update(configMaps, copyOf(wanted, target, from, rv))
+            yield* record(wanted, {
+              type: "Normal",
+              reason: eventReasons.copyUpdated,
+              action: "Update",
+              note: `updated the copy in namespace ${target}`
+            })
           }
         }
 
@@ -193,6 +270,15 @@ export const make = (options: {
               ...(resourceVersion === undefined ? {} : { resourceVersion })
             }
           })
+          // on the source, while there is one (no longer labelled, say); a deleted source has no Events
+          if (Option.isSome(current) && sourceOfCopy(current.value) === undefined) {
+            yield* record(current.value, {
+              type: "Normal",
+              reason: eventReasons.copyDeleted,
+              action: "Delete",
+              note: `deleted the copy in namespace ${where}`
+            })
+          }
         }
         return Controller.done
       }).pipe(Effect.catchIf(cacheWasBehind, () => Effect.succeed(Controller.requeue)))

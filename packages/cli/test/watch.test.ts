@@ -186,7 +186,12 @@ const rvOf = (text: string): number => Number(/ rv=(\d+)$/.exec(text)?.[1])
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
-const withServer = ApiServer.make({ garbageCollection: false, watchBufferBytes: 256 * 1024 * 1024 }).pipe(Effect.orDie)
+/** A server with the namespaces of `podsOf`'s pods. */
+const withServer = ApiServer.make({
+  garbageCollection: false,
+  watchBufferBytes: 256 * 1024 * 1024,
+  namespaces: ["ns-0", "ns-1", "ns-2"]
+}).pipe(Effect.orDie)
 
 // -------------------------------------------------------------------------------------------------
 // tests

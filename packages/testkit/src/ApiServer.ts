@@ -15,8 +15,19 @@
  *   `Orphan`). Leases (`coordination.k8s.io/v1`) are decoded and validated as kube-apiserver does (400
  *   for a field of the wrong type on create and update, 422 on a patch; 422 Invalid with field causes for
  *   `spec.leaseDurationSeconds` not above 0 or a negative `spec.leaseTransitions`).
+ * - Namespaces as on a real cluster: `default`, `kube-system`, `kube-public` and `kube-node-lease` exist
+ *   from the start (and `Options.namespaces`); creating an object (POST, server-side apply, the
+ *   programmatic `objects.create`) in a namespace that does not exist is `404 NotFound` (`namespaces "x"
+ *   not found`), in one being deleted `403 Forbidden`, as kube-apiserver's NamespaceLifecycle admission
+ *   answers (`bench.load` writes to storage directly, without it).
  * - kube-controller-manager's garbage collector (dependents by `ownerReferences`) and namespace controller
- *   (`Options.garbageCollection`).
+ *   (`Options.garbageCollection`): a deleted namespace is marked Terminating, emptied of every namespaced
+ *   resource (Events and Leases included), then removed.
+ * - Events served by both APIs, `v1` and `events.k8s.io/v1`, as one set of objects (as kube-apiserver
+ *   stores them): an Event written through one is read through the other, its fields mapped
+ *   (`regarding`/`involvedObject`, `note`/`message`, `reportingController`/`reportingComponent`,
+ *   `deprecatedSource`/`source`, `deprecated*Timestamp`/`*Timestamp`, `deprecatedCount`/`count`), with
+ *   their field selectors (`involvedObject.*`, `regarding.*`, `reason`, `type`...) for `kubectl describe`.
  * - An audit log of the writes (`Options.auditLog`).
  * - Server-side apply (`PATCH` with `application/apply-patch+yaml`, as `kubectl apply --server-side`) and
  *   `metadata.managedFields` kept by every HTTP write, with kube-apiserver's field ownership rules.
@@ -33,7 +44,8 @@
  *   server does not describe, is a 415 UnsupportedMediaType naming it. Responses are always JSON.
  * - `meta.k8s.io` Tables for `kubectl get` (lists, single gets and `get -w` watches): the real columns of
  *   pods (READY, STATUS, RESTARTS, AGE; IP, NODE... at `-o wide`), nodes, namespaces, deployments, replica
- *   sets, services, config maps, secrets, service accounts and leases; NAME and AGE for the others.
+ *   sets, services, config maps, secrets, service accounts, leases and events (LAST SEEN, TYPE, REASON,
+ *   OBJECT, MESSAGE); NAME and AGE for the others.
  * - Fault injection (`Fault`, `parseFault`) and counters (`stats`).
  *
  * The running server's service has three faces besides its address and counters: `server.objects` (create,
@@ -374,6 +386,15 @@ export const defaultMaxRequestBodyBytes: number = 3 * 1024 * 1024
  */
 export const maxJsonDepth: number = storeMaxJsonDepth
 
+/**
+ * The namespaces of a fresh cluster, which the server creates at start: `default`, `kube-system`,
+ * `kube-public` and `kube-node-lease` (the first three may not be deleted, as in kube-apiserver).
+ *
+ * @since 0.2.0
+ * @category constants
+ */
+export const initialNamespaces: ReadonlyArray<string> = ["default", "kube-system", "kube-public", "kube-node-lease"]
+
 /** kube-apiserver's idle timeout for kept-alive connections. */
 const defaultKeepAliveTimeout = Duration.seconds(90)
 
@@ -423,8 +444,20 @@ export interface Options {
    * @since 0.1.0
    */
   readonly maxRequestBodyBytes?: number | undefined
-  /** Objects created at start, each with `apiVersion` and `kind` of a served resource. */
+  /**
+   * Objects created at start, each with `apiVersion` and `kind` of a served resource: the Namespaces
+   * first, then the others in order. A namespaced object's namespace must exist (see `namespaces`).
+   */
   readonly objects?: ReadonlyArray<KubeObject> | undefined
+  /**
+   * Namespaces created at start (Active, as `kubectl create namespace` makes them), besides those of a
+   * fresh cluster, which always exist: `default`, `kube-system`, `kube-public` and `kube-node-lease`
+   * (`initialNamespaces`). As in kube-apiserver, an object can only be created in an existing namespace
+   * that is not being deleted (404 NotFound, 403 Forbidden otherwise).
+   *
+   * @since 0.2.0
+   */
+  readonly namespaces?: ReadonlyArray<string> | undefined
   /**
    * The garbage collector and namespace controller (kube-controller-manager's) that act on deletions:
    * dependents of deleted owners (`metadata.ownerReferences`) are deleted, or orphaned, as the owner's
@@ -643,7 +676,10 @@ export declare namespace ApiServer {
    * @category models
    */
   export interface Objects {
-    /** Creates an object (the namespace comes from `options` or from the object). */
+    /**
+     * Creates an object (the namespace comes from `options` or from the object, and must exist and not be
+     * Terminating, as over HTTP).
+     */
     readonly create: <A>(
       resource: Resource.Resource<A>,
       object: A,
@@ -850,7 +886,15 @@ export const make = (
     }
 
     const startedAt = yield* Clock.currentTimeMillis
-    for (const object of options.objects ?? []) {
+    // a fresh cluster's namespaces, then those asked for, then the objects (their Namespaces first)
+    const namespaces = store.storeOf(Resource.namespaces)!
+    for (const name of [...initialNamespaces, ...(options.namespaces ?? [])]) {
+      if (namespaces.entries.has(name)) continue
+      yield* toEffect(store.create(namespaces, { metadata: { name } }, undefined, writeContext(startedAt), "object"))
+    }
+    const seeds = options.objects ?? []
+    const isNamespace = (object: KubeObject) => object.apiVersion === "v1" && object.kind === "Namespace"
+    for (const object of [...seeds.filter(isNamespace), ...seeds.filter((o) => !isNamespace(o))]) {
       const resource = findByTypeMeta(resources, object)
       if (resource === undefined) {
         return yield* fromStatus(

@@ -639,6 +639,19 @@ const ignoreAlreadyExists = <A>(
 ): Effect.Effect<void, StatusError> =>
   Effect.asVoid(Effect.catchIf(effect, (e) => e.reason === "AlreadyExists", () => Effect.void))
 
+/** Creates the namespace `name` unless it exists, as `kubectl create namespace` would. */
+const ensureNamespace = (server: ApiServer.ApiServer.Service, name: string): Effect.Effect<void, StatusError> =>
+  ignoreAlreadyExists(server.objects.create(
+    Resource.namespaces,
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name, labels: { "kubernetes.io/metadata.name": name } },
+      spec: { finalizers: ["kubernetes"] },
+      status: { phase: "Active" }
+    } as unknown as Json<V1Namespace>
+  ))
+
 /**
  * Populates a server: namespaces, deployments and pods spread round-robin over the namespaces (pod `i`
  * is in namespace `i mod n` and belongs to app `i mod apps` of that namespace), the ReplicaSets that
@@ -659,16 +672,7 @@ export const seed = (
     const deployments = options.deployments ?? 0
     const appCount = deployments > 0 ? deployments : Math.max(1, options.apps ?? 10)
     const apps = Array.from({ length: appCount }, (_, i) => `app-${i}`)
-    for (const name of namespaces) {
-      const namespace = {
-        apiVersion: "v1",
-        kind: "Namespace",
-        metadata: { name, labels: { "kubernetes.io/metadata.name": name } },
-        spec: { finalizers: ["kubernetes"] },
-        status: { phase: "Active" }
-      } as unknown as Json<V1Namespace>
-      yield* ignoreAlreadyExists(server.objects.create(Resource.namespaces, namespace))
-    }
+    for (const name of namespaces) yield* ensureNamespace(server, name)
     const owners = new Map<string, { readonly name: string; readonly uid: string }>()
     for (let i = 0; i < deployments; i++) {
       const namespace = namespaces[i % namespaces.length]
@@ -805,8 +809,8 @@ const relabeled = (pod: Pod): Pod => {
 
 /**
  * A churn simulator over `server`'s pods (those in `options.namespaces`, or all of them). It creates the
- * nodes pods are created on (`nodeNames`) that do not exist; nothing else happens until `step` or `run`
- * is used.
+ * nodes pods are created on (`nodeNames`) and the namespaces of `options.namespaces` that do not exist;
+ * nothing else happens until `step` or `run` is used.
  *
  * @example
  * ```ts
@@ -830,6 +834,12 @@ export const make = (server: ApiServer.ApiServer.Service, options: ChurnOptions)
     const started = yield* Clock.currentTimeMillis
     yield* Effect.forEach(nodeNames, (name) => ensureNode(server, { name, now: started }), { discard: true }).pipe(
       Effect.catch((error) => Effect.logWarning(`ChurnSimulator: the nodes could not be created: ${error.message}`))
+    )
+    // and the namespaces asked for (pods can only be created in an existing namespace)
+    yield* Effect.forEach(options.namespaces ?? [], (name) => ensureNamespace(server, name), { discard: true }).pipe(
+      Effect.catch((error) =>
+        Effect.logWarning(`ChurnSimulator: the namespaces could not be created: ${error.message}`)
+      )
     )
     const existing = yield* server.objects.snapshot(Resource.pods)
     const wanted = options.namespaces === undefined ? undefined : new Set(options.namespaces)

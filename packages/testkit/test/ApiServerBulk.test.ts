@@ -54,22 +54,27 @@ const openWatch = (url: string) =>
     (watch) => Effect.sync(() => watch.close())
   )
 
+/** The resourceVersions `n` writes after the server's start (a fresh cluster's namespaces come first). */
+const versionsAfter = (server: ApiServer.ApiServer.Service) =>
+  Effect.map(server.resourceVersion, (start) => (n: number) => String(Number(start) + n))
+
 const parse = (lines: ReadonlyArray<string>) => lines.map((line) => JSON.parse(line) as { type: string; object: Obj })
 
 describe("ApiServer bulk fast paths", () => {
   it.live("load stores objects as given (uid, creationTimestamp) with new resourceVersions", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
+      const v = yield* versionsAfter(server)
       const stored = yield* server.bench.load(pods, [pod("a"), pod("b")])
       assert.strictEqual(stored, 2)
       const a = yield* server.objects.get(pods, { name: "a", namespace: "default" })
       assert.strictEqual(a.metadata.uid, "uid-a")
       assert.strictEqual(a.metadata.creationTimestamp, "2024-01-01T00:00:00Z")
-      assert.strictEqual(a.metadata.resourceVersion, "1")
+      assert.strictEqual(a.metadata.resourceVersion, v(1))
       // loading again replaces (MODIFIED), and a malformed object is refused
       yield* server.bench.load(pods, [pod("a")])
       const again = yield* server.objects.get(pods, { name: "a", namespace: "default" })
-      assert.strictEqual(again.metadata.resourceVersion, "3")
+      assert.strictEqual(again.metadata.resourceVersion, v(3))
       const refused = yield* Effect.flip(server.bench.load(pods, [{ metadata: { name: "x" } } as Obj]))
       assert.strictEqual(refused.code, 400)
     }))
@@ -77,34 +82,36 @@ describe("ApiServer bulk fast paths", () => {
   it.live("modifyMany writes MODIFIED events round-robin in key order, unchanged but for the version", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
+      const v = yield* versionsAfter(server)
       yield* server.bench.load(pods, [pod("b"), pod("a"), pod("c")])
       const from = yield* server.resourceVersion
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
       const result = yield* server.bench.modifyMany(pods, { count: 7, batchSize: 2 })
-      assert.deepStrictEqual(result, { events: 7, firstResourceVersion: "4", lastResourceVersion: "10" })
+      assert.deepStrictEqual(result, { events: 7, firstResourceVersion: v(4), lastResourceVersion: v(10) })
       yield* eventually(() => watch.lines.length >= 7, "7 events")
       const events = parse(watch.lines)
       assert.deepStrictEqual(events.map((e) => e.type), Array(7).fill("MODIFIED"))
       assert.deepStrictEqual(events.map((e) => e.object.metadata.name), ["a", "b", "c", "a", "b", "c", "a"])
-      assert.deepStrictEqual(events.map((e) => e.object.metadata.resourceVersion), ["4", "5", "6", "7", "8", "9", "10"])
+      assert.deepStrictEqual(events.map((e) => e.object.metadata.resourceVersion), [4, 5, 6, 7, 8, 9, 10].map(v))
       const stored = yield* server.objects.get(pods, { name: "a", namespace: "default" })
-      assert.strictEqual(stored.metadata.resourceVersion, "10")
+      assert.strictEqual(stored.metadata.resourceVersion, v(10))
       const { resourceVersion: _, ...rest } = events[6].object.metadata
       const { resourceVersion: __, ...storedRest } = stored.metadata
       assert.deepStrictEqual(rest, storedRest)
       assert.deepStrictEqual(events[6].object.spec, pod("a").spec)
       // the history replays them to a watch resuming from the middle
-      const late = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=8`)
+      const late = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${v(8)}`)
       yield* eventually(() => late.lines.length >= 2, "replay")
-      assert.deepStrictEqual(parse(late.lines).map((e) => e.object.metadata.resourceVersion), ["9", "10"])
+      assert.deepStrictEqual(parse(late.lines).map((e) => e.object.metadata.resourceVersion), [v(9), v(10)])
       // a list sees the new versions
       const list = yield* server.objects.list(pods, {})
-      assert.deepStrictEqual(list.items.map((p) => p.metadata.resourceVersion), ["10", "8", "9"])
+      assert.deepStrictEqual(list.items.map((p) => p.metadata.resourceVersion), [v(10), v(8), v(9)])
     }))
 
   it.live("a prepared burst stays consistent when other writes come first", () =>
     Effect.gen(function*() {
       const server = yield* ApiServer.make().pipe(Effect.orDie)
+      const v = yield* versionsAfter(server)
       yield* server.bench.load(pods, [pod("a"), pod("b")])
       const run = yield* server.bench.prepareModifyMany(pods, { count: 4, namespace: "default" })
       // written between the preparation and the burst: versions move on, b changes, then goes away
@@ -113,12 +120,12 @@ describe("ApiServer bulk fast paths", () => {
       const from = yield* server.resourceVersion
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&resourceVersion=${from}`)
       const result = yield* run
-      assert.deepStrictEqual(result, { events: 2, firstResourceVersion: "5", lastResourceVersion: "6" })
+      assert.deepStrictEqual(result, { events: 2, firstResourceVersion: v(5), lastResourceVersion: v(6) })
       yield* eventually(() => watch.lines.length >= 2, "2 events")
       const events = parse(watch.lines)
       assert.deepStrictEqual(events.map((e) => [e.object.metadata.name, e.object.metadata.resourceVersion]), [
-        ["a", "5"],
-        ["a", "6"]
+        ["a", v(5)],
+        ["a", v(6)]
       ])
       const none = yield* Effect.flip(server.bench.modifyMany(pods, { count: 1, namespace: "elsewhere" }))
       assert.strictEqual(none.code, 400)

@@ -12,7 +12,7 @@ describe("ChurnSimulator generators", () => {
   it.effect("makes kubelet-shaped pods of about 3 KB once stored", () =>
     Effect.gen(function*() {
       const pod = ChurnSimulator.makePod({ name: ChurnSimulator.podName("web", 7), namespace: "shop" })
-      const server = yield* start
+      const server = yield* ApiServer.make({ namespaces: ["shop"] }).pipe(Effect.orDie)
       const stored = yield* server.objects.create(Resource.pods, pod)
       const size = JSON.stringify(stored).length
       assert.isAtLeast(size, 2600)
@@ -58,7 +58,11 @@ describe("ChurnSimulator seed and churn", () => {
       assert.deepStrictEqual(seeded.namespaces, ["ns-0", "ns-1", "ns-2"])
       const pods = yield* server.objects.snapshot(Resource.pods)
       assert.strictEqual(pods.length, 60)
-      assert.strictEqual((yield* server.objects.snapshot(Resource.namespaces)).length, 3)
+      // the seeded namespaces, beside a fresh cluster's
+      assert.deepStrictEqual(
+        (yield* server.objects.snapshot(Resource.namespaces)).map((n) => n.metadata!.name!).sort(),
+        [...ApiServer.initialNamespaces, "ns-0", "ns-1", "ns-2"].sort()
+      )
       const deployments = yield* server.objects.snapshot(Resource.deployments)
       assert.strictEqual(deployments.length, 6)
       for (const namespace of seeded.namespaces) {
@@ -146,6 +150,24 @@ describe("ChurnSimulator seed and churn", () => {
       assert.strictEqual(third.created + third.updated + third.deleted + third.failed, 500)
       const created = yield* other.counts
       assert.strictEqual(created.created + created.failed, 100)
+    }))
+})
+
+describe("ChurnSimulator namespaces", () => {
+  it.effect("make creates the namespaces it is told to churn in, as a real cluster needs them first", () =>
+    Effect.gen(function*() {
+      const server = yield* start
+      const churn = yield* ChurnSimulator.make(server, {
+        rate: 0,
+        mix: { create: 1 },
+        namespaces: ["fresh", "default"]
+      })
+      const fresh = yield* server.objects.get(Resource.namespaces, { name: "fresh" })
+      assert.strictEqual(fresh.status!.phase, "Active")
+      yield* churn.step(20)
+      const counts = yield* churn.counts
+      assert.deepStrictEqual([counts.created, counts.failed], [20, 0])
+      assert.isAbove((yield* server.objects.snapshot(Resource.pods, "fresh")).length, 0)
     }))
 })
 

@@ -139,6 +139,18 @@ const extraFields: { readonly [groupResource: string]: ReadonlyArray<string> } =
     "source",
     "type"
   ],
+  "events.events.k8s.io": [
+    "regarding.kind",
+    "regarding.namespace",
+    "regarding.name",
+    "regarding.uid",
+    "regarding.apiVersion",
+    "regarding.resourceVersion",
+    "regarding.fieldPath",
+    "reason",
+    "reportingController",
+    "type"
+  ],
   secrets: ["type"],
   nodes: ["spec.unschedulable"],
   namespaces: ["status.phase"],

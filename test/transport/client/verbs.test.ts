@@ -42,8 +42,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         assert.strictEqual(created.metadata?.namespace, "batch")
         assert.strictEqual(created.kind, "ConfigMap")
         assert.strictEqual(created.apiVersion, "v1")
-      })
-    ))
+      }), { server: { namespaces: ["batch"] } }))
 
   it.live("the namespace: the call's, else the object's, else the kubeconfig's, else default", () =>
     withApiServer((server, client) =>
@@ -58,8 +57,7 @@ describe("Client verbs against the embedded ApiServer", () => {
           "ns2/c"
         ])
         assert.strictEqual((yield* client.get(Resource.configMaps, "a")).metadata?.namespace, "default")
-      })
-    ))
+      }), { server: { namespaces: ["ns1", "ns2"] } }))
 
   it.live("cluster-scoped resources: no namespace in the path", () =>
     withApiServer((_, client) =>
@@ -70,7 +68,11 @@ describe("Client verbs against the embedded ApiServer", () => {
         const got = yield* client.get(Resource.namespaces, "team-a", { namespace: "ignored" })
         assert.strictEqual(got.metadata?.uid, ns.metadata?.uid)
         const page = yield* client.list(Resource.namespaces)
-        assert.deepStrictEqual(page.items.map((n) => n.metadata?.name), ["team-a"])
+        // beside a fresh cluster's namespaces
+        assert.deepStrictEqual(
+          page.items.map((n) => n.metadata?.name),
+          ["default", "kube-node-lease", "kube-public", "kube-system", "team-a"]
+        )
       })
     ))
 
@@ -164,8 +166,7 @@ describe("Client verbs against the embedded ApiServer", () => {
         assert.strictEqual(everywhere.items.length, 8)
         const none = yield* client.listAll(Resource.configMaps, { namespace: "empty" })
         assert.deepStrictEqual(none.items, [])
-      })
-    ))
+      }), { server: { namespaces: ["other"] } }))
 
   it.live("listAll: a continue token that expired mid-way, one full list (client-go's pager)", () =>
     withApiServer((server, client) =>

@@ -1,6 +1,8 @@
 /**
  * The `replicate` command: the example controller (`Replicate`, a ConfigMap replicator), with leader
- * election or sharding, and its metrics; the controller and the metrics server are loaded when the command runs.
+ * election or sharding, its metrics, and Events on the sources it acts on (reporting controller
+ * `effect-informers.io/replicate`, instance `--identity`); the controller and the metrics server are loaded
+ * when the command runs.
  *
  * @since 0.2.0
  */
@@ -166,7 +168,9 @@ export const replicate = Command.make("replicate", {
           )
       )
       : undefined
-    yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election, sharding }).pipe(
+    // Events about what it does, written in the background (a full buffer drops them, never blocks)
+    const recorder = yield* Replicate.eventRecorder(options.identity).pipe(Effect.provide(context))
+    yield* Replicate.make({ concurrency: options.concurrency, leaderElection: election, sharding, recorder }).pipe(
       Effect.provide(context),
       Effect.mapError((e) => new CliFailure(failureLine(e)))
     )

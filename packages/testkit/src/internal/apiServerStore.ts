@@ -22,6 +22,7 @@ import { failureStatus } from "effect-informers/Wire"
 import * as Result from "effect/Result"
 import type { Writer } from "./apiServerApply.js"
 import { formatTime, recordUpdate } from "./apiServerApply.js"
+import { eventsTwin } from "./apiServerEvents.js"
 import { decodeError, decodeFailure, specErrors } from "./apiServerValidation.js"
 import type { Watcher } from "./apiServerWatch.js"
 import type { JsonObject } from "./json.js"
@@ -222,6 +223,11 @@ export class ResourceStore extends ApiStore.Collection<Entry> {
   readonly groupResource: string
   readonly qualified: string
   readonly traits: ResourceTraits
+  /**
+   * The collection serving the same objects through another API (`v1` and `events.k8s.io/v1` Events),
+   * and the conversion to its form: every change of this one is written to it too.
+   */
+  twin: { readonly store: ResourceStore; readonly convert: (obj: JsonObject) => JsonObject } | undefined = undefined
 
   constructor(readonly resource: Resource, status?: boolean | undefined) {
     super(ApiStore.selectableFields(resource))
@@ -546,12 +552,23 @@ const initialStatus = (store: ResourceStore, input: JsonObject): unknown => {
   }
 }
 
+/** The label kube-apiserver sets on every namespace, to its name (`kubernetes.io/metadata.name`). @internal */
+export const namespaceNameLabel = "kubernetes.io/metadata.name"
+
 /**
  * kube-apiserver's defaults for the fields a printer or a client reads back, set on every write: a
- * Secret's `type` is `Opaque` when not set, a Service's `spec.type` is `ClusterIP`.
+ * Secret's `type` is `Opaque` when not set, a Service's `spec.type` is `ClusterIP`, a Namespace's
+ * `kubernetes.io/metadata.name` label is its name.
  */
 const applyDefaults = (store: ResourceStore, obj: JsonObject): void => {
   const unset = (value: unknown) => value === undefined || value === null || value === ""
+  if (store.groupResource === "namespaces") {
+    const metadata = obj.metadata as JsonObject
+    const labels = isObject(metadata.labels) ? metadata.labels : {}
+    if (labels[namespaceNameLabel] !== metadata.name) {
+      metadata.labels = { ...labels, [namespaceNameLabel]: metadata.name }
+    }
+  }
   if (store.groupResource === "secrets" && unset(obj.type)) obj.type = "Opaque"
   if (store.groupResource === "services" && isObject(obj.spec) && unset(obj.spec.type)) {
     obj.spec = { ...obj.spec, type: "ClusterIP" }
@@ -645,6 +662,19 @@ const namespaceTerminating = (store: ResourceStore, name: string, namespace: str
     }
   )
 
+/**
+ * The namespaces kube-apiserver's NamespaceLifecycle admission never lets be deleted.
+ *
+ * @internal
+ */
+export const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"])
+
+/** 403, as the NamespaceLifecycle admission answers the deletion of an immortal namespace. */
+const immortal = (store: ResourceStore, name: string): Status =>
+  failureStatus(403, "Forbidden", `namespaces "${name}" is forbidden: this namespace may not be deleted`, {
+    ...details(store, name)
+  })
+
 /** The field errors of `metadata.ownerReferences`, as kube-apiserver's `ValidateOwnerReferences`. */
 const validateOwnerReferences = (value: unknown): Array<FieldError> => {
   if (value === undefined || value === null) return []
@@ -707,6 +737,11 @@ export class Store extends ApiStore.Store<Entry> {
       const gr = groupResource(resource)
       if (!this.stores.has(gr)) this.stores.set(gr, new ResourceStore(resource, statusSubresource?.get(gr)))
     }
+    for (const rs of this.stores.values()) {
+      const twin = eventsTwin(rs.groupResource)
+      const store = twin === undefined ? undefined : this.stores.get(twin.groupResource)
+      if (twin !== undefined && store !== undefined) rs.twin = { store, convert: twin.convert }
+    }
   }
 
   storeOf(resource: Resource<unknown>): ResourceStore | undefined {
@@ -723,13 +758,32 @@ export class Store extends ApiStore.Store<Entry> {
   ): HistoryEvent {
     const event = super.commit(collection, type, entry, prev, line, hidden)
     if (this.observer !== undefined) this.observer(collection as ResourceStore, type, entry, prev)
+    // an Event is served by two APIs: the other one's collection changes too, at the same resourceVersion
+    const twin = (collection as ResourceStore).twin
+    if (twin !== undefined) {
+      const rs = twin.store
+      const mirrored = makeEntry(entry.key, entry.namespace, entry.name, twin.convert(entry.obj), entry.rv)
+      const mirroredPrev = rs.entries.get(entry.key)
+      super.commit(rs, type, mirrored, mirroredPrev, undefined, hidden)
+      if (this.observer !== undefined) this.observer(rs, type, mirrored, mirroredPrev)
+    }
     return event
   }
 
-  /** The namespace `name` when it is being deleted. */
-  private terminating(name: string): boolean {
-    const namespace = this.stores.get("namespaces")?.entries.get(name)
-    return namespace !== undefined && namespace.metadata.deletionTimestamp !== undefined
+  /**
+   * kube-apiserver's NamespaceLifecycle admission of a create in `namespace`: 404 when the namespace does
+   * not exist, 403 when it is being deleted. `name` is the object's (`Unknown` for a `generateName`, as the
+   * admission runs before the name is generated).
+   */
+  private admitCreate(store: ResourceStore, namespace: string, name: string): Status | undefined {
+    const namespaces = this.stores.get("namespaces")
+    if (namespaces === undefined) return undefined
+    const entry = namespaces.entries.get(namespace)
+    if (entry === undefined) return notFound(namespaces, namespace)
+    if (entry.metadata.deletionTimestamp !== undefined) {
+      return namespaceTerminating(store, name === "" ? "Unknown" : name, namespace)
+    }
+    return undefined
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -773,6 +827,10 @@ export class Store extends ApiStore.Store<Entry> {
       delete meta.namespace
     }
     let name = typeof meta.name === "string" ? meta.name : ""
+    if (resource.namespaced) {
+      const refused = this.admitCreate(store, namespace, name)
+      if (refused !== undefined) return Result.fail(refused)
+    }
     if (name === "") {
       const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
       if (generateName === "") {
@@ -790,9 +848,6 @@ export class Store extends ApiStore.Store<Entry> {
     if (ownerErrors.length > 0) return Result.fail(invalid(resource.kind, resource.group, name, ownerErrors))
     if (typeof meta.resourceVersion === "string" && meta.resourceVersion !== "") {
       return Result.fail(internalError("resourceVersion should not be set on objects to be created"))
-    }
-    if (resource.namespaced && this.terminating(namespace)) {
-      return Result.fail(namespaceTerminating(store, name, namespace))
     }
     const key = objectKey(namespace, name)
     if (store.entries.has(key)) return Result.fail(alreadyExists(store, name))
@@ -1000,7 +1055,8 @@ export class Store extends ApiStore.Store<Entry> {
    * Deletes an object, as kube-apiserver's registry: preconditions first; the propagation policy decides
    * the garbage-collection finalizers (`orphan`, `foregroundDeletion`); with finalizers the object only
    * gets its `deletionTimestamp` (generation + 1 the first time) and stays until they are gone. A
-   * namespace is first marked `Terminating`; its content is the namespace controller's.
+   * namespace is first marked `Terminating`; its content is the namespace controller's. `default`,
+   * `kube-system` and `kube-public` may not be deleted (403, as the NamespaceLifecycle admission answers).
    */
   delete(
     store: ResourceStore,
@@ -1010,6 +1066,7 @@ export class Store extends ApiStore.Store<Entry> {
     ctx: WriteContext,
     options: DeleteOptions = {}
   ): Result.Result<Entry, Status> {
+    if (store.groupResource === "namespaces" && immortalNamespaces.has(name)) return Result.fail(immortal(store, name))
     const existing = store.entries.get(objectKey(namespace, name))
     if (existing === undefined) return Result.fail(notFound(store, name))
     const old = existing.metadata

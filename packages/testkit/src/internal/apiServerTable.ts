@@ -19,6 +19,7 @@ import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import { coreEvents, eventsV1Events, eventsV1ToCore } from "./apiServerEvents.js"
 import type { JsonObject } from "./json.js"
 import { isObject } from "./json.js"
 
@@ -629,6 +630,89 @@ const leases: Printer = {
   print: (lease, now) => ({ cells: [nameOf(lease), str(obj(lease.spec).holderIdentity), age(lease, now)] })
 }
 
+/** The first non-empty string, `""` if none. */
+const firstNonEmpty = (...values: ReadonlyArray<string>): string => values.find((v) => v !== "") ?? ""
+
+/** `formatEventSource`: the component (or reporting controller), then `, ` and the host (or instance). */
+const eventSource = (event: JsonObject): string => {
+  const source = obj(event.source)
+  const component = firstNonEmpty(str(source.component), str(event.reportingComponent))
+  const instance = firstNonEmpty(str(source.host), str(event.reportingInstance))
+  return instance === "" ? component : `${component}, ${instance}`
+}
+
+/** `v1` Events, as kube-apiserver's `printEvent` (every column: the server prints wide). */
+const coreEventsPrinter: Printer = {
+  columns: [
+    column("Last Seen", "string", "The time at which the most recent occurrence of this event was recorded."),
+    column("Type", "string", "Type of this event (Normal, Warning), new types could be added in the future"),
+    column(
+      "Reason",
+      "string",
+      "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."
+    ),
+    column("Object", "string", "The object that this event is about."),
+    column(
+      "Subobject",
+      "string",
+      "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.",
+      1
+    ),
+    column(
+      "Source",
+      "string",
+      "The component reporting this event. Should be a short machine understandable string.",
+      1
+    ),
+    column("Message", "string", "A human-readable description of the status of this operation."),
+    column(
+      "First Seen",
+      "string",
+      "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+      1
+    ),
+    column("Count", "string", "The number of times this event has occurred.", 1),
+    { ...nameColumn, priority: 1 }
+  ],
+  print: (event, now) => {
+    const involved = obj(event.involvedObject)
+    const first = timeOf(event.firstTimestamp) === undefined
+      ? since(event.eventTime, now)
+      : since(event.firstTimestamp, now)
+    let last = timeOf(event.lastTimestamp) === undefined ? first : since(event.lastTimestamp, now)
+    let n = int(event.count)
+    if (isObject(event.series)) {
+      last = since(event.series.lastObservedTime, now)
+      n = int(event.series.count)
+    } else if (n === 0) {
+      // singleton events have no count in the new API
+      n = 1
+    }
+    const kind = str(involved.kind).toLowerCase()
+    const name = str(involved.name)
+    return {
+      cells: [
+        last,
+        str(event.type),
+        str(event.reason),
+        name === "" ? kind : `${kind}/${name}`,
+        str(involved.fieldPath),
+        eventSource(event),
+        str(event.message).trim(),
+        first,
+        n,
+        nameOf(event)
+      ]
+    }
+  }
+}
+
+/** `events.k8s.io/v1` Events: kube-apiserver prints them as `v1` Events. */
+const eventsV1Printer: Printer = {
+  columns: coreEventsPrinter.columns,
+  print: (event, now) => coreEventsPrinter.print(eventsV1ToCore(event), now)
+}
+
 const fallback: Printer = {
   columns: [nameColumn, ageColumn],
   print: (o, now) => ({ cells: [nameOf(o), age(o, now)] })
@@ -644,7 +728,9 @@ const printers: ReadonlyMap<string, Printer> = new Map([
   ["secrets", secrets],
   ["services", services],
   ["serviceaccounts", serviceAccounts],
-  ["leases.coordination.k8s.io", leases]
+  ["leases.coordination.k8s.io", leases],
+  [coreEvents, coreEventsPrinter],
+  [eventsV1Events, eventsV1Printer]
 ])
 
 /** The printer of a resource (by `groupResource`): its own, or NAME and AGE. @internal */

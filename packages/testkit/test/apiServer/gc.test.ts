@@ -169,7 +169,7 @@ describe("ApiServer garbage collection", () => {
 
   it.live("a dependent whose owner never existed is collected; an unserved owner kind keeps it", () =>
     Effect.gen(function*() {
-      const server = yield* start(gc)
+      const server = yield* start({ ...gc, namespaces: ["other"] })
       const core = `${server.url}/api/v1/namespaces/default`
       const missing = {
         apiVersion: "apps/v1",

@@ -10,7 +10,7 @@ import { assertStatus, call, names, pod, pods, seedPods, start } from "./fixture
 describe("ApiServer list", () => {
   it.live("serves a sorted list with the server's resourceVersion", () =>
     Effect.gen(function*() {
-      const server = yield* start()
+      const server = yield* start({ namespaces: ["ns-a", "ns-b"] })
       yield* seedPods(server, [pod("b", "ns-b"), pod("a", "ns-b"), pod("z", "ns-a"), pod("c", "default")])
       const reply = yield* call(`${server.url}/api/v1/pods`)
       assert.strictEqual(reply.status, 200)
@@ -30,7 +30,7 @@ describe("ApiServer list", () => {
 
   it.live("applies label and field selectors, rejecting unsupported fields like the API server", () =>
     Effect.gen(function*() {
-      const server = yield* start()
+      const server = yield* start({ namespaces: ["other"] })
       yield* seedPods(server, [
         pod("a", "default", { app: "x" }),
         pod("b", "default", { app: "y" }),

@@ -9,7 +9,7 @@ import { assertStatus, call, events, openWatch, pod, pods, seedPods, sleep, star
 describe("ApiServer watch", () => {
   it.live("replays from a resourceVersion, then streams live events", () =>
     Effect.gen(function*() {
-      const server = yield* start()
+      const server = yield* start({ namespaces: ["elsewhere"] })
       yield* seedPods(server, [pod("a"), pod("b")])
       const rv = yield* server.resourceVersion
       yield* server.objects.patch(pods, { name: "a", namespace: "default" }, { metadata: { labels: { v: "2" } } })
