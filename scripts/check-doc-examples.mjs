@@ -36,7 +36,9 @@ for (const dir of sources) {
   const version = versionOf(dir)
   for (const file of files(dir)) {
     for (const [, since] of readFileSync(file, "utf8").matchAll(/@since (\S+)/g)) {
-      if (above(since, version)) sinceErrors.push(`${relative(root, file)}: @since ${since} is above the package's ${version}`)
+      if (above(since, version)) {
+        sinceErrors.push(`${relative(root, file)}: @since ${since} is above the package's ${version}`)
+      }
     }
   }
 }

@@ -261,7 +261,7 @@ export type Config = KubeConfig.Service
     return bytes + statSync(dir).blocks * 512
   }
   const resolve = (from, name) => {
-    for (let at = from; ; at = at.slice(0, Math.max(at.lastIndexOf("/node_modules/"), 0))) {
+    for (let at = from;; at = at.slice(0, Math.max(at.lastIndexOf("/node_modules/"), 0))) {
       const candidate = at === "" ? `node_modules/${name}` : `${at}/node_modules/${name}`
       if (existsSync(join(app, candidate, "package.json"))) return candidate
       if (at === "") return undefined
