@@ -43,6 +43,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { runCliSession } from "./cli.js"
+import type { PeerId } from "./peers.js"
+import { installedPeerNames, peerIds } from "./peers.js"
 import type {
   ChildMessage,
   CliResult,
@@ -341,7 +343,9 @@ const cliPlan: ReadonlyArray<readonly [string, CliSpec]> = [
 const scalePlan: ReadonlyArray<readonly [string, SessionSpec]> = [
   ["floor", { ...base, contender: "floor", label: "floor (paged)" }],
   ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
-  ["peer", { ...base, contender: "peer", label: "peer" }]
+  ["peer", { ...base, contender: "peer", label: "peer (client-node 2.0)" }],
+  ["peer14", { ...base, contender: "peer14", label: "peer (client-node 1.4)" }],
+  ["fluent", { ...base, contender: "fluent", label: "peer (kubernetes-fluent-client)" }]
 ]
 
 /** Session id -> what it runs. Interleaved by workload, so that drifting load hits every contender. */
@@ -349,7 +353,9 @@ const fullPlan: ReadonlyArray<readonly [string, SessionSpec | CliSpec]> = [
   // W1 (sync), W3 (heap), W2 (bursts), W6 (relist)
   ["floor", { ...base, contender: "floor", label: "floor (paged)", relist: true }],
   ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
-  ["peer", { ...base, contender: "peer", label: "peer", relist: true }],
+  ["peer", { ...base, contender: "peer", label: "peer (client-node 2.0)", relist: true }],
+  ["peer14", { ...base, contender: "peer14", label: "peer (client-node 1.4)", relist: true }],
+  ["fluent", { ...base, contender: "fluent", label: "peer (kubernetes-fluent-client)", relist: true }],
   ["ours-watchlist", { ...base, contender: "ours", label: "ours (watch-list)", watchList: true, relist: true }],
   // W3 without stripping (and its W2, for information)
   ["ours-nostrip", {
@@ -363,7 +369,7 @@ const fullPlan: ReadonlyArray<readonly [string, SessionSpec | CliSpec]> = [
   // W4: the best of the bursts with 10 handlers (the target's figure), one burst with 100; with 100
   // handlers a quarter of the events in --quick
   ...[10, 100].flatMap((n) =>
-    (["floor", "ours", "peer"] as const).map((contender) =>
+    (["floor", "ours", ...peerIds] as const).map((contender) =>
       [`${contender}-fanout-${n}`, {
         ...base,
         bursts: n === 10 ? config.bursts : 1,
@@ -610,7 +616,18 @@ const main = async () => {
       await exited(last.child, 5_000)
     }
   }
-  const results = rows({ sessions, cli, micro, workqueue, pods: config.pods, events: config.events, scale, failures })
+  const peerNames = installedPeerNames()
+  const results = rows({
+    sessions,
+    cli,
+    micro,
+    workqueue,
+    pods: config.pods,
+    events: config.events,
+    scale,
+    failures,
+    peerNames
+  })
   const finished = {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     loadAverageAtEnd: Os.loadavg().map((n) => Number(n.toFixed(2)))
@@ -618,7 +635,17 @@ const main = async () => {
   if (json) {
     process.stdout.write(
       JSON.stringify(
-        { machine: { ...machine, ...finished }, config, rows: results, sessions, cli, micro, workqueue, failures },
+        {
+          machine: { ...machine, ...finished },
+          config,
+          peerNames,
+          rows: results,
+          sessions,
+          cli,
+          micro,
+          workqueue,
+          failures
+        },
         null,
         2
       ) +
@@ -655,6 +682,7 @@ const replay = (file: string) => {
     readonly micro: MicroResult | undefined
     readonly workqueue?: WorkQueueResult | undefined
     readonly failures: Record<string, string>
+    readonly peerNames?: Partial<Record<PeerId, string>> | undefined
   }
   const { config: saved_, machine } = saved
   process.stdout.write(
@@ -672,7 +700,8 @@ const replay = (file: string) => {
           pods: saved_.pods,
           events: saved_.events,
           scale: saved_.scale,
-          failures: saved.failures
+          failures: saved.failures,
+          peerNames: saved.peerNames
         })
       ) + "\n"
   )
