@@ -460,7 +460,8 @@ export const rows = (results: Results): Array<Row> => {
       oursOverPeer: overPeer,
       checks: [check(16, overFloor, "<=", 1.15, "floor"), check(16, overPeer, "<", 1.0, "peer")],
       note: "a fresh process each, stdout a pipe read by the bench; floor: node:http + JSON.parse + Map, " +
-        "lines written in batches; peer: client-node makeInformer, a write per callback"
+        "lines written in batches; the peers: client-node makeInformer (2.0, 1.4), kubernetes-fluent-client " +
+        "Watch, a write per callback"
     }, cliSource)
     const ratePeers = versus(cliSource.peer, (id) => cli[id]?.rate, "higher")
     const rateOverFloor = ratio(cliRate("ours"), cliRate("floor"))
