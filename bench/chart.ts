@@ -11,6 +11,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
+import type { PeerId } from "./peers.js"
 import type { CliResult, MicroResult, SessionResult, WorkQueueResult } from "./protocol.js"
 import type { Check, Row } from "./report.js"
 import { checkText, rows } from "./report.js"
@@ -35,6 +36,7 @@ interface Saved {
   readonly micro?: MicroResult | undefined
   readonly workqueue?: WorkQueueResult | undefined
   readonly failures?: Record<string, string>
+  readonly peerNames?: Partial<Record<PeerId, string>> | undefined
 }
 
 const escape = (text: string) =>
@@ -58,7 +60,8 @@ export const chart = (saved: Saved): string => {
     pods: saved.config.pods,
     events: saved.config.events,
     scale: saved.config.scale,
-    failures: saved.failures
+    failures: saved.failures,
+    peerNames: saved.peerNames
   })
   // a target whose figures were not measured because their sessions did not run (--only) is left out
   const bars: Array<Bar> = all.flatMap((row) =>

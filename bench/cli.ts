@@ -1,7 +1,8 @@
 /**
  * The CLI session: `effect-informers watch pods --server URL --output events` (the built binary, run with
- * `node`) against two line printers doing the same job, `bench/cliFloor.mjs` (node:http, line split,
- * `JSON.parse`, a `Map`) and `bench/cliPeer.mjs` (client-node's `makeInformer`). Each is a fresh process
+ * `node`) against line printers doing the same job, `bench/cliFloor.mjs` (node:http, line split,
+ * `JSON.parse`, a `Map`), `bench/cliPeer.mjs` (client-node's `makeInformer`, 2.0 or 1.4) and
+ * `bench/cliFluent.mjs` (kubernetes-fluent-client's `Watch`). Each is a fresh process
  * spawned with the same server URL; its stdout is a pipe read here, in the orchestrator.
  *
  * - **Synced**: from the spawn until the Nth line has arrived (N = the pods: one `EXISTING` line each).
@@ -11,7 +12,7 @@
  *
  * The reader counts lines and checks the first byte of each (`E`xisting, `M`odified, ...): at the end the
  * child must have printed N `EXISTING` lines and one `MODIFIED` line per event, and nothing else. The lines
- * after the sync are hashed (sha1): the three contenders read the same bytes, so they print the same text
+ * after the sync are hashed (sha1): the contenders read the same bytes, so they print the same text
  * for the bursts, and the digests say whether they did.
  */
 import type { ChildProcess } from "node:child_process"

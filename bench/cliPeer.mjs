@@ -1,22 +1,27 @@
 // @ts-check
 /**
- * The peer of the CLI session: `effect-informers watch pods --server URL --output events` written on
- * @kubernetes/client-node's `makeInformer` (the installed version: 2.0 since the Effect 4 port, 1.4 before)
- * (one unpaged, typed LIST, then a watch), printing the same
+ * The client-node peers of the CLI session: `effect-informers watch pods --server URL --output events` written
+ * on @kubernetes/client-node's `makeInformer` (one unpaged, typed LIST, then a watch), printing the same
  * lines: `EXISTING` for the objects of the first list, `ADDED`/`MODIFIED`/`DELETED` after it, padded to 8,
  * then `namespace/name rv=N` (the CLI's `describeObject`). One `process.stdout.write` per callback, as a
  * program on the informer's callback API writes it.
  *
- * Plain JavaScript, run with `node bench/cliPeer.mjs URL` (no loader: the CLI it is compared with is the
- * built binary). An informer error is one line on stderr and exit code 1.
+ * Plain JavaScript, run with `node bench/cliPeer.mjs [MODULE] URL` (no loader: the CLI it is compared with is
+ * the built binary). MODULE is the release to drive: `@kubernetes/client-node` (2.0, the default; `cli-peer`)
+ * or `@kubernetes/client-node-1.4` (the npm alias of 1.4; `cli-peer14`). An informer error is one line on
+ * stderr and exit code 1.
  */
-import * as k8s from "@kubernetes/client-node"
 
-const server = process.argv[2]
-if (server === undefined) {
-  process.stderr.write("usage: node bench/cliPeer.mjs SERVER_URL\n")
+/** @typedef {import("@kubernetes/client-node").V1Pod} V1Pod */
+
+const args = process.argv.slice(2)
+const server = args.at(-1)
+if (server === undefined || args.length > 2) {
+  process.stderr.write("usage: node bench/cliPeer.mjs [MODULE] SERVER_URL\n")
   process.exit(2)
 }
+/** @type {typeof import("@kubernetes/client-node")} */
+const k8s = await import(args.length === 2 ? args[0] : "@kubernetes/client-node")
 
 process.stdout.on("error", (error) => {
   if (/** @type {NodeJS.ErrnoException} */ (error).code === "EPIPE") process.exit(0)
@@ -39,7 +44,7 @@ const informer = k8s.makeInformer(kc, "/api/v1/pods", async () => {
   return list
 })
 
-/** @param {k8s.V1Pod} pod */
+/** @param {V1Pod} pod */
 const describe = (pod) => {
   const namespace = pod.metadata?.namespace
   const name = pod.metadata?.name ?? "<unknown>"
@@ -49,7 +54,7 @@ const describe = (pod) => {
   }`
 }
 
-/** @param {string} type @param {k8s.V1Pod} pod */
+/** @param {string} type @param {V1Pod} pod */
 const print = (type, pod) => process.stdout.write(`${type.padEnd(8)} ${describe(pod)}\n`)
 
 informer.on("add", (pod) => {

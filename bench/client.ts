@@ -4,9 +4,11 @@
  * the parent disconnects or goes away.
  */
 import { makeFloor } from "./floor.js"
+import { makeFluent } from "./fluent.js"
 import { runMicro } from "./micro.js"
 import { makeOurs } from "./ours.js"
 import { makePeer } from "./peer.js"
+import type { ClientNode } from "./peer.js"
 import type { ChildMessage, Job, Result } from "./protocol.js"
 import { Counters, runSession } from "./session.js"
 import { runWorkQueue } from "./workqueue.js"
@@ -27,7 +29,16 @@ const run = async (job: Job): Promise<Result> => {
     case "floor":
       return runSession(job, counters, async () => makeFloor(job, counters))
     case "peer":
-      return runSession(job, counters, async () => makePeer(job, counters))
+      return runSession(job, counters, async () => makePeer(await import("@kubernetes/client-node"), job, counters))
+    case "peer14":
+      // loaded in this session's process only (as the fluent client below)
+      return runSession(
+        job,
+        counters,
+        async () => makePeer(await import("@kubernetes/client-node-1.4") as unknown as ClientNode, job, counters)
+      )
+    case "fluent":
+      return runSession(job, counters, () => makeFluent(job, counters))
     case "ours":
       return runSession(job, counters, () => makeOurs(job, counters))
   }

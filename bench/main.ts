@@ -1,6 +1,14 @@
 /**
- * `npm run bench [-- --quick] [-- --json] [-- --profile]`: effect-informers against
- * @kubernetes/client-node's makeInformer (2.0 since the Effect 4 port) and the floor, on the same bytes.
+ * `npm run bench [-- --quick] [-- --json] [-- --profile]`: effect-informers against three peers and the
+ * floor, on the same bytes, under the same node:
+ *
+ * - the peers (bench/peers.ts): `peer`, @kubernetes/client-node 2.0.x's `makeInformer` (bench/peer.ts);
+ *   `peer14`, the same code on client-node 1.4.x (the devDependency `@kubernetes/client-node-1.4`, an npm
+ *   alias); `fluent`, kubernetes-fluent-client 3.x's `K8s(kind.Pod).Watch(callback)` (bench/fluent.ts, with a
+ *   kubeconfig file for the bench's server). Each lists unpaged. A row's `peer` is the fastest of them on that
+ *   row (the highest rate, the lowest time or heap): `oursOverPeer` and the targets against the peer use it;
+ *   `peers` has each one's figure by name and version (the JSON's `peerNames`). No peer can express W5 (a
+ *   stalled handler) or W9, and the W6 live relist is not sampled for them.
  *
  * - The embedded API server runs in a child process of its own (bench/server.ts), driven over a control
  *   endpoint; it is reset before every session to the same deterministic pods, so every contender reads
@@ -11,12 +19,14 @@
  * - `--quick`: 10,000 pods, 20,000 events (5,000 with 100 handlers), one burst per session. Default:
  *   50,000 pods, 100,000 events, the best of three bursts for W2, W4 with 10 handlers and W5, one burst for
  *   W4 with 100 handlers.
- * - `--scale`: the Kubernetes envelope, 150,000 pods (`--pods` still overrides): W1, W2 and W3 for the three
- *   contenders, W6 for ours, against the scale targets (W7 and W8 only with `--only`); timeouts grow with the pods and the
- *   processes get `--max-old-space-size=12288` (a contender that runs out of heap is a failure, not a crash).
- * - The CLI sessions (`cli-floor`, `cli-ours`, `cli-peer`, bench/cli.ts): `effect-informers watch pods
- *   --output events` (the built packages/cli/dist/bin.js, rebuilt with `npm run build:packages` when older
- *   than the sources) against two line printers (bench/cliFloor.mjs, bench/cliPeer.mjs), each a fresh
+ * - `--scale`: the Kubernetes envelope, 150,000 pods (`--pods` still overrides): W1, W2 and W3 for the floor,
+ *   ours and the three peers, W6 for ours, against the scale targets (W7 and W8 only with `--only`); timeouts
+ *   grow with the pods and the processes get `--max-old-space-size=12288` (a contender that runs out of heap
+ *   is a failure, not a crash).
+ * - The CLI sessions (`cli-floor`, `cli-ours`, `cli-peer`, `cli-peer14`, `cli-fluent`, bench/cli.ts):
+ *   `effect-informers watch pods --output events` (the built packages/cli/dist/bin.js, rebuilt with
+ *   `npm run build:packages` when older than the sources) against line printers doing the same job
+ *   (bench/cliFloor.mjs; bench/cliPeer.mjs on client-node 2.0 or 1.4; bench/cliFluent.mjs), each a fresh
  *   process whose stdout is a pipe read here: spawn -> the Nth line (synced), then bursts -> their last line.
  * - `--json`: the machine-readable results on stdout (progress goes to stderr); `npx tsx bench/chart.ts
  *   FILE > chart.svg` draws its targets.
@@ -25,8 +35,9 @@
  * - `--pods=N`, `--events=N`, `--bursts=N`: override the sizes; `--relists=N`: W6 forces N relists in a row
  *   (default 3: heapUsed sampled every ~10 ms, then the last one with a full GC before each sample);
  *   `--only=ID,...`: run only these sessions
- *   (ids: floor, ours, peer, ours-watchlist, ours-nostrip, {floor,ours,peer}-fanout-{10,100}, ours-controller,
- *   ours-stalled, cli-floor, cli-ours, cli-peer, micro, workqueue). When only micro and workqueue run, no server
+ *   (ids: floor, ours, peer, peer14, fluent, ours-watchlist, ours-nostrip,
+ *   {floor,ours,peer,peer14,fluent}-fanout-{10,100}, ours-controller, ours-stalled, cli-floor, cli-ours,
+ *   cli-peer, cli-peer14, cli-fluent, micro, workqueue). When only micro and workqueue run, no server
  *   is started. `--wait-timeout=MS`: every wait of a session gives up after MS.
  * - `--from=FILE`: print the table of a run saved with `--json`, without running anything.
  * - `--client-flags="..."`: extra node flags for the client processes (e.g. `--max-semi-space-size=64`).
@@ -43,9 +54,12 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { runCliSession } from "./cli.js"
+import type { PeerId } from "./peers.js"
+import { installedPeerNames, peerIds } from "./peers.js"
 import type {
   ChildMessage,
   CliResult,
+  Contender,
   Job,
   MicroResult,
   ResetResponse,
@@ -305,7 +319,7 @@ const base = { bursts: config.bursts, handlers: 1, relists: config.relists }
 /** The CLI sessions: a contender and how to run it (the server URL is appended). */
 interface CliSpec {
   readonly kind: "cli"
-  readonly contender: "floor" | "ours" | "peer"
+  readonly contender: Contender
   readonly label: string
   readonly argv: ReadonlyArray<string>
 }
@@ -329,19 +343,33 @@ const cliPlan: ReadonlyArray<readonly [string, CliSpec]> = [
   ["cli-peer", {
     kind: "cli",
     contender: "peer",
-    label: "cli peer (client-node makeInformer line printer)",
+    label: "cli peer (client-node 2.0 makeInformer line printer)",
     argv: [process.execPath, Path.join(here, "cliPeer.mjs")]
+  }],
+  ["cli-peer14", {
+    kind: "cli",
+    contender: "peer14",
+    label: "cli peer (client-node 1.4 makeInformer line printer)",
+    argv: [process.execPath, Path.join(here, "cliPeer.mjs"), "@kubernetes/client-node-1.4"]
+  }],
+  ["cli-fluent", {
+    kind: "cli",
+    contender: "fluent",
+    label: "cli peer (kubernetes-fluent-client Watch line printer)",
+    argv: [process.execPath, Path.join(here, "cliFluent.mjs")]
   }]
 ]
 
 /**
- * `--scale`: the Kubernetes envelope (150,000 pods): W1, W2 and W3 for the three contenders, W6 (three
+ * `--scale`: the Kubernetes envelope (150,000 pods): W1, W2 and W3 for the floor, ours and the peers, W6 (three
  * forced relists in a row) for ours alone, whose figures the scale targets are.
  */
 const scalePlan: ReadonlyArray<readonly [string, SessionSpec]> = [
   ["floor", { ...base, contender: "floor", label: "floor (paged)" }],
   ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
-  ["peer", { ...base, contender: "peer", label: "peer" }]
+  ["peer", { ...base, contender: "peer", label: "peer (client-node 2.0)" }],
+  ["peer14", { ...base, contender: "peer14", label: "peer (client-node 1.4)" }],
+  ["fluent", { ...base, contender: "fluent", label: "peer (kubernetes-fluent-client)" }]
 ]
 
 /** Session id -> what it runs. Interleaved by workload, so that drifting load hits every contender. */
@@ -349,7 +377,9 @@ const fullPlan: ReadonlyArray<readonly [string, SessionSpec | CliSpec]> = [
   // W1 (sync), W3 (heap), W2 (bursts), W6 (relist)
   ["floor", { ...base, contender: "floor", label: "floor (paged)", relist: true }],
   ["ours", { ...base, contender: "ours", label: "ours (paged)", watchList: false, relist: true }],
-  ["peer", { ...base, contender: "peer", label: "peer", relist: true }],
+  ["peer", { ...base, contender: "peer", label: "peer (client-node 2.0)", relist: true }],
+  ["peer14", { ...base, contender: "peer14", label: "peer (client-node 1.4)", relist: true }],
+  ["fluent", { ...base, contender: "fluent", label: "peer (kubernetes-fluent-client)", relist: true }],
   ["ours-watchlist", { ...base, contender: "ours", label: "ours (watch-list)", watchList: true, relist: true }],
   // W3 without stripping (and its W2, for information)
   ["ours-nostrip", {
@@ -363,7 +393,7 @@ const fullPlan: ReadonlyArray<readonly [string, SessionSpec | CliSpec]> = [
   // W4: the best of the bursts with 10 handlers (the target's figure), one burst with 100; with 100
   // handlers a quarter of the events in --quick
   ...[10, 100].flatMap((n) =>
-    (["floor", "ours", "peer"] as const).map((contender) =>
+    (["floor", "ours", ...peerIds] as const).map((contender) =>
       [`${contender}-fanout-${n}`, {
         ...base,
         bursts: n === 10 ? config.bursts : 1,
@@ -610,7 +640,18 @@ const main = async () => {
       await exited(last.child, 5_000)
     }
   }
-  const results = rows({ sessions, cli, micro, workqueue, pods: config.pods, events: config.events, scale, failures })
+  const peerNames = installedPeerNames()
+  const results = rows({
+    sessions,
+    cli,
+    micro,
+    workqueue,
+    pods: config.pods,
+    events: config.events,
+    scale,
+    failures,
+    peerNames
+  })
   const finished = {
     seconds: Math.round((Date.now() - started) / 100) / 10,
     loadAverageAtEnd: Os.loadavg().map((n) => Number(n.toFixed(2)))
@@ -618,7 +659,17 @@ const main = async () => {
   if (json) {
     process.stdout.write(
       JSON.stringify(
-        { machine: { ...machine, ...finished }, config, rows: results, sessions, cli, micro, workqueue, failures },
+        {
+          machine: { ...machine, ...finished },
+          config,
+          peerNames,
+          rows: results,
+          sessions,
+          cli,
+          micro,
+          workqueue,
+          failures
+        },
         null,
         2
       ) +
@@ -655,6 +706,7 @@ const replay = (file: string) => {
     readonly micro: MicroResult | undefined
     readonly workqueue?: WorkQueueResult | undefined
     readonly failures: Record<string, string>
+    readonly peerNames?: Partial<Record<PeerId, string>> | undefined
   }
   const { config: saved_, machine } = saved
   process.stdout.write(
@@ -672,7 +724,8 @@ const replay = (file: string) => {
           pods: saved_.pods,
           events: saved_.events,
           scale: saved_.scale,
-          failures: saved.failures
+          failures: saved.failures,
+          peerNames: saved.peerNames
         })
       ) + "\n"
   )

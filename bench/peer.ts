@@ -1,17 +1,25 @@
 /**
- * The peer: @kubernetes/client-node's `makeInformer` (the installed version: 2.0 since the Effect 4 port, 1.4
- * before) over the typed `CoreV1Api.listPodForAllNamespaces` (one unpaged LIST, typed deserialisation), as
- * docs of the peer describe it (client-node.md §4.2).
- * Handlers are `on("add")` / `on("update")` callbacks. It cannot express a stalled handler (W5): its
- * callbacks run synchronously inside the socket's line callback, so a handler that never returns blocks
- * everything.
+ * The client-node peers: @kubernetes/client-node's `makeInformer` over the typed
+ * `CoreV1Api.listPodForAllNamespaces` (one unpaged LIST, typed deserialisation, then a watch from its
+ * resourceVersion; a 410 or a closed watch relists), as the docs of the peer describe it (client-node.md
+ * §4.2). The same code drives two releases: `peer` is 2.0.x (the current one, `@kubernetes/client-node`)
+ * and `peer14` is 1.4.x (installed under the npm alias `@kubernetes/client-node-1.4`); their informer APIs
+ * are the same.
+ *
+ * Handlers are `on("add")` / `on("update")` callbacks, one pair per handler (W4). It cannot express a stalled
+ * handler (W5): its callbacks run synchronously inside the socket's line callback, so a handler that never
+ * returns blocks everything.
  */
-import * as k8s from "@kubernetes/client-node"
+import type * as k8s from "@kubernetes/client-node"
 import type { SessionJob } from "./protocol.js"
 import { deferred } from "./protocol.js"
 import type { Client, Counters } from "./session.js"
 
-export const makePeer = (job: SessionJob, counters: Counters): Client => {
+/** The part of the client-node module the peer uses (the same in 1.4 and 2.0). */
+export type ClientNode = Pick<typeof k8s, "KubeConfig" | "CoreV1Api" | "makeInformer">
+
+/** `k8s`: the module of the release to drive (`import("@kubernetes/client-node")` or its 1.4 alias). */
+export const makePeer = (k8s: ClientNode, job: SessionJob, counters: Counters): Client => {
   const kc = new k8s.KubeConfig()
   kc.loadFromClusterAndUser({ name: "bench", server: job.serverUrl, skipTLSVerify: true }, { name: "anon" })
   const core = kc.makeApiClient(k8s.CoreV1Api)

@@ -5,7 +5,8 @@
  */
 import * as Http from "node:http"
 
-export type Contender = "floor" | "ours" | "peer"
+/** `peer`, `peer14`, `fluent`: the peers (bench/peers.ts). */
+export type Contender = "floor" | "ours" | "peer" | "peer14" | "fluent"
 
 /** One client session: connect, sync, then bursts, optionally a relist. Runs in a fresh process. */
 export interface SessionJob {
@@ -22,7 +23,7 @@ export interface SessionJob {
   readonly bursts: number
   /** Update handlers (W4 fan-out). */
   readonly handlers: number
-  /** W5: one more handler that never returns (ours only). */
+  /** W5: one more handler that never returns (ours only: no peer can express it). */
   readonly stalled?: boolean | undefined
   /**
    * W9 (ours): the events go on to a Controller (informer -> WorkQueue -> a no-op reconcile); an event counts
@@ -37,7 +38,7 @@ export interface SessionJob {
   readonly relist?: boolean | undefined
   /**
    * W6: how many relists are forced, one after the other (default 3). All but the last sample heapUsed every
-   * ~10 ms; the last one samples the live heap (a full GC before each sample), but for the peer.
+   * ~10 ms; the last one samples the live heap (a full GC before each sample), but for the peers.
    */
   readonly relists?: number | undefined
   /** Every wait of the session gives up after this long. */

@@ -2,7 +2,14 @@
  * Turns the sessions' results into the table: absolute figures per contender, the ratios ours/floor and
  * ours/peer of the same figure, and the targets (issues 7 and 16) as checks: each a measured value against
  * a bound, met or not. `bench/chart.ts` draws the checks.
+ *
+ * The peers (bench/peers.ts): a row's `peer` is the fastest peer's figure on that row (the highest rate; the
+ * lowest time, heap or heap ratio), which `oursOverPeer` and the checks against `peer` use; `peers` has each
+ * peer's figure by name (`client-node 2.0.1`, ...). A peer that cannot express a workload (W5, W9) or did
+ * not run is left out of `peers`.
  */
+import type { PeerId } from "./peers.js"
+import { defaultPeerNames, peerIds } from "./peers.js"
 import type { CliResult, MicroResult, SessionResult, WorkQueueResult } from "./protocol.js"
 
 /** One target: `value op bound`, e.g. ours/floor >= 0.9. */
@@ -31,7 +38,12 @@ export interface Row {
   readonly variant: string
   readonly floor?: number | undefined
   readonly ours?: number | undefined
+  /** The fastest peer's figure (the highest rate; the lowest time, heap or heap ratio). */
   readonly peer?: number | undefined
+  /** Each peer's figure, by name with its version (`client-node 2.0.1`); only the peers measured. */
+  readonly peers?: { readonly [name: string]: number } | undefined
+  /** The peers whose figure failed to be measured, by name: `FAILED` in their cell. */
+  readonly peersFailed?: ReadonlyArray<string> | undefined
   readonly oursOverFloor?: number | undefined
   readonly oursOverPeer?: number | undefined
   /** The targets' text (from `checks`). */
@@ -40,7 +52,10 @@ export interface Row {
   readonly met?: boolean | undefined
   readonly checks?: ReadonlyArray<Check> | undefined
   readonly note?: string | undefined
-  /** The contenders whose figure failed to be measured: `FAILED` in their cell (and `NO` if ours did). */
+  /**
+   * The contenders whose figure failed to be measured: `FAILED` in their cell (and `NO` if ours did); `peer`
+   * when no peer was measured and one failed.
+   */
   readonly failed?: ReadonlyArray<Contender> | undefined
 }
 
@@ -56,6 +71,7 @@ type Figure = keyof NonNullable<SessionResult["failed"]>
 interface Source {
   readonly floor?: string | undefined
   readonly ours?: string | undefined
+  /** client-node 2.0's session (`peer`, `peer-fanout-10`, `cli-peer`): the other peers' ids are derived. */
   readonly peer?: string | undefined
   readonly figures?: ReadonlyArray<Figure> | undefined
 }
@@ -73,7 +89,12 @@ export interface Results {
   readonly scale?: boolean | undefined
   /** The run's failures, by session id (`micro` for W7, `workqueue` for W8). */
   readonly failures?: { readonly [id: string]: string } | undefined
+  /** Each peer's name with its installed version (`client-node 2.0.1`); defaults without the versions. */
+  readonly peerNames?: Partial<Record<PeerId, string>> | undefined
 }
+
+/** The session id of peer `p` for client-node 2.0's (`peer`, `peer-fanout-10`, `cli-peer`). */
+const peerSession = (p: PeerId, id: string) => id.replace("peer", p)
 
 const ratio = (a: number | undefined, b: number | undefined) =>
   a === undefined || b === undefined || b === 0 ? undefined : a / b
@@ -132,9 +153,34 @@ export const rows = (results: Results): Array<Row> => {
       figures.some((figure) =>
         s[id]?.failed?.[figure] !== undefined || (figure === "bursts" && cli[id]?.failed?.bursts !== undefined)
       ))
+  const names: Record<PeerId, string> = { ...defaultPeerNames, ...results.peerNames }
+  /**
+   * The peers' figures on a row, from their sessions (`id` is client-node 2.0's): each one's by name, and the
+   * fastest (`peer`): the lowest when lower is better (times, heap), the highest otherwise (rates).
+   */
+  const versus = (
+    id: string,
+    value: (id: string) => number | undefined,
+    better: "lower" | "higher"
+  ): Pick<Row, "peer" | "peers"> => {
+    const peers: Record<string, number> = {}
+    for (const p of peerIds) {
+      const v = value(peerSession(p, id))
+      if (v !== undefined) peers[names[p]] = v
+    }
+    const values = Object.values(peers)
+    if (values.length === 0) return {}
+    return { peer: better === "lower" ? Math.min(...values) : Math.max(...values), peers }
+  }
   const push = (row: Row, source: Source = {}) => {
+    const peer = source.peer
+    const peersFailed = peer === undefined ?
+      [] :
+      peerIds.filter((p) => row.peers?.[names[p]] === undefined && failedIn(peerSession(p, peer), source.figures)).map((
+        p
+      ) => names[p])
     const failed = (["floor", "ours", "peer"] as const).filter((c) =>
-      row[c] === undefined && failedIn(source[c], source.figures)
+      row[c] === undefined && (c === "peer" ? peersFailed.length > 0 : failedIn(source[c], source.figures))
     )
     // a check that could not be measured because a figure failed is missed
     const checks = row.checks?.map((c) => c.met === undefined && failed.length > 0 ? { ...c, met: false } : c)
@@ -150,13 +196,15 @@ export const rows = (results: Results): Array<Row> => {
       ...(checks === undefined || checks.length === 0
         ? {}
         : { checks, met, target: checks.map(checkText).join(", ") }),
-      ...(failed.length === 0 ? {} : { failed, ...(failed.includes("ours") ? { met: false } : {}) })
+      ...(failed.length === 0 ? {} : { failed, ...(failed.includes("ours") ? { met: false } : {}) }),
+      ...(peersFailed.length === 0 ? {} : { peersFailed })
     }
     // a row of sessions that did not run (--only, --scale) is left out, and so is a second variant of ours
     // (watch-list, no stripping) that did not run: its floor and peer are in the first variant's row
     if (
-      complete.ours === undefined && complete.failed === undefined &&
-      ((complete.floor === undefined && complete.peer === undefined) || source.ours !== secondaryOf(source.ours))
+      complete.ours === undefined && !failed.includes("ours") &&
+      ((complete.floor === undefined && complete.peer === undefined && failed.length === 0) ||
+        source.ours !== secondaryOf(source.ours))
     ) return
     out.push(complete)
   }
@@ -164,18 +212,18 @@ export const rows = (results: Results): Array<Row> => {
   // W1
   const w1 = (id: string) => s[id]?.syncMs
   const floorSync = w1("floor")
-  const peerSync = w1("peer")
+  const peersSync = versus("peer", w1, "lower")
   for (const [id, variant] of [["ours", "paged (500)"], ["ours-watchlist", "watch-list"]] as const) {
     const ours = w1(id)
     const overFloor = ratio(ours, floorSync)
-    const overPeer = ratio(ours, peerSync)
+    const overPeer = ratio(ours, peersSync.peer)
     push({
       workload: "W1",
       metric: `initial sync of ${results.pods} pods, ms (lower is better)`,
       variant,
       floor: floorSync,
       ours,
-      peer: peerSync,
+      ...peersSync,
       oursOverFloor: overFloor,
       oursOverPeer: overPeer,
       checks: id === "ours"
@@ -183,22 +231,23 @@ export const rows = (results: Results): Array<Row> => {
           ? [check(16, overFloor, "<=", 1.0, "floor")]
           : [check(16, overFloor, "<=", 1.15, "floor"), check(7, overPeer, "<", 1.0, "peer")]
         : [check(16, ratio(ours, w1("ours")), "<=", 1.0, "ours paged")],
-      ...(id === "ours" ? {} : { note: "floor pages by 500, peer lists unpaged" })
+      ...(id === "ours" ? {} : { note: "floor pages by 500, the peers list unpaged" })
     }, { floor: "floor", ours: id, peer: "peer" })
   }
 
   // W2
   const rate = (id: string) => s[id]?.rate
   for (const [id, variant] of [["ours", "paged"], ["ours-watchlist", "watch-list"]] as const) {
+    const peers = versus("peer", rate, "higher")
     const overFloor = ratio(rate(id), rate("floor"))
-    const overPeer = ratio(rate(id), rate("peer"))
+    const overPeer = ratio(rate(id), peers.peer)
     push({
       workload: "W2",
       metric: `watch throughput, ${results.events} MODIFIED, 1 handler, events/s`,
       variant,
       floor: rate("floor"),
       ours: rate(id),
-      peer: rate("peer"),
+      ...peers,
       oursOverFloor: overFloor,
       oursOverPeer: overPeer,
       checks: scale
@@ -216,14 +265,15 @@ export const rows = (results: Results): Array<Row> => {
       1.0
     ]] as const
   ) {
-    const overPeer = ratio(perObject(id), perObject("peer"))
+    const peers = versus("peer", perObject, "lower")
+    const overPeer = ratio(perObject(id), peers.peer)
     push({
       workload: "W3",
       metric: "heap per cached object after GC, bytes",
       variant,
       floor: perObject("floor"),
       ours: perObject(id),
-      peer: perObject("peer"),
+      ...peers,
       oursOverFloor: ratio(perObject(id), perObject("floor")),
       oursOverPeer: overPeer,
       checks: [check(7, overPeer, "<=", limit, "peer")]
@@ -233,8 +283,9 @@ export const rows = (results: Results): Array<Row> => {
   // W4
   for (const n of [1, 10, 100]) {
     const id = (c: string) => n === 1 ? c : `${c}-fanout-${n}`
+    const peers = versus(id("peer"), rate, "higher")
     const overFloor = ratio(rate(id("ours")), rate(id("floor")))
-    const overPeer = ratio(rate(id("ours")), rate(id("peer")))
+    const overPeer = ratio(rate(id("ours")), peers.peer)
     const events = s[id("ours")]?.bursts[0]?.events ?? results.events
     push({
       workload: "W4",
@@ -242,7 +293,7 @@ export const rows = (results: Results): Array<Row> => {
       variant: "paged",
       floor: rate(id("floor")),
       ours: rate(id("ours")),
-      peer: rate(id("peer")),
+      ...peers,
       oursOverFloor: overFloor,
       oursOverPeer: overPeer,
       checks: n === 10
@@ -270,7 +321,7 @@ export const rows = (results: Results): Array<Row> => {
       variant: "paged",
       ours: stalled.rate,
       checks: [check(7, kept, ">=", 0.9, "ours W2")],
-      note: `${kept === undefined ? "?" : kept.toFixed(2)}x ours W2; the peer cannot express a stalled handler`
+      note: `${kept === undefined ? "?" : kept.toFixed(2)}x ours W2; no peer can express a stalled handler`
     })
     if (stalled.heapGrowth !== undefined) {
       const growth = stalled.heapGrowth
@@ -310,38 +361,41 @@ export const rows = (results: Results): Array<Row> => {
   const relist = (id: string) => s[id]?.relist?.ratio
   for (const [id, variant] of [["ours", "paged"], ["ours-watchlist", "watch-list"]] as const) {
     const ours = relist(id)
+    const peers = versus("peer", relist, "lower")
     push({
       workload: "W6",
       metric: `relist of ${results.pods} unchanged pods, peak heap / steady heap`,
       variant,
       floor: relist("floor"),
       ours,
-      peer: relist("peer"),
+      ...peers,
       oursOverFloor: ratio(ours, relist("floor")),
-      oursOverPeer: ratio(ours, relist("peer")),
+      oursOverPeer: ratio(ours, peers.peer),
       checks: scale ? undefined : [check(7, ours, "<=", 1.3, "", "")]
     }, { floor: "floor", ours: id, peer: "peer", figures: ["bursts", "relist"] })
   }
 
   const live = (id: string) => s[id]?.liveRelist?.ratio
   for (const [id, variant] of [["ours", "paged"], ["ours-watchlist", "watch-list"]] as const) {
+    // never for the peers (see the note): neither their figures nor their failures
+    const peers = versus("peer", live, "lower")
     push({
       workload: "W6",
       metric: "the same, live heap: full GC before each sample",
       variant,
       floor: live("floor"),
       ours: live(id),
-      peer: live("peer"),
+      ...peers,
       oursOverFloor: ratio(live(id), live("floor")),
-      oursOverPeer: ratio(live(id), live("peer")),
+      oursOverPeer: ratio(live(id), peers.peer),
       checks: scale && id === "ours" ? [check(16, live(id), "<=", 1.1, "", "", "<= 1.1 steady")] : undefined,
       ...(id === "ours"
         ? {
           note: "what stays referenced at the peak (heapUsed above also counts garbage not yet collected); " +
-            "not for the peer, whose one synchronous parse of the unpaged list no sample can see into"
+            "not for the peers, whose one synchronous parse of the unpaged list no sample can see into"
         }
         : {})
-    }, { floor: "floor", ours: id, peer: "peer", figures: ["bursts", "relist", "liveRelist"] })
+    }, { floor: "floor", ours: id, figures: ["bursts", "relist", "liveRelist"] })
   }
 
   // every forced relist of a session, in order, the live one last: the slowest, within 30 s each
@@ -359,15 +413,16 @@ export const rows = (results: Results): Array<Row> => {
   for (const [id, variant] of [["ours", "paged"], ["ours-watchlist", "watch-list"]] as const) {
     const all = allRelists(id)
     const ours = slowest(id)
+    const peers = versus("peer", slowest, "lower")
     push({
       workload: "W6",
       metric: `forced relists in a row, slowest, ms`,
       variant,
       floor: slowest("floor"),
       ours,
-      peer: slowest("peer"),
+      ...peers,
       oursOverFloor: ratio(ours, slowest("floor")),
-      oursOverPeer: ratio(ours, slowest("peer")),
+      oursOverPeer: ratio(ours, peers.peer),
       checks: [
         check(
           scale ? 16 : 12,
@@ -391,26 +446,28 @@ export const rows = (results: Results): Array<Row> => {
   const cliSync = (c: Contender) => cli[cliSource[c]]?.syncMs
   const cliRate = (c: Contender) => cli[cliSource[c]]?.rate
   {
+    const peers = versus(cliSource.peer, (id) => cli[id]?.syncMs, "lower")
     const overFloor = ratio(cliSync("ours"), cliSync("floor"))
-    const overPeer = ratio(cliSync("ours"), cliSync("peer"))
+    const overPeer = ratio(cliSync("ours"), peers.peer)
     push({
       workload: "CLI",
       metric: `watch --output events: spawn -> ${results.pods} lines (synced), ms`,
       variant: "to synced",
       floor: cliSync("floor"),
       ours: cliSync("ours"),
-      peer: cliSync("peer"),
+      ...peers,
       oursOverFloor: overFloor,
       oursOverPeer: overPeer,
       checks: [check(16, overFloor, "<=", 1.15, "floor"), check(16, overPeer, "<", 1.0, "peer")],
       note: "a fresh process each, stdout a pipe read by the bench; floor: node:http + JSON.parse + Map, " +
-        "lines written in batches; peer: client-node makeInformer, a write per callback"
+        "lines written in batches; the peers: client-node makeInformer (2.0, 1.4), kubernetes-fluent-client " +
+        "Watch, a write per callback"
     }, cliSource)
+    const ratePeers = versus(cliSource.peer, (id) => cli[id]?.rate, "higher")
     const rateOverFloor = ratio(cliRate("ours"), cliRate("floor"))
-    const rateOverPeer = ratio(cliRate("ours"), cliRate("peer"))
-    const digests = (["floor", "ours", "peer"] as const).map((c) => cli[cliSource[c]]?.digest).filter((d) =>
-      d !== undefined
-    )
+    const rateOverPeer = ratio(cliRate("ours"), ratePeers.peer)
+    const digests = [cliSource.floor, cliSource.ours, ...peerIds.map((p) => peerSession(p, cliSource.peer))]
+      .map((id) => cli[id]?.digest).filter((d) => d !== undefined)
     const events = cli[cliSource.ours]?.bursts[0]?.events ?? results.events
     push({
       workload: "CLI",
@@ -418,7 +475,7 @@ export const rows = (results: Results): Array<Row> => {
       variant: "watch rate",
       floor: cliRate("floor"),
       ours: cliRate("ours"),
-      peer: cliRate("peer"),
+      ...ratePeers,
       oursOverFloor: rateOverFloor,
       oursOverPeer: rateOverPeer,
       checks: [check(16, rateOverFloor, ">=", 0.85, "floor"), check(16, rateOverPeer, ">", 1.0, "peer")],
@@ -514,22 +571,49 @@ const times = (value: number | undefined) => value === undefined ? "-" : `${valu
 const cell = (row: Row, contender: Contender) =>
   row.failed?.includes(contender) === true ? "FAILED" : figure(row[contender])
 
+/** A peer's cell: `FAILED` when its measurement failed; `*` marks the fastest of two or more. */
+const peerCell = (row: Row, name: string) => {
+  if (row.peersFailed?.includes(name) === true) return "FAILED"
+  const value = row.peers?.[name]
+  if (value === undefined) return "-"
+  const fastest = Object.keys(row.peers ?? {}).length + (row.peersFailed?.length ?? 0) > 1 && value === row.peer
+  return `${figure(value)}${fastest ? "*" : ""}`
+}
+
+/**
+ * The text table: a column per peer (by name, with its version) when the rows have `peers`, else the one
+ * `peer` column of a run before them; ours/peer is against the fastest peer (`*`).
+ */
 export const table = (all: ReadonlyArray<Row>): string => {
-  const header = ["W", "metric", "variant of ours", "floor", "ours", "peer", "ours/floor", "ours/peer", "target", "met"]
+  const names = [...new Set(all.flatMap((row) => [...Object.keys(row.peers ?? {}), ...(row.peersFailed ?? [])]))]
+  const perPeer = names.length > 0
+  const header = [
+    "W",
+    "metric",
+    "variant of ours",
+    "floor",
+    "ours",
+    ...(perPeer ? names : ["peer"]),
+    "ours/floor",
+    "ours/peer",
+    "target",
+    "met"
+  ]
   const lines = all.map((row) => [
     row.workload,
     row.metric,
     row.variant,
     cell(row, "floor"),
     cell(row, "ours"),
-    cell(row, "peer"),
+    ...(perPeer ? names.map((name) => peerCell(row, name)) : [cell(row, "peer")]),
     times(row.oursOverFloor),
     times(row.oursOverPeer),
     row.target ?? "",
     row.met === undefined ? "" : row.met ? "yes" : "NO"
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)))
-  const numeric = new Set([3, 4, 5, 6, 7])
+  // floor, ours, the peers and the two ratios
+  const numeric = new Set(Array.from({ length: header.length - 5 }, (_, i) => i + 3))
   const format = (cells: ReadonlyArray<string>) =>
     "| " + cells.map((c, i) => numeric.has(i) ? c.padStart(widths[i]) : c.padEnd(widths[i])).join(" | ") + " |"
   const separator = "|" + widths.map((w, i) => numeric.has(i) ? "-".repeat(w + 1) + ":" : "-".repeat(w + 2)).join("|")
@@ -539,6 +623,9 @@ export const table = (all: ReadonlyArray<Row>): string => {
     "handler has seen the whole burst (the best burst); W4 with 100 handlers and the no-strip session run one " +
     "burst",
     "- ratios are ours / other of the same figure: lower is better for W1 (time), W3 and W6 (memory), higher otherwise",
+    ...(perPeer && names.length > 1
+      ? ["- peers: ours/peer and the targets against the peer use the fastest peer of the row (marked *)"]
+      : []),
     ...all.filter((row) => row.note !== undefined).map((row) => `- ${row.workload} ${row.variant}: ${row.note}`)
   ]
   return [format(header), separator, ...lines.map(format), "", ...notes].join("\n")

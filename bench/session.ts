@@ -3,6 +3,7 @@
  * and relist drivers. A contender supplies `start` (list and watch, call the handlers) and, for W6, a way
  * to tell that the relist was applied.
  */
+import { isPeer } from "./peers.js"
 import type {
   BurstResponse,
   BurstResult,
@@ -228,8 +229,8 @@ export const runSession = async (
   }
   const afterBursts = job.stalled === true && failed.bursts === undefined ? settledHeap() : undefined
   // W6: relists in a row. A relist that fails is recorded under `failed` (the session keeps its other
-  // figures) and ends W6: the informer may still be relisting. Not live for the peer: its unpaged list is one
-  // synchronous JSON.parse and loop, which no sample can see into.
+  // figures) and ends W6: the informer may still be relisting. Not live for the peers: their unpaged list is
+  // one synchronous JSON.parse (and, for client-node, a synchronous loop), which no sample can see into.
   const relists: Array<RelistResult> = []
   let liveRelist: RelistResult | undefined
   if (job.relist === true && failed.bursts !== undefined) {
@@ -237,7 +238,7 @@ export const runSession = async (
   }
   if (job.relist === true && failed.bursts === undefined) {
     const count = job.relists ?? 3
-    const live = job.contender !== "peer" && count >= 2
+    const live = !isPeer(job.contender) && count >= 2
     for (let i = 0; i < count; i++) {
       const isLive = live && i === count - 1
       const what = `W6 ${isLive ? "live relist" : "relist"} ${i + 1} of ${count}`

@@ -146,6 +146,77 @@ describe("bench report", () => {
     expect(find(all, "W6", "paged", "slowest")?.met).toBe(false)
   })
 
+  it("three peers: peers by name, peer the fastest (the highest rate, the lowest time and heap)", () => {
+    const peerNames = {
+      peer: "client-node 2.0.1",
+      peer14: "client-node 1.4.0",
+      fluent: "kubernetes-fluent-client 3.11.11"
+    }
+    const all = rows({
+      sessions: {
+        floor: session("floor", { rate: 10_000 }),
+        ours: session("ours", { rate: 9_500, syncMs: 900, heapPerObject: 4000 }),
+        peer: session("peer", { rate: 9_000, syncMs: 1200, heapPerObject: 6000 }),
+        peer14: session("peer14", { rate: 8_000, syncMs: 1000, heapPerObject: 6400 }),
+        fluent: session("fluent", { rate: 4_000, syncMs: 1500, heapPerObject: 5000 }),
+        "ours-fanout-10": session("ours", { rate: 9_000 }),
+        "peer-fanout-10": session("peer", { rate: 7_000 }),
+        "fluent-fanout-10": session("fluent", { rate: 7_500 }),
+        "ours-stalled": session("ours", { rate: 9_000, heapGrowth: 0 })
+      },
+      micro: undefined,
+      pods: 1000,
+      events: 1000,
+      peerNames
+    })
+    const w2 = find(all, "W2", "paged")!
+    expect(w2.peers).toEqual({
+      "client-node 2.0.1": 9_000,
+      "client-node 1.4.0": 8_000,
+      "kubernetes-fluent-client 3.11.11": 4_000
+    })
+    expect(w2.peer).toBe(9_000)
+    expect(w2.oursOverPeer).toBeCloseTo(9_500 / 9_000)
+    // lower is better: the fastest sync and the smallest heap
+    const w1 = find(all, "W1", "paged (500)")!
+    expect(w1.peer).toBe(1000)
+    expect(w1.oursOverPeer).toBeCloseTo(0.9)
+    expect(find(all, "W3", "managedFields stripped")?.peer).toBe(5000)
+    // W4 with 10 handlers: the peers that ran it
+    const w4 = find(all, "W4", "paged", "10 handlers")!
+    expect(w4.peers).toEqual({ "client-node 2.0.1": 7_000, "kubernetes-fluent-client 3.11.11": 7_500 })
+    expect(w4.peer).toBe(7_500)
+    // no peer can express W5
+    expect(find(all, "W5", "paged", "running")?.peers).toBeUndefined()
+    const text = table(all)
+    expect(text).toContain("| client-node 2.0.1 | client-node 1.4.0 | kubernetes-fluent-client 3.11.11 |")
+    expect(text).toContain("9,000*")
+    expect(text).toContain("fastest peer")
+  })
+
+  it("a peer that failed is FAILED in its cell; the row fails its peer only when no peer was measured", () => {
+    const all = rows({
+      sessions: {
+        floor: session("floor"),
+        ours: session("ours"),
+        peer: session("peer", { rate: 9_000 })
+      },
+      micro: undefined,
+      pods: 1000,
+      events: 1000,
+      failures: { fluent: "timeout after 60000 ms: initial sync", "peer14-fanout-10": "timeout" }
+    })
+    const w2 = find(all, "W2", "paged")!
+    expect(w2.peersFailed).toEqual(["kubernetes-fluent-client"])
+    expect(w2.failed).toBeUndefined()
+    expect(w2.peer).toBe(9_000)
+    // W4 with 10 handlers: only the failed peer ran
+    const w4 = find(all, "W4", "paged", "10 handlers")!
+    expect(w4.failed).toEqual(["peer"])
+    expect(w4.peersFailed).toEqual(["client-node 1.4"])
+    expect(table(all)).toMatch(/\| +FAILED \|/)
+  })
+
   it("the chart has one bar per measured target, met and missed apart", () => {
     const svg = chart({
       config: { pods: 1000, events: 1000 },
