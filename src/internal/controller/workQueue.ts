@@ -310,7 +310,9 @@ class ReadySet<K> {
         level.listed = true
         let i = 0
         while (i < this.levels.length && this.levels[i].priority > entry.priority) i++
-        this.levels.splice(i, 0, level)
+        // (`splice` allocates the array of what it removes)
+        if (i === this.levels.length) this.levels.push(level)
+        else this.levels.splice(i, 0, level)
       }
     }
     level.push(entry, front)
