@@ -32,6 +32,20 @@ describe("Controller: reconcile", () => {
       assert.deepStrictEqual(r.seen.slice(2).sort(), ["a/one", "b/two", "c/three"])
     }))
 
+  it.effect("each reconcile runs in a span of its own, Controller.reconcile, with the controller's name", () =>
+    Effect.gen(function*() {
+      const cms = yield* source(configMaps, [obj("a", "one")])
+      const spans: Array<readonly [string, unknown]> = []
+      yield* Controller.make({
+        name: "traced",
+        for: cms,
+        reconcile: () =>
+          Effect.map(Effect.currentSpan, (span) => void spans.push([span.name, span.attributes.get("controller")]))
+      })
+      yield* eventually(() => spans.length === 1, "one reconcile")
+      assert.deepStrictEqual(spans, [["Controller.reconcile", "traced"]])
+    }))
+
   it.effect("the request names namespace and name; a cluster-scoped key has no namespace", () =>
     Effect.sync(() => {
       assert.deepStrictEqual(Controller.request("default/web"), {

@@ -34,6 +34,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import type * as Metric from "effect/Metric"
+import type * as Scheduler from "effect/Scheduler"
 import type * as Scope from "effect/Scope"
 import type * as RateLimiter from "../../RateLimiter.js"
 import type { AddOptions, Item, Options, WorkQueue } from "../../WorkQueue.js"
@@ -218,6 +219,8 @@ class EntryList<K> {
  */
 class Level<K> {
   size = 0
+  /** In the ready set's list of non-empty levels. */
+  listed = false
   readonly single: EntryList<K> | undefined
   readonly groups: Map<string, EntryList<K>> | undefined
   readonly ring: Deque<EntryList<K>> | undefined
@@ -283,19 +286,34 @@ class ReadySet<K> {
   size = 0
   /** Non-empty levels, by descending priority (few: most queues use one or two priorities). */
   private readonly levels: Array<Level<K>> = []
+  /** The levels of the other priorities, while non-empty. */
   private readonly byPriority = new Map<number, Level<K>>()
-  constructor(private readonly grouped: boolean) {}
+  /**
+   * The default priority's level, kept while empty: a queue whose workers keep up empties it at every
+   * hand-out, and would otherwise make it anew at every add.
+   */
+  private readonly defaultLevel: Level<K>
+  constructor(private readonly grouped: boolean) {
+    this.defaultLevel = new Level(0, grouped)
+  }
 
   push(entry: Entry<K>, front: boolean): void {
     // most pushes go to the top level (one priority in use)
     let level: Level<K> | undefined = this.levels[0]
-    if (level === undefined || level.priority !== entry.priority) level = this.byPriority.get(entry.priority)
-    if (level === undefined) {
-      level = new Level(entry.priority, this.grouped)
-      this.byPriority.set(entry.priority, level)
-      let i = 0
-      while (i < this.levels.length && this.levels[i].priority > entry.priority) i++
-      this.levels.splice(i, 0, level)
+    if (level === undefined || level.priority !== entry.priority) {
+      level = entry.priority === 0 ? this.defaultLevel : this.byPriority.get(entry.priority)
+      if (level === undefined) {
+        level = new Level(entry.priority, this.grouped)
+        this.byPriority.set(entry.priority, level)
+      }
+      if (!level.listed) {
+        level.listed = true
+        let i = 0
+        while (i < this.levels.length && this.levels[i].priority > entry.priority) i++
+        // (`splice` allocates the array of what it removes)
+        if (i === this.levels.length) this.levels.push(level)
+        else this.levels.splice(i, 0, level)
+      }
     }
     level.push(entry, front)
     this.size++
@@ -319,15 +337,11 @@ class ReadySet<K> {
     return entry
   }
 
-  clear(): void {
-    this.levels.length = 0
-    this.byPriority.clear()
-    this.size = 0
-  }
-
   private drop(level: Level<K>): void {
-    this.byPriority.delete(level.priority)
-    this.levels.splice(this.levels.indexOf(level), 1)
+    level.listed = false
+    if (level !== this.defaultLevel) this.byPriority.delete(level.priority)
+    if (this.levels[0] === level) this.levels.shift()
+    else this.levels.splice(this.levels.indexOf(level), 1)
   }
 }
 
@@ -419,13 +433,32 @@ class Waiter<K> {
   /** The entry handed to this waiter, until the waiter has it (then given back if it was interrupted). */
   entry: Entry<K> | undefined = undefined
   cancelled = false
+  /**
+   * `runWorker`'s: the waiting fiber's dispatcher. A key handed over is then delivered by a task scheduled
+   * there (`wake`), which is what `resumeLater`'s yield does, without running the fiber twice.
+   */
+  dispatcher: Scheduler.SchedulerDispatcher | undefined = undefined
+  /** The task that resumes the waiter with its `entry` (one per waiter, built on first use). */
+  wake: (() => void) | undefined = undefined
   /** What the waiter gets at shutdown: the shutdown error (`get`), or no entry (`runWorker`). */
   constructor(readonly onShutdown: Exit.Exit<undefined, WorkQueueShutdownError>) {}
+}
+
+/** `Waiter.wake`: resumes the waiter with the entry it was handed, unless it was interrupted since. */
+const wakeTask = <K>(waiter: Waiter<K>) => (): void => {
+  const resume = waiter.resume
+  const entry = waiter.entry
+  waiter.resume = undefined
+  // (an interrupted waiter gave its entry back: `entry` is gone, and the fiber ignores a late resume)
+  if (resume !== undefined && entry !== undefined) resume(Exit.succeed(entry))
 }
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
 const noEntry: Exit.Exit<undefined> = Exit.succeed(undefined)
+
+/** `runWorker`: keys done in one step (their `f` answered with an `Exit`) before the worker returns to its run loop. */
+const inlineRun = 32
 
 /**
  * What a waiting fiber is resumed with from another fiber's step: `effect` after a yield. Effect 4 runs a
@@ -513,9 +546,12 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
     return this.clock.currentTimeMillisUnsafe()
   }
 
-  /** Sub-millisecond time for the duration metrics (the live clock's milliseconds are whole). */
+  /**
+   * Sub-millisecond time for the duration metrics (the live clock's milliseconds are whole): monotonic (a
+   * duration is a difference), and cheaper than the wall clock's nanoseconds (one BigInt, not five).
+   */
   private metricNow(): number {
-    return Number(this.clock.currentTimeNanosUnsafe()) / 1e6
+    return Number(this.clock.monotonicTimeNanosUnsafe()) / 1e6
   }
 
   // --- adding ---------------------------------------------------------------------------------------
@@ -603,8 +639,11 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
   }
 
   readonly add = (key: K, options?: AddOptions): Effect.Effect<void> => {
-    // a plain add never delays, so never arms the timer: one `sync`
+    // an add without a delay never arms the timer: one `sync`
     if (options === undefined) return Effect.sync(() => void this.enqueue(key, 0, 0))
+    if (options.after === undefined && options.rateLimited !== true) {
+      return Effect.sync(() => void this.enqueue(key, options.priority ?? 0, 0))
+    }
     return Effect.suspend(() => this.enqueueWith(key, options) ? this.arm() : Effect.void)
   }
 
@@ -724,9 +763,14 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         continue
       }
       const entry = this.take()!
+      waiter.entry = entry
+      if (waiter.dispatcher !== undefined) {
+        // a worker: resumed by a task of its fiber's dispatcher (`resume` stays set until then)
+        waiter.dispatcher.scheduleTask(waiter.wake ??= wakeTask(waiter), 0)
+        continue
+      }
       const resume = waiter.resume!
       waiter.resume = undefined
-      waiter.entry = entry
       resume(resumeLater(Exit.succeed(entry)))
     }
   }
@@ -783,6 +827,7 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
       return
     }
     waiter.entry = undefined
+    waiter.resume = undefined
     entry.processing = false
     this.processingCount--
     if (this.metrics !== undefined) this.processing.remove(entry)
@@ -848,14 +893,17 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
    * fails with it, after `done`). No uninterruptible region per key (what makes `process` dearer): the
    * worker remembers the key it holds, and one exit handler for the worker's life releases it, queuing
    * it again if the worker was interrupted. A key costs a take, `f`, one `flatMap` and a `done`, and no
-   * allocation of the loop's own.
+   * allocation of the loop's own; a key whose `f` answers with a successful `Exit` (its work done by the
+   * call, as `() => Effect.void`) costs no `flatMap` and no turn of the run loop either (`runFrom`).
    */
   readonly runWorker = <E, R>(
     f: (key: K, priority: number) => Effect.Effect<unknown, E, R>
   ): Effect.Effect<void, E, R> =>
-    Effect.suspend(() => {
+    Effect.withFiber((fiber) => {
       // the key this worker holds: from the take to its done (one at a time per worker)
       let current: Entry<K> | undefined
+      // keys finished inline since the worker last waited or yielded (`runFrom`)
+      let inlined = 0
       // one waiter and one wait for the worker's life: waiting allocates nothing of the loop's own
       const waiter = new Waiter<K>(noEntry)
       const waitForKey = Effect.callback<Entry<K> | undefined, WorkQueueShutdownError>((resume) => {
@@ -868,31 +916,57 @@ export class WorkQueueImpl<K> implements WorkQueue<K> {
         } else {
           waiter.cancelled = false
           waiter.resume = resume
+          // a key handed over arrives by a task of this fiber's dispatcher (`dispatch`)
+          waiter.dispatcher = fiber.currentDispatcher
           this.waiters.push(waiter)
         }
       })
       const afterWait = (entry: Entry<K> | undefined): Effect.Effect<void, E, R> => {
         // runs in the step that resumed the worker: from here the worker's exit handler owns the key
         waiter.entry = undefined
-        return entry === undefined ? Effect.void : run(entry)
+        inlined = 0
+        return entry === undefined ? Effect.void : runFrom(entry)
       }
       // the worker's waiter is resumed with `noEntry` at shutdown: no failure
       const awaitKey = Effect.flatMap(waitForKey as Effect.Effect<Entry<K> | undefined>, afterWait)
       const next: Effect.Effect<void, E, R> = Effect.suspend(() => {
         const entry = this.take()
-        if (entry !== undefined) return run(entry)
+        if (entry !== undefined) return runFrom(entry)
         return this.shuttingDown ? Effect.void : awaitKey
       })
-      const run = (entry: Entry<K>): Effect.Effect<void, E, R> => {
-        current = entry
-        return Effect.flatMap(f(entry.item, entry.handedPriority), afterRun)
+      const yieldThenNext: Effect.Effect<void, E, R> = Effect.andThen(Effect.yieldNow, next)
+      /**
+       * Runs `entry`'s `f`, and the next keys' while `f` answers with a successful `Exit`: such a key is
+       * done at once, in this step. Any other effect runs on the fiber, `afterRun` after it. Every
+       * `inlineRun` keys done so, the worker goes back to the run loop (`next`: an interruption is seen
+       * there); once the keys done so would have used up the fiber's operations budget (two operations a
+       * key, as through the run loop), it yields, as the run loop would have (unless the fiber prevents
+       * yields).
+       */
+      const runFrom = (entry: Entry<K>): Effect.Effect<void, E, R> => {
+        for (let n = 1;; n++) {
+          current = entry
+          const effect = f(entry.item, entry.handedPriority)
+          if (!Exit.isExit(effect) || effect._tag === "Failure") return Effect.flatMap(effect, afterRun)
+          current = undefined
+          this.finish(entry)
+          if (++inlined * 2 >= fiber.cache.maxOpsBeforeYield && !fiber.cache.preventYield) {
+            inlined = 0
+            return yieldThenNext
+          }
+          if (n >= inlineRun) return next
+          const following = this.take()
+          if (following === undefined) return this.shuttingDown ? Effect.void : awaitKey
+          entry = following
+        }
       }
       const afterRun = (): Effect.Effect<void, E, R> => {
-        this.finish(current!)
+        const entry = current!
+        current = undefined
+        this.finish(entry)
         // the next key at once when there is one (saves the `suspend` of `next`)
-        const entry = this.take()
-        current = entry
-        return entry === undefined ? next : Effect.flatMap(f(entry.item, entry.handedPriority), afterRun)
+        const following = this.take()
+        return following === undefined ? next : runFrom(following)
       }
       return Effect.onExit(next, (exit) =>
         Effect.sync(() => {

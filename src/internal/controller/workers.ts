@@ -339,9 +339,12 @@ export const make = <E, R>(options: WorkersOptions<E, R>): Workers<R> => {
       const recorded = sharding === undefined
         ? recorded0
         : Effect.map(sharding.whileOwned(key, recorded0), Option.getOrElse((): Controller.Result | void => done))
-      const traced = recorded.pipe(
-        Effect.annotateLogs({ controller: name, key }),
-        Effect.withSpan("Controller.reconcile", spanOptions)
+      // (data-first: Effect 4's pipeable `withSpan(name, options)` captures a stack trace per call whatever
+      // `captureStackTrace` says, as it reads the options from the wrong argument)
+      const traced = Effect.withSpan(
+        Effect.annotateLogs(recorded, { controller: name, key }),
+        "Controller.reconcile",
+        spanOptions
       )
       const timeout = options.reconcileTimeout
       return Effect.flatMap(

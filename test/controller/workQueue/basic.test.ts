@@ -409,6 +409,63 @@ describe("WorkQueue", () => {
       assert.strictEqual(queue.unsafeEntryCount(), 0)
     }))
 
+  it.effect("runWorker with an f that answers with an Exit: every key once, in order, done at once", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const keys = Array.from({ length: 200 }, (_, i) => `k${i}`)
+      yield* queue.addAll(keys)
+      const seen: Array<string> = []
+      const worker = yield* Effect.forkChild(queue.runWorker((key) => {
+        seen.push(key)
+        // re-added while processing (the first time): once more after done
+        return key === "k3" && seen.length === 4 ? Effect.runSync(Effect.as(queue.add("k3"), Effect.void)) : Effect.void
+      }))
+      assert.isTrue(yield* isBlocked(worker), "waits once every key is done")
+      yield* queue.shutdown
+      yield* Fiber.join(worker)
+      assert.deepStrictEqual(seen, [...keys, "k3"])
+      assert.strictEqual(queue.unsafeEntryCount(), 0)
+    }))
+
+  it.effect("runWorker with an f that answers with an Exit yields to other fibers during a long run", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const count = 20_000
+      yield* queue.addAll(Array.from({ length: count }, (_, i) => `k${i}`))
+      let processed = 0
+      const observed: Array<number> = []
+      const worker = yield* Effect.forkChild(queue.runWorker(() => {
+        processed++
+        return Effect.void
+      }))
+      // another fiber, resumed between the worker's turns
+      const watcher = yield* Effect.forkChild(Effect.forever(Effect.andThen(
+        Effect.sync(() => observed.push(processed)),
+        Effect.yieldNow
+      )))
+      yield* queue.shutdown
+      yield* Fiber.join(worker)
+      yield* Fiber.interrupt(watcher)
+      assert.strictEqual(processed, count)
+      assert.isTrue(observed.some((n) => n > 0 && n < count), `the watcher ran only at ${observed.join(",")}`)
+    }))
+
+  it.effect("runWorker with an f that answers with an Exit: interrupted right after a hand-over, the key goes back", () =>
+    Effect.gen(function*() {
+      const queue = yield* makeQueue()
+      const seen: Array<string> = []
+      const worker = yield* Effect.forkChild(queue.runWorker((key) => {
+        seen.push(key)
+        return Effect.void
+      }))
+      assert.isTrue(yield* isBlocked(worker))
+      yield* Effect.andThen(queue.addAll(["a", "b"]), Effect.sync(() => worker.interruptUnsafe()))
+      yield* Fiber.await(worker)
+      assert.deepStrictEqual(seen, [])
+      assert.deepStrictEqual(yield* drain(queue), ["a", "b"])
+      assert.strictEqual(queue.unsafeEntryCount(), 0)
+    }))
+
   it.effect("an f that throws while building its effect is a defect; the key is done, not left processing", () =>
     Effect.gen(function*() {
       const queue = yield* makeQueue()
