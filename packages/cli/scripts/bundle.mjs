@@ -23,7 +23,10 @@ await build({
   target: "node22",
   external: ["@kubernetes/client-node"],
   // the CommonJS dependencies bundled into an ES module (js-yaml, protobufjs) require node's modules
-  banner: { js: "import { createRequire as __cliCreateRequire } from \"node:module\"; const require = __cliCreateRequire(import.meta.url);" },
+  banner: {
+    js:
+      "import { createRequire as __cliCreateRequire } from \"node:module\"; const require = __cliCreateRequire(import.meta.url);"
+  },
   legalComments: "none",
   logLevel: "warning"
 })
