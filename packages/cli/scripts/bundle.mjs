@@ -31,3 +31,5 @@ await build({
   logLevel: "warning"
 })
 fs.chmodSync(`${dist}bin.js`, 0o755)
+// tsc's map and declarations of bin.js describe the module it was, not the bundle
+for (const stale of ["bin.js.map", "bin.d.ts", "bin.d.ts.map"]) fs.rmSync(`${dist}${stale}`, { force: true })
