@@ -28,7 +28,8 @@
  *    re-watches at once without relisting.
  * 5. **Failures** go to the watch-error handler and are logged once, then `recovery` decides:
  *    - a `StatusError` `Gone` or `ResourceVersionTooLarge` (list or watch): relist at once with a consistent read
- *      (`resourceVersion=""`); a second one in a row without progress backs off first;
+ *      (`resourceVersion=""`); a second one in a row without progress (no watch event, and no watch
+ *      that stayed open for a second, since the first) backs off first;
  *    - `TooManyRequests` or a `TransportError` when opening a watch: back off, re-watch (no relist);
  *    - anything else (5xx, decode errors, a watch that closes within 1 s without events, a failed
  *      resync, even a defect — reported as `UnexpectedError`): back off, relist;

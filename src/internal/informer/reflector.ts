@@ -123,7 +123,7 @@ interface Stopped {
 interface Memory {
   /** The resourceVersion of the last list, event or bookmark: `lastSyncResourceVersion`, never `""` once set. */
   position: string
-  /** Gones on a watch since a watch last delivered an event: from the second on, the relist waits. */
+  /** Gones on a watch since a watch last delivered an event or stayed open for a second: from the second on, the relist waits. */
   goneStreak: number
   /** Rejections of watch-list in a row, and when it may be asked again (`watchListRetryDelay`). */
   watchListRejections: number
@@ -334,7 +334,7 @@ const step = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
     case "Watching":
       return Effect.flatMap(
         watch(m, state.resourceVersion),
-        (end) => watchEnded(m, end.result, end.events > 0, end.connected)
+        (end) => watchEnded(m, end.result, end.events > 0 || end.lasted, end.connected)
       )
     case "BackingOff":
       return Effect.as(m.backoff(state.error), state.then)
@@ -347,6 +347,10 @@ const step = <A, E>(m: Machine<A, E>, state: State): Effect.Effect<State> => {
 /**
  * A watch ended (or a watch-list after its end bookmark). A normal close of an established watch re-watches
  * at once; a watch that closed within a second without events is a `ProtocolError` `VeryShortWatch`.
+ * `progress`: the watch delivered an event or stayed open for a second (`shortWatch`). It ends a streak of
+ * Gones: a Gone after it relists at once. Only a Gone that follows a relist with neither (the server
+ * answering Gone right after every list) waits for the backoff, so that it cannot become a hot loop of
+ * relists; a watch that was open for a second before the server compacted past it is a watch that worked.
  */
 const watchEnded = <A, E>(
   m: Machine<A, E>,
@@ -696,11 +700,13 @@ const watchTimeoutSeconds = <A, E>(m: Machine<A, E>): Effect.Effect<number> =>
   Random.nextIntBetween(m.watchTimeoutMin, 2 * m.watchTimeoutMin + 1, { halfOpen: true })
 
 /**
- * One watch into the store, until it ends. `connected`: it delivered an event or stayed open for a second.
+ * One watch into the store, until it ends. `lasted`: it stayed open for a second; `connected`: it delivered
+ * an event or lasted.
  */
 const watch = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<{
   readonly result: Result.Result<void, ReflectorError>
   readonly events: number
+  readonly lasted: boolean
   readonly connected: boolean
 }> =>
   Effect.gen(function*() {
@@ -716,8 +722,8 @@ const watch = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<{
         Effect.withSpan("Reflector.watch", { attributes: { reflector: m.name, resourceVersion: rv } }),
         Effect.result
       )
-    const elapsed = (yield* Clock.currentTimeMillis) - started
-    return { result, events: counter.events, connected: counter.events > 0 || elapsed >= shortWatch }
+    const lasted = (yield* Clock.currentTimeMillis) - started >= shortWatch
+    return { result, events: counter.events, lasted, connected: counter.events > 0 || lasted }
   })
 
 // -------------------------------------------------------------------------------------------------
@@ -735,7 +741,7 @@ type WatchListEnd =
   | {
     readonly synced: true
     readonly result: Result.Result<void, ReflectorError>
-    /** Events after the end bookmark: the watch part made progress. */
+    /** Events after the end bookmark, or a second after it: the watch part made progress. */
     readonly progress: boolean
   }
 
@@ -753,6 +759,8 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
     // this watch-list), events go to a temporary map; after it, the stream is the watch.
     const temp = new Map<string, A>()
     const counter = { events: 0 }
+    /** When the end bookmark replaced the store. */
+    let syncedAt = started
     const stream = m.lw.watch({
       resourceVersion: rv,
       resourceVersionMatch: "NotOlderThan",
@@ -794,6 +802,7 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
               Effect.sync(() => {
                 m.memory.watchListRejections = 0
                 m.memory.position = bookmarkRV
+                syncedAt = m.clock.currentTimeMillisUnsafe()
                 markSynced(m)
               })
             )
@@ -857,7 +866,10 @@ const watchList = <A, E>(m: Machine<A, E>, rv: string): Effect.Effect<WatchListE
       Effect.withSpan("Reflector.watchList", { attributes: { reflector: m.name } }),
       Effect.result
     )
-    if (m.memory.synced === "ThisCycle") return { synced: true, result, progress: eventsAfterSync > 0 }
+    if (m.memory.synced === "ThisCycle") {
+      const lasted = m.clock.currentTimeMillisUnsafe() - syncedAt >= shortWatch
+      return { synced: true, result, progress: eventsAfterSync > 0 || lasted }
+    }
     const elapsed = (yield* Clock.currentTimeMillis) - started
     return {
       synced: false,

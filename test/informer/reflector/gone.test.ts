@@ -70,6 +70,34 @@ describe("Reflector", () => {
         ])
       }))
 
+    it.effect("a watch that stayed open for a second is progress: Gones a second apart each relist at once", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const { log, lw } = timed(fake)
+        const { store } = yield* recordingStore()
+        const errors = errorLog()
+        yield* Reflector.make(lw, store, { watchList: false, onError: errors.onError })
+        yield* settle
+        // A quiet watch (no event) open for a second, then Gone (the server compacted past it), three times:
+        // each watch worked, so each Gone relists at once (as a server forcing relists in a row does).
+        for (let round = 1; round <= 3; round++) {
+          yield* advance("1 second")
+          yield* fake.failWatches(gone())
+          yield* settle
+          assert.strictEqual(log.length, 2 + 2 * round)
+          assert.deepStrictEqual(kinds(log.slice(-2).map((t) => t.request)), ["List", "Watch"])
+          assert.strictEqual(log[log.length - 2].at, yield* now)
+        }
+        // A Gone right after the relist (the new watch neither delivered nor lasted) still backs off.
+        yield* fake.failWatches(gone())
+        yield* settle
+        assert.strictEqual(log.length, 8)
+        yield* advance("1600 millis")
+        assert.strictEqual(log.length, 10)
+        inRange(log[8].at - 3000, 800, 1600, "relist after a Gone without progress")
+        assert.strictEqual(errors.summary().length, 4)
+      }))
+
     it.effect("TestReflectorExpiredExactResourceVersion: a relist at \"10\" getting Gone retries at once with \"\"", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: podsNamed("p", 10) })

@@ -155,6 +155,36 @@ describe("Reflector", () => {
         assert.isTrue(requests.every((r) => r.options.resourceVersion === ""))
       }))
 
+    it.effect("a watch-list open for a second after its sync is progress: Gones a second apart each relist at once", () =>
+      Effect.gen(function*() {
+        const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
+        const { log, lw } = timed(fake)
+        const { store } = yield* recordingStore()
+        yield* Reflector.make(lw, store, {})
+        yield* settle
+        for (let round = 1; round <= 3; round++) {
+          yield* advance("1 second")
+          yield* fake.failWatches(gone())
+          yield* settle
+          assert.strictEqual(log.length, 1 + round)
+          assert.strictEqual(log[round].at, yield* now)
+        }
+        // Gone right after the sync (no event, not a second): the relist waits for the backoff.
+        yield* fake.failWatches(gone())
+        yield* settle
+        assert.strictEqual(log.length, 4)
+        yield* advance("1600 millis")
+        assert.strictEqual(log.length, 5)
+        inRange(log[4].at - 3000, 800, 1600, "watch-list after a Gone without progress")
+        assert.deepStrictEqual(kinds(log.map((t) => t.request)), [
+          "WatchList",
+          "WatchList",
+          "WatchList",
+          "WatchList",
+          "WatchList"
+        ])
+      }))
+
     it.effect("Gone on a watch-list request at a known version: a consistent watch-list at once", () =>
       Effect.gen(function*() {
         const fake = yield* FakeListerWatcher.make({ initial: [pod("a")] })
