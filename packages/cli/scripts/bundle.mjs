@@ -6,7 +6,7 @@
 // chunks of its own, loaded when that command runs. @kubernetes/client-node stays outside (a dependency, loaded
 // only to read a kubeconfig): bundled, it would add 16 MB to the package.
 //
-// Run by `npm run build` after tsc; esbuild is the one tsx and vitest bring (the root's dev dependencies).
+// Run by `npm run build` after tsc; esbuild is a dev dependency of the root (tsx and vitest bring the same).
 import { build } from "esbuild"
 import * as fs from "node:fs"
 
