@@ -575,6 +575,9 @@ const main = async () => {
         log(
           `${id}: sync ${result.syncMs.toFixed(0)} ms, ${result.heapPerObject.toFixed(0)} B/object, ` +
             `${result.bursts.map((b) => Math.round(b.rate)).join(" / ")} events/s` +
+            (result.bursts.length === 0 || result.bursts[0].cpuUsPerEvent === undefined
+              ? ""
+              : ` (client CPU ${result.bursts.map((b) => b.cpuUsPerEvent!.toFixed(1)).join(" / ")} µs/event)`) +
             (result.relist === undefined ? "" : `, relist peak/steady ${result.relist.ratio.toFixed(2)}`) +
             (relists.length === 0 ? "" : `, relists ${relists.map((r) => (r.ms / 1000).toFixed(1)).join(" / ")} s`) +
             (result.heapGrowth === undefined ? "" : `, heap growth ${(result.heapGrowth / 1048576).toFixed(0)} MB`) +

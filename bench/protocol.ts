@@ -74,6 +74,11 @@ export interface BurstResult {
   readonly ms: number
   /** Events per second delivered to every handler (the slowest one finishing). */
   readonly rate: number
+  /**
+   * The client process's CPU time (user + system) during the burst, in µs per event: what the contender
+   * spent, independent of how busy the machine was (wall-clock rates are not, on a shared 2-core machine).
+   */
+  readonly cpuUsPerEvent?: number | undefined
 }
 
 export interface RelistResult {

@@ -99,6 +99,7 @@ export const runBurst = async (job: SessionJob, counters: Counters): Promise<Bur
   await control(job.controlUrl, "/prepare", { count: job.events }, job.timeoutMs)
   const done = counters.armUpdates(job.events)
   const started = performance.now()
+  const cpu = process.cpuUsage()
   const produced = control<BurstResponse>(job.controlUrl, "/burst", { count: job.events }, job.timeoutMs)
   // a failed burst request fails the wait at once
   // the error says what the handlers had seen when it failed
@@ -107,7 +108,13 @@ export const runBurst = async (job: SessionJob, counters: Counters): Promise<Bur
       throw new Error(`${message(error)} (${counters.describe()})`)
     })
   const ms = performance.now() - started
-  return { events: job.events, ms, rate: job.events / (ms / 1000) }
+  const used = process.cpuUsage(cpu)
+  return {
+    events: job.events,
+    ms,
+    rate: job.events / (ms / 1000),
+    cpuUsPerEvent: (used.user + used.system) / job.events
+  }
 }
 
 /**

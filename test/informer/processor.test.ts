@@ -61,6 +61,53 @@ describe("processor", () => {
       assert.strictEqual(fast.nextResync, (yield* Clock.currentTimeMillis) + 1000)
     }))
 
+  it.effect("distributeAll: a batch reaches every listener as one shared array, in order with resyncs; initial adds are counted", () =>
+    Effect.gen(function*() {
+      const { listener, processor } = yield* setup([], 1000)
+      const fast = yield* listener("fast")
+      const slow = yield* listener("slow")
+      processor.join(fast, 1000, false)
+      processor.join(slow, 5000, false)
+      const a = pod("a", "1")
+      const b = pod("b", "1")
+      const initial: Array<Notification<KubeObject>> = [
+        { _tag: "Add", object: a, isInInitialList: true },
+        { _tag: "Add", object: b, isInInitialList: true }
+      ]
+      processor.distributeAll(initial)
+      assert.strictEqual(fast.offered, 2)
+      assert.isFalse(fast.sync.hasSynced())
+      const taken = yield* drain(fast)
+      assert.strictEqual(taken, initial, "the batch itself, not a copy")
+      assert.strictEqual(yield* drain(slow), initial)
+      for (let i = 0; i < 2; i++) {
+        fast.sync.finished()
+        slow.sync.finished()
+      }
+
+      // a batch, a resync to the listeners due, another batch: each listener sees them in that order
+      yield* advance("1 second")
+      assert.isTrue(yield* processor.shouldResync)
+      const a2 = pod("a", "2")
+      processor.distributeAll([{ _tag: "Update", oldObject: a, newObject: a2 }])
+      processor.distribute({ _tag: "Update", oldObject: b, newObject: b }, true)
+      processor.distributeAll([{ _tag: "Delete", object: a2 }])
+      const seen = (ns: ReadonlyArray<Notification<KubeObject>>) =>
+        ns.map((n) =>
+          n._tag === "Update" ? `U ${n.newObject.metadata?.name}` : `${n._tag[0]} ${"object" in n ? "x" : ""}`
+        )
+      const all = (l: Listener<KubeObject>) =>
+        Effect.gen(function*() {
+          const out: Array<Notification<KubeObject>> = []
+          while (l.buffer.size() > 0) out.push(...(yield* drain(l)))
+          return out
+        })
+      assert.deepStrictEqual(seen(yield* all(fast)), ["U a", "U b", "D x"])
+      assert.deepStrictEqual(seen(yield* all(slow)), ["U a", "D x"])
+      assert.strictEqual(fast.offered, 5)
+      assert.strictEqual(slow.offered, 4)
+    }))
+
   it.effect("before start a shorter period lowers the check period for all; after start it is raised", () =>
     Effect.gen(function*() {
       const { listener, processor } = yield* setup([], 10_000)

@@ -136,6 +136,11 @@ export const coalescing = <A, T extends N<A> = N<A>>(onDropInitialAdd: () => voi
 
     return {
       offer: offer as (notification: T) => number,
+      offerAll: ((notifications: ReadonlyArray<N<A>>): number => {
+        let coalesced = 0
+        for (let i = 0; i < notifications.length; i++) coalesced += offer(notifications[i])
+        return coalesced
+      }) as (notifications: ReadonlyArray<T>) => number,
       take: take as (max: number) => Effect.Effect<ReadonlyArray<T>, BufferClosedError>,
       size: () => pending,
       shutdown: Effect.sync(() => {

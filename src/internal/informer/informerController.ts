@@ -18,7 +18,7 @@ import type * as DeltaFifo from "../../DeltaFifo.js"
 import * as Indexer from "../../Indexer.js"
 import type { KubeObject } from "../../KubeObject.js"
 import { DeletedFinalStateUnknown, resourceVersion } from "../../KubeObject.js"
-import type { InformerStoppedError } from "../../SharedInformer.js"
+import type { InformerStoppedError, Notification } from "../../SharedInformer.js"
 import { tagged } from "../metricTags.js"
 import type { IndexerStore } from "./indexerStore.js"
 import * as InformerMetrics from "./metrics.js"
@@ -118,23 +118,45 @@ export class InformerController<A extends KubeObject> {
     const errors: Array<Indexer.WriteError> = []
     const indexer = this.indexer
     for (const delta of popped.deltas) this.applyDelta(delta, popped.isInInitialList, indexer, errors)
+    this.flush()
     return errors
+  }
+
+  /**
+   * The notifications of the batch being applied that go to every listener, in order, distributed as one
+   * array at the end of the batch (or before a resync, which goes to some listeners only): each listener's
+   * buffer keeps the array (one push per listener and batch, not one per notification and listener).
+   */
+  private outbox: Array<Notification<A>> = []
+
+  private flush(): void {
+    const out = this.outbox
+    if (out.length === 0) return
+    // the listeners share this array from now on: the next notifications go to a new one
+    this.outbox = []
+    this.processor.distributeAll(out)
   }
 
   private notifyAdd(object: A, isInInitialList: boolean): void {
     this.counts.add++
-    this.processor.distribute({ _tag: "Add", object, isInInitialList }, false)
+    this.outbox.push({ _tag: "Add", object, isInInitialList })
   }
 
   private notifyUpdate(oldObject: A, newObject: A): void {
     this.counts.update++
     const isSync = oldObject === newObject || resourceVersion(oldObject) === resourceVersion(newObject)
-    this.processor.distribute({ _tag: "Update", oldObject, newObject }, isSync)
+    if (isSync) {
+      // to the listeners due for a resync only, after what the others were sent before it
+      this.flush()
+      this.processor.distribute({ _tag: "Update", oldObject, newObject }, true)
+    } else {
+      this.outbox.push({ _tag: "Update", oldObject, newObject })
+    }
   }
 
   private notifyDelete(object: A | DeletedFinalStateUnknown<A>): void {
     this.counts.delete++
-    this.processor.distribute({ _tag: "Delete", object }, false)
+    this.outbox.push({ _tag: "Delete", object })
   }
 
   private applyDelta(

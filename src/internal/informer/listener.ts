@@ -212,6 +212,21 @@ export class Listener<A> {
     }
   }
 
+  /**
+   * Buffers the notifications of one batch, `initialAdds` of them initial-list adds; never waits. The same
+   * as `offer` on each, with one push for the whole batch (the unbounded buffer keeps the array, which is
+   * shared by every listener and must not change after).
+   */
+  offerAll(notifications: ReadonlyArray<Notification<A>>, initialAdds: number): void {
+    for (let i = 0; i < initialAdds; i++) this.sync.started()
+    this.offered += notifications.length
+    const coalesced = this.buffer.offerAll(notifications)
+    if (coalesced > 0) {
+      this.handled += coalesced
+      this.metrics.coalesced.updateUnsafe(coalesced, this.context)
+    }
+  }
+
   /** Every notification offered so far has been handled (or the listener was removed). */
   settled(): boolean {
     return this.offered === this.handled || this.state._tag === "Removed"
@@ -239,8 +254,14 @@ export class Listener<A> {
     return this.state._tag === "Removed" ? 0 : this.buffer.size() + this.inFlight
   }
 
+  /** The backlog last published (a gauge holds its last value: publishing the same one again is skipped). */
+  private publishedBacklog = -1
+
   updateBacklogGauge(): void {
-    this.metrics.backlog.updateUnsafe(this.backlog(), this.context)
+    const backlog = this.backlog()
+    if (backlog === this.publishedBacklog) return
+    this.publishedBacklog = backlog
+    this.metrics.backlog.updateUnsafe(backlog, this.context)
   }
 
   /** client-go's `shouldResync`: whether a resync is due now, and if so when the next one is. */
@@ -352,7 +373,27 @@ export const run = <A, EH, R>(
   let before: string | undefined = undefined
   const afterCheckedCallback = (): Effect.Effect<void, EH, R> =>
     Effect.flatMap(checkMutation(before, current), afterCallback)
-  const yieldThenNext: Effect.Effect<void, EH, R> = Effect.andThen(Effect.yieldNow, Effect.suspend(() => step()))
+  // What the fiber runs next in this batch: a callback's Effect that is not a successful Exit
+  // (`pendingIsCallback`), or a yield after `inlineBudget` inline callbacks. `callbacks` below runs it and
+  // goes on with the batch: one `whileLoop` frame for the whole batch, so a callback such as `Effect.sync`
+  // costs one turn of the fiber's run loop and allocates nothing here (a `flatMap` per callback allocated
+  // its continuation and cost two more turns: with 100 handlers that was most of the fan-out's time).
+  let pending: Effect.Effect<unknown, EH, R> | undefined = undefined
+  let pendingIsCallback = false
+  const callbackLoop: Effect.Effect<void, EH, R> = Effect.whileLoop({
+    while: () => pending !== undefined,
+    body: () => pending!,
+    step: () => {
+      const wasCallback = pendingIsCallback
+      pending = undefined
+      if (wasCallback) {
+        inCallback = false
+        finished(current)
+      }
+      // sets `pending` again, or leaves it undefined at the end of the batch (or on removal)
+      step()
+    }
+  })
   const step = (): Effect.Effect<void, EH, R> => {
     while (index < batch.length) {
       if (listener.state._tag === "Removed") return Effect.void
@@ -375,14 +416,18 @@ export const run = <A, EH, R>(
       const rest = runInline(effect)
       if (rest !== undefined) {
         inline = 0
-        return Effect.flatMap(rest, afterCallback)
+        pending = rest
+        pendingIsCallback = true
+        return callbackLoop
       }
       inCallback = false
       finished(notification)
       if (++inline >= inlineBudget) {
         // as often as the fiber's run loop would yield to others had it run these callbacks itself
         inline = 0
-        return yieldThenNext
+        pending = Effect.yieldNow
+        pendingIsCallback = false
+        return callbackLoop
       }
     }
     if (callbacks > 0) {
@@ -399,6 +444,7 @@ export const run = <A, EH, R>(
     const failed = current
     const wasCallback = inCallback
     inCallback = false
+    pending = undefined
     const logged = Effect.logError(
       `${informer}: handler ${listener.name} failed on ${failed === undefined ? "a notification" : describe(failed)}`,
       cause

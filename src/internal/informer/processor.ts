@@ -87,6 +87,21 @@ export class Processor<A> implements Batches<A> {
     for (const listener of targets) listener.offer(notification)
   }
 
+  /**
+   * Distributes the notifications of one batch to every listener (none of them a resync: those go to
+   * `distribute` one by one), in order: one push per listener for the whole batch. The array is shared by
+   * the listeners' buffers and must not change after.
+   */
+  distributeAll(notifications: ReadonlyArray<Notification<A>>): void {
+    if (notifications.length === 0) return
+    let initialAdds = 0
+    for (let i = 0; i < notifications.length; i++) {
+      const n = notifications[i]
+      if (n._tag === "Add" && n.isInInitialList) initialAdds++
+    }
+    for (const listener of this.listeners.values()) listener.offerAll(notifications, initialAdds)
+  }
+
   /** Asked by the Reflector's resync timer: marks the listeners due for resync; whether there are any. */
   readonly shouldResync: Effect.Effect<boolean> = Effect.sync(() => {
     const now = this.clock.currentTimeMillisUnsafe()
