@@ -14,7 +14,7 @@ import * as Random from "effect/Random"
 import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
-import type { ApiError, StatusError } from "../../ApiError.js"
+import type { ApiError } from "../../ApiError.js"
 import { DecodeError, fromStatus, isApiError } from "../../ApiError.js"
 import type * as Client from "../../Client.js"
 import { defaultFieldManager } from "../../Client.js"
@@ -29,7 +29,7 @@ import { apiVersion, groupResource } from "../../Resource.js"
 import * as Term from "../../Term.js"
 import type { Status } from "../../Wire.js"
 import { decodeEvents, decodePage } from "../protocol/objectDecoder.js"
-import { oneLine } from "../text.js"
+import { checkSegments, describeObject } from "../transport/client.js"
 import * as rules from "./fakeClientRules.js"
 import type { JsonObject } from "./json.js"
 import { isObject } from "./json.js"
@@ -61,48 +61,6 @@ const stringField = (object: unknown, field: string): string | undefined => {
 
 /** A JSON copy of what a caller sent (as the real Client serialises it): never shared with the caller. */
 const copy = (value: unknown): unknown => value === undefined ? undefined : JSON.parse(JSON.stringify(value))
-
-/** Why `segment` cannot be a name or namespace in a path (client-go's `IsValidPathSegmentName`), if it cannot. */
-const invalidSegment = (segment: string): string | undefined =>
-  segment === "."
-    ? "may not be '.'"
-    : segment === ".."
-    ? "may not be '..'"
-    : segment.includes("/")
-    ? "may not contain '/'"
-    : segment.includes("%")
-    ? "may not contain '%'"
-    : undefined
-
-/** `get pods "web" in default`, `create nodes`: the real Client's prefix. */
-const describeObject = (
-  verb: string,
-  resource: Resource<unknown>,
-  namespace: string | undefined,
-  name: string | undefined
-): string =>
-  `${verb} ${groupResource(resource)}${name === undefined || name === "" ? "" : ` "${oneLine(name, 100)}"`}${
-    namespace === undefined ? "" : ` in ${oneLine(namespace, 100)}`
-  }`
-
-/** The checks the real Client makes before sending: a name (when needed) and path-safe segments. */
-const checkSegments = (
-  prefix: string,
-  name: string | undefined,
-  namespace: string | undefined,
-  nameRequired: boolean
-): StatusError | undefined => {
-  const badRequest = (message: string) => fromStatus(rules.badRequest(message))
-  if (nameRequired && (name === undefined || name === "")) {
-    return badRequest(`${prefix}: resource name may not be empty`)
-  }
-  for (const [what, segment] of [["resource name", name], ["namespace", namespace]] as const) {
-    if (segment === undefined || segment === "") continue
-    const why = invalidSegment(segment)
-    if (why !== undefined) return badRequest(`${prefix}: invalid ${what} ${JSON.stringify(segment)}: ${why}`)
-  }
-  return undefined
-}
 
 /** A version-4 UUID from `Random`. */
 const randomWith = <A>(f: (random: Random.Random) => A): Effect.Effect<A> =>

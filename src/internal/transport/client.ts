@@ -109,6 +109,38 @@ const invalidSegment = (segment: string): string | undefined =>
     ? "may not contain '%'"
     : undefined
 
+/**
+ * `get pods "web" in default`, `create nodes`: the prefix of the errors of a request the Client refuses
+ * before sending it (the fake Client's too).
+ */
+export const describeObject = (
+  verb: string,
+  resource: Resource<unknown>,
+  namespace: string | undefined,
+  name: string | undefined
+): string =>
+  `${verb} ${groupResource(resource)}${name === undefined || name === "" ? "" : ` "${oneLine(name, 100)}"`}${
+    namespace === undefined ? "" : ` in ${oneLine(namespace, 100)}`
+  }`
+
+/** The checks client-go makes before sending: a name (when needed) and path-safe segments. */
+export const checkSegments = (
+  prefix: string,
+  name: string | undefined,
+  namespace: string | undefined,
+  nameRequired: boolean
+): StatusError | undefined => {
+  if (nameRequired && (name === undefined || name === "")) {
+    return badRequest(`${prefix}: resource name may not be empty`)
+  }
+  for (const [what, segment] of [["resource name", name], ["namespace", namespace]] as const) {
+    if (segment === undefined || segment === "") continue
+    const why = invalidSegment(segment)
+    if (why !== undefined) return badRequest(`${prefix}: invalid ${what} ${JSON.stringify(segment)}: ${why}`)
+  }
+  return undefined
+}
+
 const preview = (text: string, scrub: Scrub): string => oneLine(scrub(text.slice(0, 8192)), 200)
 
 /** What a write fails with: a stale term's writes are not sent. */
@@ -363,35 +395,6 @@ const makeWith = (
       if (!resource.namespaced) return undefined
       const own = metadataOf(object)?.namespace
       return nonEmpty(explicit) ?? nonEmpty(own) ?? nonEmpty(config.namespace) ?? "default"
-    }
-
-    /** `get pods "web" in default`, `create nodes`. */
-    const describeObject = (
-      verb: string,
-      resource: Resource<unknown>,
-      namespace: string | undefined,
-      name: string | undefined
-    ): string =>
-      `${verb} ${groupResource(resource)}${name === undefined || name === "" ? "" : ` "${oneLine(name, 100)}"`}${
-        namespace === undefined ? "" : ` in ${oneLine(namespace, 100)}`
-      }`
-
-    /** The checks client-go makes before sending: a name (when needed) and path-safe segments. */
-    const checkSegments = (
-      prefix: string,
-      name: string | undefined,
-      namespace: string | undefined,
-      nameRequired: boolean
-    ): StatusError | undefined => {
-      if (nameRequired && (name === undefined || name === "")) {
-        return badRequest(`${prefix}: resource name may not be empty`)
-      }
-      for (const [what, segment] of [["resource name", name], ["namespace", namespace]] as const) {
-        if (segment === undefined || segment === "") continue
-        const why = invalidSegment(segment)
-        if (why !== undefined) return badRequest(`${prefix}: invalid ${what} ${JSON.stringify(segment)}: ${why}`)
-      }
-      return undefined
     }
 
     const writeParams = (options: Client.WriteOptions | undefined): Array<[string, string]> => {
