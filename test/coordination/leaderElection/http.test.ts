@@ -13,7 +13,7 @@ import * as Client from "../../../src/Client.js"
 import * as LeaderElection from "../../../src/LeaderElection.js"
 import * as Resource from "../../../src/Resource.js"
 import { eventually } from "../../fixtures/index.js"
-import { clientLayer, realSleep } from "../../transport/client/fixtures.js"
+import { clientLayer } from "../../transport/client/fixtures.js"
 
 const timings = { leaseDuration: "2 seconds", renewDeadline: "1500 millis", retryPeriod: "200 millis" } as const
 
@@ -161,7 +161,16 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
           })
         ))
         yield* eventually(service.isLeader, { what: "a to lead", interval: 5, clock: "real" })
-        yield* realSleep(300) // the watch is open
+        // the Lease's watch is open (a fixed pause was not always enough on a loaded machine: the renewal found the
+        // edit first)
+        const watchOpen = (after: number) =>
+          eventually(Effect.map(server.stats, (s) => s.watchesTotal > after && s.watchesOpen >= 1), {
+            what: "the Lease's watch to open",
+            timeout: 3000,
+            interval: 5,
+            clock: "real"
+          })
+        yield* watchOpen(0)
         const ref = { name: "watched", namespace: "default" }
         const lease = yield* Effect.orDie(server.objects.get(Resource.leases, ref))
         const edited = Date.now()
@@ -180,6 +189,7 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
         assert.strictEqual(updates.filter((at) => at <= stopped).length, renewalsBefore, "no renewal found it")
 
         // it campaigns again; once it leads again, a deletion stops the work at once too
+        const watchesBefore = (yield* server.stats).watchesTotal
         yield* Effect.orDie(server.objects.delete(Resource.leases, ref))
         yield* eventually(Effect.map(service.state, (s) => s._tag === "Leading" && s.term === 2), {
           what: "a to lead again",
@@ -187,7 +197,7 @@ describe("LeaderElection over the embedded API server: the lock's watch", () => 
           interval: 5,
           clock: "real"
         })
-        yield* realSleep(300)
+        yield* watchOpen(watchesBefore)
         const deleted = Date.now()
         yield* Effect.orDie(server.objects.delete(Resource.leases, ref))
         yield* eventually(Effect.sync(() => marks.filter((m) => m.what === "stop").length === 2), {
