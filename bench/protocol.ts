@@ -149,6 +149,12 @@ export interface MicroResult {
 export interface WorkQueueRow {
   /** `prefilled`: every key added before the workers start; `interleaved`: added in batches while they wait. */
   readonly shape: "prefilled" | "interleaved"
+  /**
+   * How ours is fed: `add`, one `yield* queue.add(key)` per add in an `Effect.gen` (the floor's shape: a call per
+   * add); `addAll`, one `queue.addAll(batch)` per batch of 100 keys (twice: each key is added twice), as the
+   * controller adds the keys of a batch. Absent in results written before the split (`add`).
+   */
+  readonly producer?: "add" | "addAll" | undefined
   readonly workers: number
   /** Keys processed per second: WorkQueue.process by worker fibers. */
   readonly ours: number

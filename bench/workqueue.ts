@@ -10,6 +10,11 @@
  * - `interleaved`: the workers wait first, and a producer adds the keys in batches of 100 and yields
  *   after each batch, so that workers sleep and are woken by the adds (the hand-over path).
  *
+ * Two producers for ours: `add`, a `yield* queue.add(key)` per add in an `Effect.gen` (an Effect per add, as
+ * the floor makes a call per add), and `addAll`, a `queue.addAll(batch)` per batch of 100 keys, twice (as the
+ * controller adds the keys of a batch of notifications). The difference is the cost of an Effect per add:
+ * building it, running it through the generator, and the garbage of both.
+ *
  * Runnable alone: `npx tsx bench/workqueue.ts [--keys=N] [--workers=W,W...]`.
  */
 import * as Effect from "effect/Effect"
@@ -19,13 +24,14 @@ import * as WorkQueue from "../src/WorkQueue.js"
 import type { WorkQueueJob, WorkQueueResult, WorkQueueRow } from "./protocol.js"
 
 export type Shape = "prefilled" | "interleaved"
+export type Producer = "add" | "addAll"
 
 const batchSize = 100
 
 const makeKeys = (count: number): Array<string> => Array.from({ length: count }, (_, i) => `ns-${i % 50}/pod-${i}`)
 
 /** The work queue: processes every key once; returns how many were processed. */
-const ours = (keys: ReadonlyArray<string>, workers: number, shape: Shape): Promise<number> =>
+const ours = (keys: ReadonlyArray<string>, workers: number, shape: Shape, producer: Producer): Promise<number> =>
   Effect.runPromise(Effect.scoped(Effect.gen(function*() {
     const queue = yield* WorkQueue.make()
     let processed = 0
@@ -38,9 +44,17 @@ const ours = (keys: ReadonlyArray<string>, workers: number, shape: Shape): Promi
       Effect.all(Array.from({ length: workers }, () => worker), { concurrency: "unbounded", discard: true })
     )
     if (shape === "prefilled") {
-      for (let i = 0; i < keys.length; i++) {
-        yield* queue.add(keys[i])
-        yield* queue.add(keys[i])
+      if (producer === "add") {
+        for (let i = 0; i < keys.length; i++) {
+          yield* queue.add(keys[i])
+          yield* queue.add(keys[i])
+        }
+      } else {
+        for (let i = 0; i < keys.length; i += batchSize) {
+          const batch = keys.slice(i, i + batchSize)
+          yield* queue.addAll(batch)
+          yield* queue.addAll(batch)
+        }
       }
       const pool = yield* start
       yield* queue.shutdown
@@ -50,9 +64,15 @@ const ours = (keys: ReadonlyArray<string>, workers: number, shape: Shape): Promi
       yield* Effect.yieldNow
       for (let i = 0; i < keys.length; i += batchSize) {
         const end = Math.min(keys.length, i + batchSize)
-        for (let j = i; j < end; j++) {
-          yield* queue.add(keys[j])
-          yield* queue.add(keys[j])
+        if (producer === "add") {
+          for (let j = i; j < end; j++) {
+            yield* queue.add(keys[j])
+            yield* queue.add(keys[j])
+          }
+        } else {
+          const batch = keys.slice(i, end)
+          yield* queue.addAll(batch)
+          yield* queue.addAll(batch)
         }
         yield* Effect.yieldNow
       }
@@ -148,15 +168,17 @@ const rates = async (
 export const runWorkQueue = async (job: WorkQueueJob): Promise<WorkQueueResult> => {
   const keys = makeKeys(job.keys)
   const rows: Array<WorkQueueRow> = []
-  for (const shape of ["prefilled", "interleaved"] as const) {
-    for (const workers of job.workers) {
-      const best = await rates(
-        keys.length,
-        job.repeats,
-        () => floor(keys, workers, shape),
-        () => ours(keys, workers, shape)
-      )
-      rows.push({ shape, workers, ...best })
+  for (const producer of ["add", "addAll"] as const) {
+    for (const shape of ["prefilled", "interleaved"] as const) {
+      for (const workers of job.workers) {
+        const best = await rates(
+          keys.length,
+          job.repeats,
+          () => floor(keys, workers, shape),
+          () => ours(keys, workers, shape, producer)
+        )
+        rows.push({ shape, producer, workers, ...best })
+      }
     }
   }
   return { kind: "workqueue", keys: job.keys, rows }
@@ -178,9 +200,11 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     )
     for (const row of result.rows) {
       process.stdout.write(
-        `${row.shape.padEnd(11)} ${String(row.workers).padStart(2)} workers: ours ${Math.round(row.ours)}/s, floor ${
-          Math.round(row.floor)
-        }/s, ours/floor ${(row.ours / row.floor).toFixed(2)}\n`
+        `${row.shape.padEnd(11)} ${(row.producer ?? "add").padEnd(6)} ${
+          String(row.workers).padStart(2)
+        } workers: ours ${Math.round(row.ours)}/s, floor ${Math.round(row.floor)}/s, ours/floor ${
+          (row.ours / row.floor).toFixed(2)
+        }\n`
       )
     }
   }, (error: unknown) => {

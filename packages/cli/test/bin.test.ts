@@ -29,12 +29,16 @@ const newest = (dir: string): number => {
   return latest
 }
 
-/** Each package's `dist/` is newer than its `src/` and its package.json. */
+/** Each package's `dist/` is newer than its `src/`, its `scripts/` (the CLI's bundle script) and its package.json. */
 const built = (): boolean =>
   ["", "packages/testkit", "packages/cli"].every((pkg) => {
     const dist = newest(path.join(root, pkg, "dist"))
     return dist > 0 &&
-      dist >= Math.max(newest(path.join(root, pkg, "src")), fs.statSync(path.join(root, pkg, "package.json")).mtimeMs)
+      dist >= Math.max(
+          newest(path.join(root, pkg, "src")),
+          pkg === "" ? 0 : newest(path.join(root, pkg, "scripts")),
+          fs.statSync(path.join(root, pkg, "package.json")).mtimeMs
+        )
   })
 
 beforeAll(async () => {
