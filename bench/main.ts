@@ -556,7 +556,11 @@ const main = async () => {
           )
           cli[id] = result
           log(
-            `${id}: synced (${config.pods} lines) ${result.syncMs.toFixed(0)} ms, ` +
+            `${id}: synced (${config.pods} lines) ${result.syncMs.toFixed(0)} ms${
+              (result.syncRuns?.length ?? 0) > 1
+                ? ` (best of ${result.syncRuns!.map((ms) => ms.toFixed(0)).join(" / ")})`
+                : ""
+            }, ` +
               `${result.bursts.map((b) => Math.round(b.rate)).join(" / ")} events/s, sha1 ${
                 result.digest?.slice(0, 12) ?? "-"
               } (server reset ${reset.ms.toFixed(0)} ms)`

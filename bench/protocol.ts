@@ -179,8 +179,10 @@ export interface CliResult {
   /** What was run (the server URL left out). */
   readonly command: string
   readonly pods: number
-  /** Spawn -> the Nth line (N = the pods: one EXISTING line each). */
+  /** Spawn -> the Nth line (N = the pods: one EXISTING line each): the best of `syncRuns`. */
   readonly syncMs: number
+  /** Each spawn's time to the Nth line, one spawn per burst (absent in results written before). */
+  readonly syncRuns?: ReadonlyArray<number> | undefined
   /** Burst request -> the burst's last line. */
   readonly bursts: ReadonlyArray<BurstResult>
   /** Best burst rate, lines (events) per second; undefined when a burst failed (`failed.bursts`). */

@@ -69,6 +69,13 @@ export interface LineWriter {
    * still busy with earlier chunks: then it waits for the destination's `drain`.
    */
   readonly line: (line: string) => Effect.Effect<void>
+  /**
+   * Appends `line` and a newline now, in the call (`line` does it when its effect runs), and returns what is
+   * left to do: `Effect.void` (an `Exit`, which an informer's handler completes without a turn of its fiber)
+   * unless the buffer is full, then the effect that writes it out (waiting for `drain` first when the destination
+   * is busy). For a handler: `onAdd: (obj) => writer.lineUnsafe(describe(obj))`.
+   */
+  readonly lineUnsafe: (line: string) => Effect.Effect<void>
   /** Writes out every line appended so far and waits until the destination has taken them. */
   readonly flush: Effect.Effect<void>
 }
@@ -190,18 +197,18 @@ export const make = (options: Options): Effect.Effect<LineWriter, never, Scope.S
       )
     )
 
-    const line = (text: string): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        buffer += text + "\n"
-        if (buffer.length >= maxBytes) return writeFull
-        if (!armed) {
-          armed = true
-          wake.openUnsafe()
-        }
-        return Effect.void
-      })
+    const lineUnsafe = (text: string): Effect.Effect<void> => {
+      buffer += text + "\n"
+      if (buffer.length >= maxBytes) return writeFull
+      if (!armed) {
+        armed = true
+        wake.openUnsafe()
+      }
+      return Effect.void
+    }
+    const line = (text: string): Effect.Effect<void> => Effect.suspend(() => lineUnsafe(text))
 
-    return { line, flush }
+    return { line, lineUnsafe, flush }
   })
 
 // -------------------------------------------------------------------------------------------------

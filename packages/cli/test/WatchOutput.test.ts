@@ -114,6 +114,25 @@ describe("WatchOutput - LineWriter", () => {
       assert.deepStrictEqual(d.lines, ["1234", "5678", "9", "x"])
     }))
 
+  it.effect("lineUnsafe: appends in the call and answers Effect.void; a full buffer answers the write, not done yet", () =>
+    Effect.gen(function*() {
+      const d = destination()
+      const out = yield* WatchOutput.make({ destination: d.destination, maxBytes: 12 })
+      assert.isTrue(Exit.isExit(out.lineUnsafe("1234")))
+      assert.isTrue(Exit.isExit(out.lineUnsafe("5678")))
+      // appended already: the timer writes them without the effects being run
+      yield* TestClock.adjust("20 millis")
+      assert.deepStrictEqual(d.chunks, ["1234\n5678\n"])
+      assert.isTrue(Exit.isExit(out.lineUnsafe("abcd")))
+      const full = out.lineUnsafe("efgh") // 10 characters now
+      assert.isTrue(Exit.isExit(full))
+      const write = out.lineUnsafe("i") // 12: full
+      assert.isFalse(Exit.isExit(write))
+      assert.deepStrictEqual(d.chunks, ["1234\n5678\n"])
+      yield* write
+      assert.deepStrictEqual(d.chunks, ["1234\n5678\n", "abcd\nefgh\ni\n"])
+    }))
+
   it.effect("a destination that does not take its chunks holds the writer back: bounded, then all of it, in order", () =>
     Effect.gen(function*() {
       const d = destination()

@@ -340,7 +340,8 @@ export const watch = Command.make("watch", {
         } catch (error) {
           return Console.error(cannotPrint(resource, obj, error))
         }
-        return output.line(text)
+        // appended in the call: the handler answers with an `Exit` (no turn of its fiber) unless a write is due
+        return output.lineUnsafe(text)
       }
       yield* informer.addEventHandler({
         name: "cli",
