@@ -33,17 +33,21 @@ export const makeOurs = async (job: SessionJob, counters: Counters): Promise<Cli
     if (job.controller === true) {
       // Each event waits, by key, until a reconcile of that key has read the cache at its resourceVersion or
       // later: then it has gone through informer -> queue -> reconcile. Counted once, whichever comes first.
-      const waiting = new Map<string, Array<readonly [number, boolean]>>()
+      // A key's events come in resourceVersion order: its waiting ones are a list, oldest first, mostly of one
+      // (then kept as a number): an add's version is kept negated.
+      const waiting = new Map<string, number | Array<number>>()
       const covered = new Map<string, number>()
-      const count = (isAdd: boolean) => isAdd ? counters.add(0) : counters.update(0)
+      const countCode = (code: number) => code < 0 ? counters.add(0) : counters.update(0)
       const seen = (pod: Resource.Pod, isAdd: boolean) =>
         Effect.sync(() => {
           const key = `${pod.metadata?.namespace}/${pod.metadata?.name}`
           const rv = Number(pod.metadata?.resourceVersion)
-          if (rv <= (covered.get(key) ?? -1)) return count(isAdd)
+          const code = isAdd ? -rv : rv
+          if (rv <= (covered.get(key) ?? -1)) return countCode(code)
           const list = waiting.get(key)
-          if (list === undefined) waiting.set(key, [[rv, isAdd]])
-          else list.push([rv, isAdd])
+          if (list === undefined) waiting.set(key, code)
+          else if (typeof list === "number") waiting.set(key, [list, code])
+          else list.push(code)
         })
       yield* informer.addEventHandler({
         name: "counter",
@@ -62,13 +66,16 @@ export const makeOurs = async (job: SessionJob, counters: Counters): Promise<Cli
             if (rv > (covered.get(request.key) ?? -1)) covered.set(request.key, rv)
             const list = waiting.get(request.key)
             if (list === undefined) return
-            const rest = list.filter(([at, isAdd]) => {
-              if (at > rv) return true
-              count(isAdd)
-              return false
-            })
-            if (rest.length === 0) waiting.delete(request.key)
-            else waiting.set(request.key, rest)
+            if (typeof list === "number") {
+              if (Math.abs(list) > rv) return
+              countCode(list)
+              waiting.delete(request.key)
+              return
+            }
+            let done = 0
+            while (done < list.length && Math.abs(list[done]) <= rv) countCode(list[done++])
+            if (done === list.length) waiting.delete(request.key)
+            else if (done > 0) list.splice(0, done)
           })
       }).pipe(Scope.provide(scope), Effect.forkIn(scope))
     } else {
