@@ -478,7 +478,7 @@ export const rows = (results: Results): Array<Row> => {
       oursOverFloor: overFloor,
       oursOverPeer: overPeer,
       checks: [check(26, overFloor, "<=", 1.15, "floor")],
-      note: "a fresh process each (the best of a spawn per burst), stdout a pipe read by the bench; " +
+      note: "a fresh process each (the best of 3 spawns, or of a spawn per burst), stdout a pipe read by the bench; " +
         "floor: node:http + JSON.parse + Map, " +
         "lines written in batches; the peers: client-node makeInformer (2.0, 1.4), kubernetes-fluent-client " +
         "Watch, a write per callback"
