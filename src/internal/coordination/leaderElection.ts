@@ -323,13 +323,22 @@ export const makeElector = (options: Options): Effect.Effect<Elector, InvalidCon
           const from = Option.match(observation, { onNone: () => "", onSome: (o) => o.resourceVersion })
           const result = yield* watch(from).pipe(
             Stream.runForEach((change) => {
-              if (Option.isNone(change)) return ending(fence, "LeaseLost", "the Lease was deleted")
+              // what the watch saw is observed, as a read's answer is: the next attempt does not try a fast
+              // renewal over a resourceVersion that is gone (a write sure to fail), and the step-down names
+              // the new holder
+              if (Option.isNone(change)) {
+                observation = Option.none()
+                return ending(fence, "LeaseLost", "the Lease was deleted")
+              }
               const holder = change.value.record.holderIdentity
               if (holder === identity) return Effect.void
-              return ending(
-                fence,
-                "LeaseLost",
-                holder === "" ? "the Lease was released" : `the Lease is held by ${holder}`
+              return Effect.andThen(
+                seen(change.value),
+                ending(
+                  fence,
+                  "LeaseLost",
+                  holder === "" ? "the Lease was released" : `the Lease is held by ${holder}`
+                )
               )
             }),
             Effect.result
