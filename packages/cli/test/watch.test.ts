@@ -130,7 +130,23 @@ const start = (
       if (firstStderrAt === 0) firstStderrAt = Date.now()
       stderr += chunk
     })
-    child.on("close", (code, signal) => Deferred.doneUnsafe(done, Effect.succeed({ code, signal, at: Date.now() })))
+    // `close` waits for the child's own pipes; a named pipe is read here after the child is gone, so the exit is
+    // reported once its reader has also seen the end (what the child wrote is all read, however slowly)
+    let exitedAs: Exited | undefined
+    let readerEnded = named === undefined
+    const report = () => {
+      if (exitedAs !== undefined && readerEnded) Deferred.doneUnsafe(done, Effect.succeed(exitedAs))
+    }
+    child.on("close", (code, signal) => {
+      exitedAs = { code, signal, at: Date.now() }
+      report()
+    })
+    if (named !== undefined) {
+      stdout.on("end", () => {
+        readerEnded = true
+        report()
+      })
+    }
     return {
       child,
       args,
