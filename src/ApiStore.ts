@@ -33,9 +33,12 @@
  * write, with its fan-out to watchers, and the start of a watch are each one step.
  *
  * The patches of a PATCH request (`mergePatch`, `strategicMergePatch`, `jsonPatch`) are here too, as pure
- * functions over JSON, so that every front end (the fake `Client`, the test kit's server) patches alike.
+ * functions over JSON, and the registry rules of a write (`resourceTraits`, `validateName`,
+ * `generationChanges`, `sameObject`, the failure statuses), so that every front end (the fake `Client`, the
+ * test kit's server) patches and writes alike.
  *
- * The machinery is in `internal/testing/apiStore.ts` and `internal/testing/patch.ts`.
+ * The machinery is in `internal/testing/apiStore.ts`, `internal/testing/patch.ts` and
+ * `internal/testing/registry.ts`.
  *
  * @example
  * ```ts
@@ -60,9 +63,11 @@
  * @since 0.1.0
  */
 import type * as Result from "effect/Result"
+import type { PropagationPolicy } from "./Client.js"
 import type * as FieldSelector from "./FieldSelector.js"
 import * as internal from "./internal/testing/apiStore.js"
 import * as patches from "./internal/testing/patch.js"
+import * as registry from "./internal/testing/registry.js"
 import type * as LabelSelector from "./LabelSelector.js"
 import type { Resource } from "./Resource.js"
 import type { Status } from "./Wire.js"
@@ -483,6 +488,167 @@ export const invalid: (
  * @category statuses
  */
 export const inconsistentContinue: string = internal.inconsistentContinue
+
+// -------------------------------------------------------------------------------------------------
+// registry rules
+// -------------------------------------------------------------------------------------------------
+
+/**
+ * How kube-apiserver's registry treats the writes of one resource.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export interface ResourceTraits {
+  /**
+   * The resource has a `status` subresource: writes to the object keep the stored status, writes to
+   * `/status` keep only the status.
+   */
+  readonly statusSubresource: boolean
+  /** `metadata.generation` is set (1 at creation) and maintained. */
+  readonly tracksGeneration: boolean
+  /**
+   * A custom resource (not a built-in one): generation follows every change outside `metadata` (and outside
+   * `status` when there is a status subresource); strategic merge patches are refused (415). Built-ins:
+   * changes of `spec` move the generation.
+   */
+  readonly custom: boolean
+  /** Annotation changes move the generation too (Deployments). */
+  readonly generationOnAnnotations: boolean
+  /** The propagation of a DELETE that asks for none: `Orphan` for `batch/v1` Jobs, `Background` otherwise. */
+  readonly defaultPropagation: PropagationPolicy
+}
+
+/**
+ * The traits of a resource: a built-in resource as kube-apiserver serves it, any other as a custom resource
+ * with a status subresource (what `kubebuilder` scaffolds). `status` overrides whether there is a status
+ * subresource, for a built-in too.
+ *
+ * @example
+ * ```ts
+ * import { ApiStore } from "effect-informers/testing"
+ * import { Resource } from "effect-informers"
+ *
+ * console.log(ApiStore.resourceTraits(Resource.configMaps).statusSubresource) // false
+ * console.log(ApiStore.resourceTraits(Resource.pods).tracksGeneration) // true
+ * ```
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const resourceTraits: (resource: Resource<unknown>, status?: boolean | undefined) => ResourceTraits =
+  registry.resourceTraits
+
+/**
+ * Whether `name` is a valid `metadata.name` of the resource (a DNS-1123 label for namespaces, a DNS-1123
+ * subdomain otherwise): `undefined`, or the field error kube-apiserver reports.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const validateName: (resource: Resource<unknown>, name: string) => FieldError | undefined = registry.validateName
+
+/**
+ * Whether a write from `before` to `after` moves `metadata.generation`, by the resource's traits.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const generationChanges: (
+  traits: ResourceTraits,
+  before: { readonly [key: string]: unknown },
+  after: { readonly [key: string]: unknown }
+) => boolean = registry.generationChanges
+
+/**
+ * Whether two objects are the same but for `metadata.resourceVersion` (members in any order): a write that
+ * changes nothing, which kube-apiserver does not store.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const sameObject: (a: { readonly [key: string]: unknown }, b: { readonly [key: string]: unknown }) => boolean =
+  registry.sameObject
+
+/**
+ * The strings of a list of finalizers (`metadata.finalizers`, a namespace's `spec.finalizers`); `[]` when
+ * it is not a list.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const finalizersOf: (value: unknown) => ReadonlyArray<string> = registry.finalizersOf
+
+/**
+ * The field error of an update that adds finalizers to an object being deleted (`before`, `after`: the
+ * `metadata.finalizers` of each), or `undefined` when it adds none.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const addedFinalizers: (before: unknown, after: unknown) => FieldError | undefined = registry.addedFinalizers
+
+/**
+ * `metav1.Time`: RFC 3339, whole seconds, UTC.
+ *
+ * @since 0.2.0
+ * @category registry rules
+ */
+export const formatTime: (millis: number) => string = registry.formatTime
+
+/**
+ * 404, `<resource> "<name>" not found`.
+ *
+ * @since 0.2.0
+ * @category statuses
+ */
+export const notFound: (resource: Resource<unknown>, name: string) => Status = registry.notFound
+
+/**
+ * 409 AlreadyExists.
+ *
+ * @since 0.2.0
+ * @category statuses
+ */
+export const alreadyExists: (resource: Resource<unknown>, name: string) => Status = registry.alreadyExists
+
+/**
+ * 409 Conflict, `Operation cannot be fulfilled on <resource> "<name>": <message>`.
+ *
+ * @since 0.2.0
+ * @category statuses
+ */
+export const conflict: (resource: Resource<unknown>, name: string, message: string) => Status = registry.conflict
+
+/**
+ * 409 Conflict of a write at a stale resourceVersion ("the object has been modified").
+ *
+ * @since 0.2.0
+ * @category statuses
+ */
+export const modifiedConflict: (resource: Resource<unknown>, name: string) => Status = registry.modifiedConflict
+
+/**
+ * 409 Conflict of a failed precondition (`UID` or `ResourceVersion`, given against the stored one).
+ *
+ * @since 0.2.0
+ * @category statuses
+ */
+export const preconditionFailed: (
+  resource: Resource<unknown>,
+  name: string,
+  field: "UID" | "ResourceVersion",
+  given: string,
+  actual: unknown
+) => Status = registry.preconditionFailed
+
+/**
+ * 404 of a path the server does not serve (a resource or subresource it does not have), with empty details.
+ *
+ * @since 0.2.0
+ * @category statuses
+ */
+export const resourceNotFound: Status = registry.resourceNotFound
 
 // -------------------------------------------------------------------------------------------------
 // patches

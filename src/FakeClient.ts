@@ -14,7 +14,9 @@
  *   when it sets it); `NotFound` (404, `configmaps "x" not found`); the stored status is kept by `update`
  *   and `patch` of a resource with a status subresource, and only the status is written by
  *   `updateStatus`, `patchStatus` and `applyStatus` (`NotFound` for a resource without one); `generation`
- *   grows when anything but `metadata` and `status` changes; a write that changes nothing writes nothing.
+ *   grows as kube-apiserver moves it (a built-in's `spec`, a Deployment's annotations too; anything but
+ *   `metadata` and `status` of a custom resource); a write that changes nothing writes nothing. These rules
+ *   are `ApiStore`'s (`resourceTraits`, `generationChanges`, `sameObject`), the test kit's server's too.
  *   Patches: JSON merge, JSON patch, and strategic merge (`UnsupportedMediaType`, 415, for a custom
  *   resource, as the API server answers), as `ApiStore`'s functions apply them.
  * - **delete**: preconditions (`uid`, `resourceVersion`: `Conflict`); an object with `metadata.finalizers`

@@ -34,6 +34,7 @@ import * as rules from "./fakeClientRules.js"
 import type { JsonObject } from "./json.js"
 import { isObject } from "./json.js"
 import { jsonPatch, JsonPatchError, mergePatch, strategicMergePatch } from "./patch.js"
+import * as registry from "./registry.js"
 
 type Fake = FakeListerWatcher.FakeListerWatcher.Service<JsonObject>
 
@@ -302,7 +303,7 @@ const makeWith = (
       Effect.flatMap(
         find(fakeOf(resource), namespace, name),
         (obj) =>
-          obj === undefined ? Effect.fail(fromStatus(rules.notFound(resource, name))) : output(resource, prefix, obj)
+          obj === undefined ? Effect.fail(fromStatus(registry.notFound(resource, name))) : output(resource, prefix, obj)
       )
     )
   }
@@ -374,7 +375,7 @@ const makeWith = (
   ): Effect.Effect<A, ApiError | Term.TermError> => {
     const namespace = namespaceOf(resource, writeOptions?.namespace, object)
     const input = body(resource, object)
-    const traits = rules.traitsOf(resource)
+    const traits = registry.resourceTraits(resource)
     return Effect.flatMap(
       write(
         resource,
@@ -412,10 +413,10 @@ const makeWith = (
   ) =>
   (fake: Fake): Effect.Effect<Result.Result<rules.Outcome, Status>> =>
     Effect.flatMap(find(fake, namespace, name), (existing) => {
-      if (status && !rules.traitsOf(resource).statusSubresource) {
-        return Effect.succeed(Result.fail(rules.noSuchSubresource))
+      if (status && !registry.resourceTraits(resource).statusSubresource) {
+        return Effect.succeed(Result.fail(registry.resourceNotFound))
       }
-      if (existing === undefined) return Effect.succeed(Result.fail(rules.notFound(resource, name)))
+      if (existing === undefined) return Effect.succeed(Result.fail(registry.notFound(resource, name)))
       return next(existing)
     })
 
@@ -428,7 +429,7 @@ const makeWith = (
     const namespace = namespaceOf(resource, writeOptions?.namespace, object)
     const name = stringField(object, "name")
     const input = body(resource, object)
-    const traits = rules.traitsOf(resource)
+    const traits = registry.resourceTraits(resource)
     const verb = status ? "updateStatus" : "update"
     return Effect.flatMap(
       write(resource, {
@@ -483,7 +484,7 @@ const makeWith = (
     writeOptions?: Client.WriteOptions
   ): Effect.Effect<A, ApiError | Term.TermError> => {
     const namespace = namespaceOf(resource, writeOptions?.namespace)
-    const traits = rules.traitsOf(resource)
+    const traits = registry.resourceTraits(resource)
     const verb = status ? "patchStatus" : "patch"
     return Effect.flatMap(
       write(resource, {
@@ -530,7 +531,7 @@ const makeWith = (
       config.metadata = rest
     }
     const manager = nonEmpty(applyOptions?.fieldManager) ?? managerDefault
-    const traits = rules.traitsOf(resource)
+    const traits = registry.resourceTraits(resource)
     const fields = rules.appliedFields(config, status, traits)
     const verb = status ? "applyStatus" : "apply"
     return Effect.flatMap(
@@ -549,11 +550,11 @@ const makeWith = (
           Effect.flatMap(
             Effect.all({ ctx: createContext, existing: find(fake, namespace, name!) }),
             ({ ctx, existing }) => {
-              if (status && !traits.statusSubresource) return Effect.succeed(Result.fail(rules.noSuchSubresource))
+              if (status && !traits.statusSubresource) return Effect.succeed(Result.fail(registry.resourceNotFound))
               const wrong = rules.checkNamespace(resource, config, namespace)
               if (wrong !== undefined) return Effect.succeed(Result.fail(wrong))
               if (existing === undefined) {
-                if (status) return Effect.succeed(Result.fail(rules.notFound(resource, name!)))
+                if (status) return Effect.succeed(Result.fail(registry.notFound(resource, name!)))
                 const stripped = strategicMergePatch({}, config) as JsonObject
                 const managedFields = rules.withApplyEntry(undefined, manager, false, fields, resource, ctx.now)
                 const input = { ...stripped, metadata: { ...metadataOf(stripped), managedFields } }
@@ -603,7 +604,7 @@ const makeWith = (
             ({ existing, now }) =>
               Effect.succeed(
                 existing === undefined
-                  ? Result.fail(rules.notFound(resource, name))
+                  ? Result.fail(registry.notFound(resource, name))
                   : rules.remove(resource, existing, deleteOptions?.preconditions, now)
               )
           )

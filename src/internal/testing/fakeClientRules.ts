@@ -2,131 +2,36 @@
  * The write rules of the fake Client, as kube-apiserver's registry applies them, as pure functions over
  * JSON objects: create (names, uid, timestamps, generation), replace (optimistic concurrency, the status
  * subresource, generation, finalizers of an object being deleted), delete (preconditions, finalizers), and
- * the `managedFields` entry of a server-side apply. A smaller copy of the test kit's server rules
- * (`apiServerStore.ts`): the fake has no admission, no garbage collector, no validation of specs.
+ * the `managedFields` entry of a server-side apply. The rules the test kit's server applies too (traits,
+ * names, generation, statuses) are in `registry.ts`; the fake has no admission, no garbage collector, no
+ * validation of specs.
  *
  * @internal
  */
 import * as Result from "effect/Result"
-import type { FieldError } from "../../ApiStore.js"
+import type { FieldError, ResourceTraits } from "../../ApiStore.js"
 import type { Resource } from "../../Resource.js"
-import { apiVersion, catalog, groupResource } from "../../Resource.js"
+import { apiVersion } from "../../Resource.js"
 import type { Status } from "../../Wire.js"
 import { failureStatus } from "../../Wire.js"
 import { badRequest, invalid } from "./apiStore.js"
 import type { JsonObject } from "./json.js"
 import { isObject, jsonEqual } from "./json.js"
-
-// -------------------------------------------------------------------------------------------------
-// traits
-// -------------------------------------------------------------------------------------------------
-
-/** How a resource's writes are treated. @internal */
-export interface Traits {
-  /** Writes of the object keep the stored status; writes of `/status` keep everything else. */
-  readonly statusSubresource: boolean
-  /** `metadata.generation`: 1 at creation, +1 when anything but metadata and status changes. */
-  readonly tracksGeneration: boolean
-  /** Not in the catalog: strategic merge patches are refused (415). */
-  readonly custom: boolean
-}
-
-/** Built-in resources (group-resource) with a status subresource (kube-apiserver's, the common ones). */
-const builtinStatus: ReadonlySet<string> = new Set([
-  "pods",
-  "services",
-  "nodes",
-  "namespaces",
-  "persistentvolumes",
-  "persistentvolumeclaims",
-  "replicationcontrollers",
-  "deployments.apps",
-  "replicasets.apps",
-  "statefulsets.apps",
-  "daemonsets.apps",
-  "jobs.batch",
-  "cronjobs.batch",
-  "ingresses.networking.k8s.io",
-  "horizontalpodautoscalers.autoscaling",
-  "poddisruptionbudgets.policy",
-  "customresourcedefinitions.apiextensions.k8s.io"
-])
-
-/** Built-in resources (group-resource) that maintain `metadata.generation`. */
-const builtinGeneration: ReadonlySet<string> = new Set([
-  "pods",
-  "replicationcontrollers",
-  "deployments.apps",
-  "replicasets.apps",
-  "statefulsets.apps",
-  "daemonsets.apps",
-  "jobs.batch",
-  "cronjobs.batch",
-  "ingresses.networking.k8s.io",
-  "networkpolicies.networking.k8s.io",
-  "poddisruptionbudgets.policy",
-  "customresourcedefinitions.apiextensions.k8s.io"
-])
-
-let builtin: ReadonlySet<string> | undefined
-
-/**
- * The traits of a resource: a catalog resource as kube-apiserver serves it; any other as a custom
- * resource with a status subresource (what `kubebuilder` scaffolds).
- *
- * @internal
- */
-export const traitsOf = (resource: Resource<unknown>): Traits => {
-  builtin ??= new Set([...catalog.map(groupResource), ...builtinStatus, ...builtinGeneration])
-  const gr = groupResource(resource)
-  const custom = !builtin.has(gr)
-  return {
-    statusSubresource: custom || builtinStatus.has(gr),
-    tracksGeneration: custom || builtinGeneration.has(gr),
-    custom
-  }
-}
+import {
+  addedFinalizers,
+  alreadyExists,
+  finalizersOf,
+  formatTime,
+  generationChanges,
+  modifiedConflict,
+  preconditionFailed,
+  sameObject,
+  validateName
+} from "./registry.js"
 
 // -------------------------------------------------------------------------------------------------
 // statuses
 // -------------------------------------------------------------------------------------------------
-
-const details = (resource: Resource<unknown>, name: string): Status["details"] =>
-  resource.group === ""
-    ? { name, kind: resource.resource }
-    : { name, group: resource.group, kind: resource.resource }
-
-/** `configmaps "x" not found`. @internal */
-export const notFound = (resource: Resource<unknown>, name: string): Status =>
-  failureStatus(404, "NotFound", `${groupResource(resource)} "${name}" not found`, details(resource, name))
-
-/** `configmaps "x" already exists`. @internal */
-export const alreadyExists = (resource: Resource<unknown>, name: string): Status =>
-  failureStatus(409, "AlreadyExists", `${groupResource(resource)} "${name}" already exists`, details(resource, name))
-
-const conflict = (resource: Resource<unknown>, name: string, message: string): Status =>
-  failureStatus(
-    409,
-    "Conflict",
-    `Operation cannot be fulfilled on ${groupResource(resource)} "${name}": ${message}`,
-    details(resource, name)
-  )
-
-const modifiedConflict = (resource: Resource<unknown>, name: string): Status =>
-  conflict(
-    resource,
-    name,
-    "the object has been modified; please apply your changes to the latest version and try again"
-  )
-
-const uidConflict = (resource: Resource<unknown>, name: string, given: string, actual: unknown): Status =>
-  conflict(resource, name, `Precondition failed: UID in precondition: ${given}, UID in object meta: ${String(actual)}`)
-
-/** The `/status` of a resource without one. @internal */
-export const noSuchSubresource: Status = {
-  ...failureStatus(404, "NotFound", "the server could not find the requested resource"),
-  details: {}
-}
 
 /** A strategic merge patch of a custom resource. @internal */
 export const unsupportedPatch: Status = failureStatus(
@@ -149,30 +54,6 @@ export { badRequest }
 // validation
 // -------------------------------------------------------------------------------------------------
 
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
-
-const subdomainMessage =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start " +
-  "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is " +
-  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-const labelMessage =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end " +
-  "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is " +
-  "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-
-const validateName = (resource: Resource<unknown>, name: string): FieldError | undefined => {
-  const label = groupResource(resource) === "namespaces"
-  if (label ? name.length > 63 || !dns1123Label.test(name) : name.length > 253 || !dns1123Subdomain.test(name)) {
-    return {
-      reason: "FieldValueInvalid",
-      field: "metadata.name",
-      message: `Invalid value: ${JSON.stringify(name)}: ${label ? labelMessage : subdomainMessage}`
-    }
-  }
-  return undefined
-}
-
 const invalidOf = (resource: Resource<unknown>, name: string, errors: ReadonlyArray<FieldError>): Status =>
   invalid(resource.kind, resource.group, name, errors)
 
@@ -180,41 +61,10 @@ const invalidOf = (resource: Resource<unknown>, name: string, errors: ReadonlyAr
 // helpers
 // -------------------------------------------------------------------------------------------------
 
-/** `metav1.Time`: RFC 3339, whole seconds, UTC. @internal */
-export const formatTime = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
-
-/** The strings of `metadata.finalizers`. @internal */
-export const finalizersOf = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((f): f is string => typeof f === "string") : []
-
-/** Go's `%#v` of a `[]string`, as kube-apiserver quotes finalizers in its messages. */
-const goStrings = (values: ReadonlyArray<string>): string =>
-  `[]string{${values.map((v) => JSON.stringify(v)).join(", ")}}`
-
 /** `metadata` of a stored or sent object (`{}` when absent or not an object). @internal */
 export const metadataOf = (obj: JsonObject): JsonObject => isObject(obj.metadata) ? obj.metadata : {}
 
 const stringOf = (value: unknown): string => typeof value === "string" ? value : ""
-
-/** Whether two objects are the same but for their resourceVersion. */
-const sameObject = (a: JsonObject, b: JsonObject): boolean => {
-  const { metadata: ma, ...ra } = a
-  const { metadata: mb, ...rb } = b
-  if (!jsonEqual(ra, rb)) return false
-  const { resourceVersion: _a, ...restA } = isObject(ma) ? ma : {}
-  const { resourceVersion: _b, ...restB } = isObject(mb) ? mb : {}
-  return jsonEqual(restA, restB)
-}
-
-/** Whether anything but metadata (and status, with a status subresource) changed. */
-const generationChanges = (traits: Traits, before: JsonObject, after: JsonObject): boolean => {
-  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-    if (key === "metadata" || key === "kind" || key === "apiVersion") continue
-    if (key === "status" && traits.statusSubresource) continue
-    if (!jsonEqual(before[key], after[key])) return true
-  }
-  return false
-}
 
 // -------------------------------------------------------------------------------------------------
 // writes
@@ -259,7 +109,7 @@ export const checkNamespace = (
  */
 export const create = (
   resource: Resource<unknown>,
-  traits: Traits,
+  traits: ResourceTraits,
   input: JsonObject,
   namespace: string | undefined,
   exists: (name: string) => boolean,
@@ -318,7 +168,7 @@ export const create = (
  */
 export const replace = (
   resource: Resource<unknown>,
-  traits: Traits,
+  traits: ResourceTraits,
   existing: JsonObject,
   input: JsonObject,
   scope: "object" | "status",
@@ -336,7 +186,7 @@ export const replace = (
   const rv = stringOf(meta.resourceVersion)
   if (rv !== "" && rv !== stringOf(old.resourceVersion)) return Result.fail(modifiedConflict(resource, name))
   const uid = stringOf(meta.uid)
-  if (uid !== "" && uid !== old.uid) return Result.fail(uidConflict(resource, name, uid, old.uid))
+  if (uid !== "" && uid !== old.uid) return Result.fail(preconditionFailed(resource, name, "UID", uid, old.uid))
   let obj: JsonObject
   let metadata: JsonObject
   if (scope === "status") {
@@ -356,17 +206,8 @@ export const replace = (
     if (old.generation === undefined) delete metadata.generation
     else metadata.generation = old.generation
     if (old.deletionTimestamp !== undefined) {
-      const before = new Set(finalizersOf(old.finalizers))
-      const added = [...new Set(finalizersOf(metadata.finalizers))].filter((f) => !before.has(f)).sort()
-      if (added.length > 0) {
-        return Result.fail(invalidOf(resource, name, [{
-          reason: "FieldValueForbidden",
-          field: "metadata.finalizers",
-          message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
-            goStrings(added)
-          }`
-        }]))
-      }
+      const added = addedFinalizers(old.finalizers, metadata.finalizers)
+      if (added !== undefined) return Result.fail(invalidOf(resource, name, [added]))
     }
     obj = { ...input, metadata }
     if (traits.statusSubresource) {
@@ -410,15 +251,12 @@ export const remove = (
   const old = metadataOf(existing)
   const name = stringOf(old.name)
   if (preconditions?.uid !== undefined && preconditions.uid !== old.uid) {
-    return Result.fail(uidConflict(resource, name, preconditions.uid, old.uid))
+    return Result.fail(preconditionFailed(resource, name, "UID", preconditions.uid, old.uid))
   }
   if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== old.resourceVersion) {
-    return Result.fail(conflict(
-      resource,
-      name,
-      `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in ` +
-        `object meta: ${String(old.resourceVersion)}`
-    ))
+    return Result.fail(
+      preconditionFailed(resource, name, "ResourceVersion", preconditions.resourceVersion, old.resourceVersion)
+    )
   }
   if (finalizersOf(old.finalizers).length === 0) return Result.succeed({ type: "DELETED", obj: existing })
   if (old.deletionTimestamp !== undefined) return Result.succeed({ type: "UNCHANGED", obj: existing })
@@ -459,7 +297,7 @@ const fieldsOf = (value: unknown): JsonObject => {
  *
  * @internal
  */
-export const appliedFields = (config: JsonObject, status: boolean, traits: Traits): JsonObject => {
+export const appliedFields = (config: JsonObject, status: boolean, traits: ResourceTraits): JsonObject => {
   if (status) return config.status === undefined ? {} : { "f:status": fieldsOf(config.status) }
   const out: JsonObject = {}
   for (const key of Object.keys(config).sort()) {

@@ -133,6 +133,12 @@ describe("FakeClient: verbs", () => {
       // the same object again: nothing written
       const same = yield* client.update(deployments, labelled)
       assert.strictEqual(same.metadata?.resourceVersion, labelled.metadata?.resourceVersion)
+      // kube-apiserver's Deployment strategy: an annotation change moves the generation too
+      const annotated = yield* client.update(deployments, {
+        metadata: { namespace: "ns", name: "web", labels: { a: "b" }, annotations: { note: "x" } },
+        spec: { replicas: 3 }
+      })
+      assert.strictEqual(annotated.metadata?.generation, 3, "a Deployment's annotations: generation + 1")
     }).pipe(Effect.provide(layer())))
 
   it.effect("status subresource: update keeps the stored status, updateStatus writes only the status", () =>

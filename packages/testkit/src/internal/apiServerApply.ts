@@ -11,6 +11,7 @@
  *
  * @internal
  */
+import * as ApiStore from "effect-informers/ApiStore"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Result from "effect/Result"
@@ -20,7 +21,7 @@ import { isObject, jsonEqual } from "./json.js"
 const isEmptyObject = (u: unknown): boolean => isObject(u) && Object.keys(u).length === 0
 
 /** `metav1.Time`: RFC 3339, whole seconds, UTC. @internal */
-export const formatTime = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
+export const formatTime = ApiStore.formatTime
 
 // -------------------------------------------------------------------------------------------------
 // path elements

@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as ApiStore from "effect-informers/ApiStore"
 import type { Status } from "effect-informers/Wire"
 import * as Result from "effect/Result"
 import { CORE_SCHEMA, load } from "js-yaml"
@@ -141,11 +142,7 @@ export const applyObject = (
     if (rv !== "" && rv !== String(existing.rv)) return Result.fail(modifiedConflict(rs, name))
     const liveUid = existing.metadata.uid
     if (uid !== undefined && uid !== liveUid) {
-      return Result.fail(conflict(
-        rs,
-        name,
-        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${String(liveUid)}`
-      ))
+      return Result.fail(ApiStore.preconditionFailed(rs.resource, name, "UID", uid, liveUid))
     }
   }
   const outcome = applyConfig(existing?.obj, config, {

@@ -14,9 +14,10 @@
  * @internal
  */
 import * as ApiStore from "effect-informers/ApiStore"
+import type * as Client from "effect-informers/Client"
 import type * as LabelSelector from "effect-informers/LabelSelector"
 import type { Resource } from "effect-informers/Resource"
-import { apiVersion as resourceApiVersion, catalog, groupResource } from "effect-informers/Resource"
+import { apiVersion as resourceApiVersion, groupResource } from "effect-informers/Resource"
 import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Result from "effect/Result"
@@ -26,7 +27,7 @@ import { eventsTwin } from "./apiServerEvents.js"
 import { decodeError, decodeFailure, specErrors } from "./apiServerValidation.js"
 import type { Watcher } from "./apiServerWatch.js"
 import type { JsonObject } from "./json.js"
-import { isObject, jsonEqual } from "./json.js"
+import { isObject } from "./json.js"
 
 /** @internal */
 export type EventType = ApiStore.EventType
@@ -243,92 +244,13 @@ export class ResourceStore extends ApiStore.Collection<Entry> {
  *
  * @internal
  */
-export type PropagationPolicy = "Foreground" | "Background" | "Orphan"
+export type PropagationPolicy = Client.PropagationPolicy
 
-/**
- * How the server treats the writes of one resource, as kube-apiserver's registry strategies do.
- *
- * @internal
- */
-export interface ResourceTraits {
-  /**
-   * The resource has a `status` subresource: writes to the object keep the stored status, writes to
-   * `/status` keep only the status.
-   */
-  readonly statusSubresource: boolean
-  /** `metadata.generation` is set (1 at creation) and maintained. */
-  readonly tracksGeneration: boolean
-  /**
-   * A custom resource: generation follows every change outside `metadata` (and outside `status` when
-   * there is a status subresource). Built-ins: changes of `spec`.
-   */
-  readonly custom: boolean
-  /** Annotation changes bump the generation too (Deployments). */
-  readonly generationOnAnnotations: boolean
-  /** The propagation of a DELETE that asks for none: `Orphan` for `batch/v1` Jobs, `Background` otherwise. */
-  readonly defaultPropagation: PropagationPolicy
-}
+/** @internal */
+export type ResourceTraits = ApiStore.ResourceTraits
 
-/** The built-in resources (by group-resource) with a status subresource. */
-const builtinStatus: ReadonlySet<string> = new Set([
-  "pods",
-  "services",
-  "nodes",
-  "namespaces",
-  "persistentvolumes",
-  "persistentvolumeclaims",
-  "replicationcontrollers",
-  "resourcequotas",
-  "deployments.apps",
-  "replicasets.apps",
-  "statefulsets.apps",
-  "daemonsets.apps",
-  "jobs.batch",
-  "cronjobs.batch",
-  "ingresses.networking.k8s.io",
-  "horizontalpodautoscalers.autoscaling",
-  "poddisruptionbudgets.policy",
-  "certificatesigningrequests.certificates.k8s.io",
-  "customresourcedefinitions.apiextensions.k8s.io",
-  "apiservices.apiregistration.k8s.io"
-])
-
-/** The built-in resources (by group-resource) that maintain `metadata.generation`. */
-const builtinGeneration: ReadonlySet<string> = new Set([
-  "pods",
-  "replicationcontrollers",
-  "deployments.apps",
-  "replicasets.apps",
-  "statefulsets.apps",
-  "daemonsets.apps",
-  "jobs.batch",
-  "cronjobs.batch",
-  "ingresses.networking.k8s.io",
-  "networkpolicies.networking.k8s.io",
-  "poddisruptionbudgets.policy",
-  "customresourcedefinitions.apiextensions.k8s.io"
-])
-
-const builtinResources: ReadonlySet<string> = new Set(catalog.map(groupResource))
-
-/**
- * The traits of a resource: the catalog's (built-in) resources as kube-apiserver serves them, any other
- * as a custom resource, with a status subresource unless `status` is `false`. `status` overrides the
- * built-in default too.
- *
- * @internal
- */
-export const resourceTraits = (resource: Resource, status?: boolean | undefined): ResourceTraits => {
-  const gr = groupResource(resource)
-  const custom = !builtinResources.has(gr) && !builtinStatus.has(gr) && !builtinGeneration.has(gr)
-  return {
-    statusSubresource: status ?? (custom || builtinStatus.has(gr)),
-    tracksGeneration: custom || builtinGeneration.has(gr),
-    custom,
-    generationOnAnnotations: gr === "deployments.apps",
-    defaultPropagation: gr === "jobs.batch" && resource.version === "v1" ? "Orphan" : "Background"
-  }
-}
+/** @internal */
+export const resourceTraits = ApiStore.resourceTraits
 
 // -------------------------------------------------------------------------------------------------
 // history
@@ -356,44 +278,26 @@ export const leftLine = (event: HistoryEvent): Uint8Array =>
 // statuses
 // -------------------------------------------------------------------------------------------------
 
-const details = (store: ResourceStore, name: string): Status["details"] =>
-  store.resource.group === ""
-    ? { name, kind: store.resource.resource }
-    : { name, group: store.resource.group, kind: store.resource.resource }
-
 /** @internal */
-export const notFound = (store: ResourceStore, name: string): Status =>
-  failureStatus(404, "NotFound", `${store.qualified} "${name}" not found`, details(store, name))
+export const notFound = (store: ResourceStore, name: string): Status => ApiStore.notFound(store.resource, name)
 
 /** @internal */
 export const alreadyExists = (store: ResourceStore, name: string): Status =>
-  failureStatus(409, "AlreadyExists", `${store.qualified} "${name}" already exists`, details(store, name))
+  ApiStore.alreadyExists(store.resource, name)
 
 /** @internal */
 export const conflict = (store: ResourceStore, name: string, message: string): Status =>
-  failureStatus(
-    409,
-    "Conflict",
-    `Operation cannot be fulfilled on ${store.qualified} "${name}": ${message}`,
-    details(store, name)
-  )
+  ApiStore.conflict(store.resource, name, message)
 
 /** @internal */
 export const modifiedConflict = (store: ResourceStore, name: string): Status =>
-  conflict(
-    store,
-    name,
-    "the object has been modified; please apply your changes to the latest version and try again"
-  )
+  ApiStore.modifiedConflict(store.resource, name)
 
 /** @internal */
 export const badRequest = ApiStore.badRequest
 
 /** @internal */
-export const resourceNotFound: Status = {
-  ...failureStatus(404, "NotFound", "the server could not find the requested resource"),
-  details: {}
-}
+export const resourceNotFound: Status = ApiStore.resourceNotFound
 
 /** @internal */
 export const methodNotAllowed: Status = {
@@ -430,26 +334,9 @@ export const inconsistentContinue = ApiStore.inconsistentContinue
 // validation
 // -------------------------------------------------------------------------------------------------
 
-const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
-const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
-
-const subdomainMessage =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-const labelMessage =
-  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-
 /** @internal */
-export const validateName = (store: ResourceStore, name: string): FieldError | undefined => {
-  const label = store.groupResource === "namespaces"
-  if (label ? name.length > 63 || !dns1123Label.test(name) : name.length > 253 || !dns1123Subdomain.test(name)) {
-    return {
-      reason: "FieldValueInvalid",
-      field: "metadata.name",
-      message: `Invalid value: ${JSON.stringify(name)}: ${label ? labelMessage : subdomainMessage}`
-    }
-  }
-  return undefined
-}
+export const validateName = (store: ResourceStore, name: string): FieldError | undefined =>
+  ApiStore.validateName(store.resource, name)
 
 // -------------------------------------------------------------------------------------------------
 // the store
@@ -529,12 +416,7 @@ export const orphanFinalizer = "orphan"
 export const namespaceFinalizer = "kubernetes"
 
 /** The strings of `metadata.finalizers` (or of any list of finalizers). @internal */
-export const finalizersOf = (value: unknown): ReadonlyArray<string> =>
-  Array.isArray(value) ? value.filter((f): f is string => typeof f === "string") : []
-
-/** Go's `%#v` of a `[]string`, as kube-apiserver quotes finalizers in its messages. */
-const goStrings = (values: ReadonlyArray<string>): string =>
-  `[]string{${values.map((v) => JSON.stringify(v)).join(", ")}}`
+export const finalizersOf = ApiStore.finalizersOf
 
 /** The status a create over HTTP starts with: kube-apiserver's strategies reset it. */
 const initialStatus = (store: ResourceStore, input: JsonObject): unknown => {
@@ -575,42 +457,9 @@ const applyDefaults = (store: ResourceStore, obj: JsonObject): void => {
   }
 }
 
-/** Whether a write from `before` to `after` bumps `metadata.generation` (kube-apiserver's strategies). */
-const generationChanges = (traits: ResourceTraits, before: JsonObject, after: JsonObject): boolean => {
-  if (traits.custom) {
-    for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
-      if (key === "metadata" || key === "kind" || key === "apiVersion") continue
-      if (key === "status" && traits.statusSubresource) continue
-      if (!jsonEqual(before[key], after[key])) return true
-    }
-    return false
-  }
-  if (!jsonEqual(before.spec, after.spec)) return true
-  return traits.generationOnAnnotations &&
-    !jsonEqual((before.metadata as JsonObject).annotations, (after.metadata as JsonObject).annotations)
-}
+const generationChanges = ApiStore.generationChanges
 
-/** Whether two objects are the same but for their resourceVersion (key order ignored). */
-const sameObject = (a: JsonObject, b: JsonObject): boolean => {
-  const keys = Object.keys(a)
-  if (keys.length !== Object.keys(b).length) return false
-  for (const key of keys) {
-    if (!Object.prototype.hasOwnProperty.call(b, key)) return false
-    if (key === "metadata") {
-      const ma = a.metadata as JsonObject
-      const mb = b.metadata as JsonObject
-      const mk = Object.keys(ma)
-      if (mk.length !== Object.keys(mb).length) return false
-      for (const k of mk) {
-        if (k === "resourceVersion") continue
-        if (!Object.prototype.hasOwnProperty.call(mb, k) || !jsonEqual(ma[k], mb[k])) return false
-      }
-    } else if (!jsonEqual(a[key], b[key])) {
-      return false
-    }
-  }
-  return true
-}
+const sameObject = ApiStore.sameObject
 
 /**
  * The finalizers a DELETE leaves on the object, as kube-apiserver's `deletionFinalizersForGarbageCollection`:
@@ -645,6 +494,11 @@ const sameSet = (a: ReadonlyArray<string>, b: ReadonlyArray<string>): boolean =>
   const sb = new Set(b)
   return sa.size === sb.size && [...sa].every((x) => sb.has(x))
 }
+
+const details = (store: ResourceStore, name: string): Status["details"] =>
+  store.resource.group === ""
+    ? { name, kind: store.resource.resource }
+    : { name, group: store.resource.group, kind: store.resource.resource }
 
 /** 403, as the NamespaceLifecycle admission answers a create in a terminating namespace. */
 const namespaceTerminating = (store: ResourceStore, name: string, namespace: string): Status =>
@@ -941,11 +795,7 @@ export class Store extends ApiStore.Store<Entry> {
     if (rv !== "" && rv !== String(existing.rv)) return Result.fail(modifiedConflict(store, name))
     const old = existing.metadata
     if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
-      return Result.fail(conflict(
-        store,
-        name,
-        `Precondition failed: UID in precondition: ${meta.uid}, UID in object meta: ${String(old.uid)}`
-      ))
+      return Result.fail(ApiStore.preconditionFailed(store.resource, name, "UID", meta.uid, old.uid))
     }
     return this.replace(store, existing, input, meta, scope, writer)
   }
@@ -1004,17 +854,8 @@ export class Store extends ApiStore.Store<Entry> {
       }
       const errors = [...validateOwnerReferences(metadata.ownerReferences), ...specErrors(store.groupResource, input)]
       if (old.deletionTimestamp !== undefined) {
-        const before = new Set(finalizersOf(old.finalizers))
-        const added = [...new Set(finalizersOf(metadata.finalizers))].filter((f) => !before.has(f)).sort()
-        if (added.length > 0) {
-          errors.push({
-            reason: "FieldValueForbidden",
-            field: "metadata.finalizers",
-            message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${
-              goStrings(added)
-            }`
-          })
-        }
+        const added = ApiStore.addedFinalizers(old.finalizers, metadata.finalizers)
+        if (added !== undefined) errors.push(added)
       }
       if (errors.length > 0) {
         return Result.fail(invalid(store.resource.kind, store.resource.group, existing.name, errors))
@@ -1071,18 +912,12 @@ export class Store extends ApiStore.Store<Entry> {
     if (existing === undefined) return Result.fail(notFound(store, name))
     const old = existing.metadata
     if (preconditions.uid !== undefined && preconditions.uid !== old.uid) {
-      return Result.fail(conflict(
-        store,
-        name,
-        `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${String(old.uid)}`
-      ))
+      return Result.fail(ApiStore.preconditionFailed(store.resource, name, "UID", preconditions.uid, old.uid))
     }
     if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== String(existing.rv)) {
-      return Result.fail(conflict(
-        store,
-        name,
-        `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${existing.rv}`
-      ))
+      return Result.fail(
+        ApiStore.preconditionFailed(store.resource, name, "ResourceVersion", preconditions.resourceVersion, existing.rv)
+      )
     }
     const current = finalizersOf(old.finalizers)
     const finalizers = deletionFinalizers(store.traits, current, options)
