@@ -66,6 +66,7 @@ import type * as Result from "effect/Result"
 import type { PropagationPolicy } from "./Client.js"
 import type * as FieldSelector from "./FieldSelector.js"
 import * as internal from "./internal/testing/apiStore.js"
+import * as json from "./internal/testing/json.js"
 import * as patches from "./internal/testing/patch.js"
 import * as registry from "./internal/testing/registry.js"
 import type * as LabelSelector from "./LabelSelector.js"
@@ -751,3 +752,20 @@ export const defaultJsonPatchLimits: JsonPatchLimits = patches.defaultJsonPatchL
  * @category patches
  */
 export const jsonPatch: (target: unknown, operations: unknown, limits?: JsonPatchLimits) => unknown = patches.jsonPatch
+
+/**
+ * Structural equality of JSON values, as a JSON patch's `test` compares them (RFC 6902): same type and
+ * value, arrays item by item, objects by their members in any order.
+ *
+ * @example
+ * ```ts
+ * import { ApiStore } from "effect-informers/testing"
+ *
+ * console.log(ApiStore.jsonEqual({ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 })) // true
+ * console.log(ApiStore.jsonEqual([1, 2], [2, 1])) // false
+ * ```
+ *
+ * @since 0.2.0
+ * @category patches
+ */
+export const jsonEqual: (a: unknown, b: unknown) => boolean = json.jsonEqual
