@@ -7,63 +7,58 @@ import * as ApiStore from "../../src/ApiStore.js"
 import * as Resource from "../../src/Resource.js"
 import { widgets } from "../fixtures/index.js"
 
-const jobsV1 = Resource.jobs
-const leases = Resource.leases
+const resourceQuotas = Resource.make({
+  group: "",
+  version: "v1",
+  resource: "resourcequotas",
+  kind: "ResourceQuota",
+  namespaced: true
+})
 
 describe("ApiStore registry rules", () => {
   it("resourceTraits: built-ins as kube-apiserver serves them, anything else as a custom resource", () => {
+    // name, resource, status override: status subresource, generation, custom, annotations move it, propagation
     const table: ReadonlyArray<
-      readonly [string, Resource.Resource<unknown>, boolean | undefined, Omit<ApiStore.ResourceTraits, "custom">]
+      readonly [string, Resource.Resource<unknown>, boolean | undefined, boolean, boolean, boolean, boolean, string]
     > = [
-      ["configmaps: no status, no generation", Resource.configMaps, undefined, {
-        statusSubresource: false,
-        tracksGeneration: false,
-        generationOnAnnotations: false,
-        defaultPropagation: "Background"
-      }],
-      ["pods: status and generation", Resource.pods, undefined, {
-        statusSubresource: true,
-        tracksGeneration: true,
-        generationOnAnnotations: false,
-        defaultPropagation: "Background"
-      }],
-      ["deployments: annotations move the generation", Resource.deployments, undefined, {
-        statusSubresource: true,
-        tracksGeneration: true,
-        generationOnAnnotations: true,
-        defaultPropagation: "Background"
-      }],
-      ["batch/v1 jobs: orphan by default", jobsV1, undefined, {
-        statusSubresource: true,
-        tracksGeneration: true,
-        generationOnAnnotations: false,
-        defaultPropagation: "Orphan"
-      }],
-      ["leases: neither", leases, undefined, {
-        statusSubresource: false,
-        tracksGeneration: false,
-        generationOnAnnotations: false,
-        defaultPropagation: "Background"
-      }],
-      ["a custom resource: status (kubebuilder's) and generation", widgets, undefined, {
-        statusSubresource: true,
-        tracksGeneration: true,
-        generationOnAnnotations: false,
-        defaultPropagation: "Background"
-      }],
-      ["a custom resource without status", widgets, false, {
-        statusSubresource: false,
-        tracksGeneration: true,
-        generationOnAnnotations: false,
-        defaultPropagation: "Background"
-      }]
+      [
+        "configmaps: no status, no generation",
+        Resource.configMaps,
+        undefined,
+        false,
+        false,
+        false,
+        false,
+        "Background"
+      ],
+      ["pods: status and generation", Resource.pods, undefined, true, true, false, false, "Background"],
+      ["deployments: annotations too", Resource.deployments, undefined, true, true, false, true, "Background"],
+      ["batch/v1 jobs: orphaned by default", Resource.jobs, undefined, true, true, false, false, "Orphan"],
+      ["leases: neither", Resource.leases, undefined, false, false, false, false, "Background"],
+      [
+        "resourcequotas: a built-in outside the catalog",
+        resourceQuotas,
+        undefined,
+        true,
+        false,
+        false,
+        false,
+        "Background"
+      ],
+      ["a custom resource: status (kubebuilder's)", widgets, undefined, true, true, true, false, "Background"],
+      ["a custom resource without status", widgets, false, false, true, true, false, "Background"]
     ]
-    for (const [name, resource, status, expected] of table) {
-      const { custom: _custom, ...traits } = ApiStore.resourceTraits(resource, status)
-      assert.deepStrictEqual(traits, expected, name)
+    for (
+      const [name, resource, status, statusSubresource, tracksGeneration, custom, onAnnotations, propagation] of table
+    ) {
+      assert.deepStrictEqual(ApiStore.resourceTraits(resource, status), {
+        statusSubresource,
+        tracksGeneration,
+        custom,
+        generationOnAnnotations: onAnnotations,
+        defaultPropagation: propagation
+      }, name)
     }
-    assert.isTrue(ApiStore.resourceTraits(widgets).custom)
-    assert.isFalse(ApiStore.resourceTraits(Resource.pods).custom)
   })
 
   it("generationChanges: built-ins by spec (Deployments by annotations too), custom resources by all but metadata", () => {

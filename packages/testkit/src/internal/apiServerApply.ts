@@ -20,9 +20,6 @@ import { isObject, jsonEqual } from "./json.js"
 
 const isEmptyObject = (u: unknown): boolean => isObject(u) && Object.keys(u).length === 0
 
-/** `metav1.Time`: RFC 3339, whole seconds, UTC. @internal */
-export const formatTime = ApiStore.formatTime
-
 // -------------------------------------------------------------------------------------------------
 // path elements
 // -------------------------------------------------------------------------------------------------
@@ -1050,7 +1047,7 @@ const trackUpdate = (
       operation: "Update",
       apiVersion,
       subresource: writer.subresource,
-      time: formatTime(writer.now),
+      time: ApiStore.formatTime(writer.now),
       fields: previous === undefined ? owned : owned.union(previous.fields)
     })
   }
@@ -1331,7 +1328,11 @@ const applyOnce = (
   const stripped = self.fields.difference(systemFields)
   const objectChanged = !jsonEqual(base, merged)
   if (stripped.isEmpty()) managers.delete(id)
-  else managers.set(id, { ...self, fields: stripped, time: objectChanged ? formatTime(options.now) : self.time })
+  else {managers.set(id, {
+      ...self,
+      fields: stripped,
+      time: objectChanged ? ApiStore.formatTime(options.now) : self.time
+    })}
   capUpdateManagers(managers)
   const metadata: JsonObject = isObject(merged.metadata) ? { ...merged.metadata } : {}
   const encoded = encodeManagedFields(managers)

@@ -55,8 +55,7 @@ import {
   notFound,
   objectKey,
   requestEntityTooLarge,
-  resourceNotFound,
-  resourceTraits
+  resourceNotFound
 } from "./apiServerStore.js"
 import { tableJson, tableRequest, tableWatchResponse } from "./apiServerTable.js"
 import { decodeError, patchDecodeFailure } from "./apiServerValidation.js"
@@ -1153,7 +1152,7 @@ export const gitVersion = "v1.32.0-effect-informers"
 /** @internal */
 export const makeDiscovery = (
   resources: ReadonlyArray<Resource>,
-  hasStatus: (resource: Resource) => boolean = (resource) => resourceTraits(resource).statusSubresource
+  hasStatus: (resource: Resource) => boolean = (resource) => ApiStore.resourceTraits(resource).statusSubresource
 ): Discovery => {
   const byGroupVersion = new Map<string, Array<Resource>>()
   const groupVersions = new Map<string, Array<string>>()

@@ -22,7 +22,7 @@ import type { Status } from "effect-informers/Wire"
 import { failureStatus } from "effect-informers/Wire"
 import * as Result from "effect/Result"
 import type { Writer } from "./apiServerApply.js"
-import { formatTime, recordUpdate } from "./apiServerApply.js"
+import { recordUpdate } from "./apiServerApply.js"
 import { eventsTwin } from "./apiServerEvents.js"
 import { decodeError, decodeFailure, specErrors } from "./apiServerValidation.js"
 import type { Watcher } from "./apiServerWatch.js"
@@ -223,7 +223,7 @@ export class ResourceStore extends ApiStore.Collection<Entry> {
   readonly apiVersion: string
   readonly groupResource: string
   readonly qualified: string
-  readonly traits: ResourceTraits
+  readonly traits: ApiStore.ResourceTraits
   /**
    * The collection serving the same objects through another API (`v1` and `events.k8s.io/v1` Events),
    * and the conversion to its form: every change of this one is written to it too.
@@ -235,7 +235,7 @@ export class ResourceStore extends ApiStore.Collection<Entry> {
     this.apiVersion = resourceApiVersion(resource)
     this.groupResource = groupResource(resource)
     this.qualified = this.groupResource
-    this.traits = resourceTraits(resource, status)
+    this.traits = ApiStore.resourceTraits(resource, status)
   }
 }
 
@@ -245,12 +245,6 @@ export class ResourceStore extends ApiStore.Collection<Entry> {
  * @internal
  */
 export type PropagationPolicy = Client.PropagationPolicy
-
-/** @internal */
-export type ResourceTraits = ApiStore.ResourceTraits
-
-/** @internal */
-export const resourceTraits = ApiStore.resourceTraits
 
 // -------------------------------------------------------------------------------------------------
 // history
@@ -457,16 +451,12 @@ const applyDefaults = (store: ResourceStore, obj: JsonObject): void => {
   }
 }
 
-const generationChanges = ApiStore.generationChanges
-
-const sameObject = ApiStore.sameObject
-
 /**
  * The finalizers a DELETE leaves on the object, as kube-apiserver's `deletionFinalizersForGarbageCollection`:
  * an explicit policy wins, then a garbage-collection finalizer already there, then the resource's default.
  */
 const deletionFinalizers = (
-  traits: ResourceTraits,
+  traits: ApiStore.ResourceTraits,
   finalizers: ReadonlyArray<string>,
   options: DeleteOptions
 ): ReadonlyArray<string> => {
@@ -712,7 +702,7 @@ export class Store extends ApiStore.Store<Entry> {
       uid: ctx.uid(),
       resourceVersion: "",
       ...(store.traits.tracksGeneration ? { generation: 1 } : {}),
-      creationTimestamp: formatTime(ctx.now)
+      creationTimestamp: ApiStore.formatTime(ctx.now)
     }
     metadata.name = name
     delete metadata.deletionTimestamp
@@ -873,7 +863,7 @@ export class Store extends ApiStore.Store<Entry> {
     if (writer !== undefined) recordUpdate(existing.obj, obj, store.apiVersion, store.resource.kind, writer)
     if (
       scope !== "status" && scope !== "finalize" && typeof old.generation === "number" &&
-      generationChanges(traits, existing.obj, obj)
+      ApiStore.generationChanges(traits, existing.obj, obj)
     ) {
       metadata.generation = old.generation + 1
     }
@@ -884,7 +874,7 @@ export class Store extends ApiStore.Store<Entry> {
       return Result.succeed(entry)
     }
     const candidate = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
-    if (candidate.sameContent(existing) || sameObject(obj, existing.obj)) {
+    if (candidate.sameContent(existing) || ApiStore.sameObject(obj, existing.obj)) {
       // nothing changed: the API server writes nothing and returns the current object
       return Result.succeed(existing)
     }
@@ -928,7 +918,7 @@ export class Store extends ApiStore.Store<Entry> {
       const specFinalizers = finalizersOf(isObject(existing.obj.spec) ? existing.obj.spec.finalizers : undefined)
       if (old.deletionTimestamp === undefined) {
         // the first DELETE of a namespace marks it Terminating: the namespace controller empties it
-        metadata.deletionTimestamp = formatTime(ctx.now)
+        metadata.deletionTimestamp = ApiStore.formatTime(ctx.now)
         obj.status = { ...(isObject(existing.obj.status) ? existing.obj.status : {}), phase: "Terminating" }
         return Result.succeed(this.modify(store, existing, obj))
       }
@@ -936,7 +926,7 @@ export class Store extends ApiStore.Store<Entry> {
     }
     if (finalizers.length > 0) {
       if (old.deletionTimestamp === undefined) {
-        metadata.deletionTimestamp = formatTime(ctx.now)
+        metadata.deletionTimestamp = ApiStore.formatTime(ctx.now)
         if (typeof old.generation === "number" && old.generation > 0) metadata.generation = old.generation + 1
       }
       metadata.deletionGracePeriodSeconds = 0
@@ -949,7 +939,7 @@ export class Store extends ApiStore.Store<Entry> {
 
   /** Writes `obj` over `existing` as a MODIFIED event, or nothing when it is the same. */
   private modify(store: ResourceStore, existing: Entry, obj: JsonObject): Entry {
-    if (sameObject(obj, existing.obj)) return existing
+    if (ApiStore.sameObject(obj, existing.obj)) return existing
     const entry = makeEntry(existing.key, existing.namespace, existing.name, obj, this.rv + 1)
     this.commit(store, "MODIFIED", entry, existing)
     return entry
