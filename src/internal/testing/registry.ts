@@ -18,57 +18,49 @@ import { jsonEqual } from "./json.js"
 // traits
 // -------------------------------------------------------------------------------------------------
 
-/** The built-in resources (by group-resource) with a status subresource. */
-const builtinStatus: ReadonlySet<string> = new Set([
-  "pods",
-  "services",
-  "nodes",
-  "namespaces",
-  "persistentvolumes",
-  "persistentvolumeclaims",
-  "replicationcontrollers",
-  "resourcequotas",
-  "deployments.apps",
-  "replicasets.apps",
-  "statefulsets.apps",
-  "daemonsets.apps",
-  "jobs.batch",
-  "cronjobs.batch",
-  "ingresses.networking.k8s.io",
-  "horizontalpodautoscalers.autoscaling",
-  "poddisruptionbudgets.policy",
-  "certificatesigningrequests.certificates.k8s.io",
-  "customresourcedefinitions.apiextensions.k8s.io",
-  "apiservices.apiregistration.k8s.io"
-])
+/**
+ * The built-in resources (by group-resource) with a status subresource or a maintained
+ * `metadata.generation`, as kube-apiserver's registry strategies have them: group-resource, status, generation.
+ * The catalog's other resources have neither.
+ */
+const builtinTable: ReadonlyArray<readonly [string, boolean, boolean]> = [
+  ["pods", true, true],
+  ["services", true, false],
+  ["nodes", true, false],
+  ["namespaces", true, false],
+  ["persistentvolumes", true, false],
+  ["persistentvolumeclaims", true, false],
+  ["replicationcontrollers", true, true],
+  ["resourcequotas", true, false],
+  ["deployments.apps", true, true],
+  ["replicasets.apps", true, true],
+  ["statefulsets.apps", true, true],
+  ["daemonsets.apps", true, true],
+  ["jobs.batch", true, true],
+  ["cronjobs.batch", true, true],
+  ["ingresses.networking.k8s.io", true, true],
+  ["networkpolicies.networking.k8s.io", false, true],
+  ["horizontalpodautoscalers.autoscaling", true, false],
+  ["poddisruptionbudgets.policy", true, true],
+  ["certificatesigningrequests.certificates.k8s.io", true, false],
+  ["customresourcedefinitions.apiextensions.k8s.io", true, true],
+  ["apiservices.apiregistration.k8s.io", true, false]
+]
 
-/** The built-in resources (by group-resource) that maintain `metadata.generation`. */
-const builtinGeneration: ReadonlySet<string> = new Set([
-  "pods",
-  "replicationcontrollers",
-  "deployments.apps",
-  "replicasets.apps",
-  "statefulsets.apps",
-  "daemonsets.apps",
-  "jobs.batch",
-  "cronjobs.batch",
-  "ingresses.networking.k8s.io",
-  "networkpolicies.networking.k8s.io",
-  "poddisruptionbudgets.policy",
-  "customresourcedefinitions.apiextensions.k8s.io"
-])
-
-let builtin: ReadonlySet<string> | undefined
+let builtins: ReadonlyMap<string, { readonly status: boolean; readonly generation: boolean }> | undefined
 
 /** @internal */
 export const resourceTraits = (resource: Resource<unknown>, status?: boolean | undefined): ResourceTraits => {
-  builtin ??= new Set([...catalog.map(groupResource), ...builtinStatus, ...builtinGeneration])
+  builtins ??= new Map([
+    ...catalog.map((r) => [groupResource(r), { status: false, generation: false }] as const),
+    ...builtinTable.map(([gr, status, generation]) => [gr, { status, generation }] as const)
+  ])
   const gr = groupResource(resource)
-  const custom = !builtin.has(gr)
+  const builtin = builtins.get(gr)
   return {
-    statusSubresource: status ?? (custom || builtinStatus.has(gr)),
-    tracksGeneration: custom || builtinGeneration.has(gr),
-    custom,
+    statusSubresource: status ?? (builtin === undefined || builtin.status),
+    tracksGeneration: builtin === undefined || builtin.generation,
+    custom: builtin === undefined,
     generationOnAnnotations: gr === "deployments.apps",
     defaultPropagation: gr === "jobs.batch" && resource.version === "v1" ? "Orphan" : "Background"
   }
