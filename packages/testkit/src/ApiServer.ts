@@ -730,6 +730,11 @@ export declare namespace ApiServer {
      * stream faults for the next watch), as when an outage ends. Watches already stalled stay stalled.
      */
     readonly clear: Effect.Effect<void>
+    /**
+     * How many injected shots still wait for a request (armed counts, stalls of the next watches, stream
+     * faults for the next watch): 0 once each one took effect or was cleared.
+     */
+    readonly pending: Effect.Effect<number>
     /** Forgets the history: older resourceVersions and continue tokens now get 410 Expired. */
     readonly compact: Effect.Effect<void>
   }
@@ -1187,6 +1192,7 @@ export const make = (
         faults.stallNext = 0
         faults.nextWatch = []
       }),
+      pending: Effect.sync(() => faults.pending()),
       compact: Effect.sync(() => store.compact())
     }
 

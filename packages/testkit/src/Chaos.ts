@@ -85,10 +85,15 @@ const chaosFaults: ReadonlyArray<ApiServer.Fault> = [
   { _tag: "Restart", rejectMillis: 300 }
 ]
 
+/** The faults that act when injected; the others wait for a request (or the next watch) to take them. */
+const actsAtOnce: ReadonlySet<ApiServer.Fault["_tag"]> = new Set(["DropWatches", "CloseWatches", "Restart"])
+
 /**
  * Injects faults of `level` into `server` at random times (through the `Random` service) until
- * interrupted; then disarms the faults not yet taken by a request. The campaign, the demo and
- * `serve --faults` use it.
+ * interrupted; then disarms the faults not yet taken by a request. One outage at a time: while a fault
+ * injected earlier still waits for a request (`faults.pending`), no other such fault is added (the ones that
+ * act at once, dropped or closed watches and restarts, still are), so faults do not pile up on a client that
+ * is backing off (each of its attempts would meet one). The campaign, the demo and `serve --faults` use it.
  *
  * @since 0.1.0
  * @category faults
@@ -103,7 +108,12 @@ export const injectFaults = (server: ApiServer.ApiServer.Service, level: FaultLe
       yield* server.faults.compact
       return
     }
-    yield* server.faults.inject(faults[yield* Random.nextIntBetween(0, faults.length, { halfOpen: true })])
+    const fault = faults[yield* Random.nextIntBetween(0, faults.length, { halfOpen: true })]
+    // one outage at a time: a fault that waits for a request is not added while an earlier one still waits
+    // (a client backing off sends none: piled up, they would fail each of its attempts, for ever); faults
+    // that act at once (dropped or closed watches, a restart) still come, and make the clients ask again
+    if (!actsAtOnce.has(fault._tag) && (yield* server.faults.pending) > 0) return
+    yield* server.faults.inject(fault)
   }).pipe(
     Effect.forever,
     // when injection stops, so does the outage: faults armed but not yet taken are disarmed

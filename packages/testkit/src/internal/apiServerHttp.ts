@@ -100,6 +100,13 @@ export class FaultState {
     this.fired[tag] = (this.fired[tag] ?? 0) + n
   }
 
+  /** The shots injected and still waiting for a request: armed counts, stalls and stream faults of next watches. */
+  pending(): number {
+    let shots = this.stallNext + this.nextWatch.length
+    for (const fault of this.armed) shots += fault.remaining
+    return shots
+  }
+
   /** Takes one shot of the first armed fault of `tag` that targets `kind`. */
   take<T extends ArmedFault["_tag"]>(
     tag: T,

@@ -106,8 +106,11 @@ describe("ApiServer faults", () => {
       yield* server.faults.inject({ _tag: "TooManyRequests", count: 2 })
       yield* server.faults.inject({ _tag: "StallWatches", count: 2 })
       yield* server.faults.inject({ _tag: "MalformedLine" })
+      assert.strictEqual(yield* server.faults.pending, 8)
       assertStatus(yield* call(`${server.url}/api/v1/pods`), 429, "TooManyRequests")
+      assert.strictEqual(yield* server.faults.pending, 7, "the 429 took one shot")
       yield* server.faults.clear
+      assert.strictEqual(yield* server.faults.pending, 0)
       assert.strictEqual((yield* call(`${server.url}/api/v1/pods`)).status, 200)
       const watch = yield* openWatch(`${server.url}/api/v1/pods?watch=true&allowWatchBookmarks=true`)
       yield* server.objects.create(pods, pod("a"))
